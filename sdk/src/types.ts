@@ -207,7 +207,6 @@ export interface DelegationLink {
   scope_hash: string
   timestamp: number
   signature: string
-  [extra: string]: unknown
 }
 
 export type SignatureAlgorithm = 'ed25519' | 'p256' | 'p384' | 'hybrid'

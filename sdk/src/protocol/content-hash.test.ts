@@ -1,0 +1,21 @@
+import t from 'tap'
+import { callerIdentityHash, canonicalJson, contentHash, sha256Hex, ANONYMOUS_CALLER } from '../index.js'
+
+t.test('content_hash is SHA-256 of the canonical five-member object', async t => {
+  const req = { method: 'POST', path: '/pets', route_pattern: '/pets', query: { b: '2', a: '1' }, body_hash: 'ab'.repeat(32) }
+  t.equal(contentHash(req), sha256Hex('{"body_hash":"' + 'ab'.repeat(32) + '","method":"POST","path":"/pets","query":{"a":"1","b":"2"},"route_pattern":"/pets"}'))
+})
+
+t.test('absent query and body hash mean {} and null', async t => {
+  t.equal(contentHash({ method: 'GET', path: '/', route_pattern: '/' }), sha256Hex('{"body_hash":null,"method":"GET","path":"/","query":{},"route_pattern":"/"}'))
+})
+
+t.test('the same identity always yields the same hash, defaults or not', async t => {
+  const minimal = { subject: 'anonymous', auth_method: { method: 'anonymous' as const } }
+  t.equal(callerIdentityHash(minimal), callerIdentityHash(ANONYMOUS_CALLER))
+  t.equal(
+    callerIdentityHash(minimal),
+    sha256Hex(canonicalJson({ subject: 'anonymous', auth_method: { method: 'anonymous' }, verified: false, tenant: null, agent_id: null })),
+  )
+  t.not(callerIdentityHash({ ...minimal, tenant: 'acme' }), callerIdentityHash(minimal))
+})

@@ -1,0 +1,137 @@
+// Signing and verification of HttpReceipts (spec 02, "Receipt signing order"). The body is
+// canonicalized once, member by member; the id preimage, the signed bytes and the stored JSON are
+// all joined from those member texts.
+import { SigningError } from '../errors.js'
+import type { HttpReceipt, HttpReceiptBody, VerifyReceiptResponse } from '../types.js'
+import { canonicalMembers, joinCanonicalMembers } from './canonical-json.js'
+import type { CryptoBackendName } from './crypto-backend.js'
+import { isSha256Hex, utf8 } from './hex.js'
+import { sha256Hex } from './sha256.js'
+import type { Signer } from './signer.js'
+import { checkSignature } from './verify-signature.js'
+
+export interface SignedHttpReceipt {
+  receipt: HttpReceipt
+  /** The receipt's canonical JSON, signature included: what is stored and sent, byte for byte. */
+  json: string
+}
+
+const OMIT_ID = new Set(['id'])
+
+/** Signs a receipt body and returns the receipt. `id` and `kernel_key` are assigned here. */
+export function signHttpReceipt(body: HttpReceiptBody, signer: Signer): HttpReceipt {
+  return signHttpReceiptJson(body, signer).receipt
+}
+
+/** Signs a receipt body; returns the receipt and its canonical JSON. */
+export function signHttpReceiptJson(body: HttpReceiptBody, signer: Signer): SignedHttpReceipt {
+  // (1) the body: every field but `signature`; a caller-supplied id is overwritten below
+  const draft: Record<string, unknown> = { ...body }
+  delete draft.id
+  delete draft.signature
+  if (draft.kernel_key !== undefined && draft.kernel_key !== signer.publicKey) {
+    throw new SigningError('kernel_key does not match the signer public key')
+  }
+  draft.kernel_key = signer.publicKey
+  if (draft.observation_outcome === null) delete draft.observation_outcome
+  const members = canonicalMembers(draft)
+  // (2) the content-addressed id
+  const id = sha256Hex(joinCanonicalMembers(members))
+  // (3) authority semantics
+  const problem = authoritySemanticsProblem(draft)
+  if (problem !== undefined) throw new SigningError(problem)
+  // (4) sign the canonical bytes of the body with its id
+  members.set('id', `"${id}"`)
+  let signature: string
+  try {
+    signature = signer.sign(utf8(joinCanonicalMembers(members)))
+  } catch (err) {
+    throw new SigningError('the signer failed', err)
+  }
+  // (5) attach the signature
+  members.set('signature', JSON.stringify(signature))
+  const receipt = { ...draft, id, signature } as unknown as HttpReceipt
+  return { receipt, json: joinCanonicalMembers(members) }
+}
+
+/** Why a body breaks the HTTP authority semantics, or undefined when it holds them. */
+export function authoritySemanticsProblem(body: Record<string, unknown>): string | undefined {
+  if (body.receipt_kind !== 'mediated_decision') return `receipt_kind must be mediated_decision, got ${String(body.receipt_kind)}`
+  if (body.boundary_class !== 'prevent') return `boundary_class must be prevent, got ${String(body.boundary_class)}`
+  if (body.observation_outcome !== undefined && body.observation_outcome !== null) return 'observation_outcome must not be present'
+  if (body.trust_level !== 'mediated') return `trust_level must be mediated, got ${String(body.trust_level)}`
+  return undefined
+}
+
+export type ReceiptCheckStep = 'shape' | 'semantics' | 'receipt_id' | 'signature' | 'signer' | 'parameter_hash'
+
+export interface HttpReceiptCheck {
+  response: VerifyReceiptResponse
+  /** The first failing step, in the spec's order, or null when `ok`. */
+  failedStep: ReceiptCheckStep | null
+  /** A sentence for humans (CLI, logs). */
+  detail: string
+}
+
+export interface VerifyHttpReceiptOptions {
+  /** Public keys whose signatures are trusted (`signer_trusted`). */
+  trustedKeys?: Iterable<string>
+  backend?: CryptoBackendName
+}
+
+/** Verifies a receipt (spec 02, VerifyReceiptResponse). Never throws. */
+export function verifyHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOptions = {}): VerifyReceiptResponse {
+  return checkHttpReceipt(receipt, options).response
+}
+
+const VERDICT_RESULT: Record<string, string> = { allow: 'allow', deny: 'deny', cancel: 'cancelled', incomplete: 'incomplete' }
+
+/** Verifies a receipt and says which step failed first. Never throws. */
+export function checkHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOptions = {}): HttpReceiptCheck {
+  const r = (typeof receipt === 'object' && receipt !== null && !Array.isArray(receipt) ? receipt : {}) as Record<string, unknown>
+  const kernelKey = typeof r.kernel_key === 'string' ? r.kernel_key : ''
+  const verdictTag = (r.verdict as { verdict?: unknown } | undefined)?.verdict
+  const response: VerifyReceiptResponse = {
+    signature_valid: false,
+    signer_trusted: false,
+    receipt_id_valid: false,
+    parameter_hash_valid: isSha256Hex(r.content_hash),
+    receipt_kind: String(r.receipt_kind ?? ''),
+    boundary_class: String(r.boundary_class ?? ''),
+    trust_level: String(r.trust_level ?? ''),
+    result: typeof verdictTag === 'string' ? (VERDICT_RESULT[verdictTag] ?? verdictTag) : '',
+    authorized: false,
+    signer_key_hex: kernelKey,
+    ok: false,
+  }
+  if (r !== receipt) return { response, failedStep: 'shape', detail: 'not a JSON object' }
+  response.signer_trusted = kernelKey !== '' && isTrusted(kernelKey, options.trustedKeys)
+
+  let members: Map<string, string>
+  try {
+    const { signature: _signature, ...body } = r
+    members = canonicalMembers(body)
+  } catch (err) {
+    return { response, failedStep: 'shape', detail: (err as Error).message }
+  }
+  response.receipt_id_valid = typeof r.id === 'string' && sha256Hex(joinCanonicalMembers(members, OMIT_ID)) === r.id
+
+  const semantics = authoritySemanticsProblem(r)
+  if (semantics !== undefined) return { response, failedStep: 'semantics', detail: semantics }
+  if (!response.receipt_id_valid) return { response, failedStep: 'receipt_id', detail: 'id is not the hash of the receipt body' }
+  const sig = checkSignature(kernelKey, utf8(joinCanonicalMembers(members)), r.signature as string, options.backend)
+  if (!sig.valid) return { response, failedStep: 'signature', detail: sig.reason ?? 'signature does not verify' }
+  response.signature_valid = true
+  if (!response.signer_trusted) return { response, failedStep: 'signer', detail: 'kernel_key is not a trusted signer' }
+  if (!response.parameter_hash_valid) return { response, failedStep: 'parameter_hash', detail: 'content_hash is not a 64-character lowercase hex digest' }
+  response.ok = true
+  response.authorized = response.result === 'allow'
+  return { response, failedStep: null, detail: 'ok' }
+}
+
+function isTrusted(key: string, trusted: Iterable<string> | undefined): boolean {
+  if (trusted === undefined) return false
+  if (trusted instanceof Set) return trusted.has(key)
+  for (const k of trusted) if (k === key) return true
+  return false
+}

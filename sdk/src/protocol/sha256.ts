@@ -1,0 +1,12 @@
+// SHA-256 as lowercase hex, over UTF-8 text or bytes.
+import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js'
+import { type CryptoBackendName, defaultBackend, nodeCrypto } from './crypto-backend.js'
+import { bytesToHex, utf8 } from './hex.js'
+
+/** SHA-256 hex digest of a string (as UTF-8) or bytes. */
+export function sha256Hex(data: string | Uint8Array, backend: CryptoBackendName = defaultBackend): string {
+  if (backend === 'node' && nodeCrypto !== undefined) {
+    return nodeCrypto.createHash('sha256').update(data).digest('hex')
+  }
+  return bytesToHex(nobleSha256(typeof data === 'string' ? utf8(data) : data))
+}

@@ -1,0 +1,99 @@
+// Signature verification, dispatched on the key's prefix, on either backend. Never throws for bad
+// input: a malformed key or signature simply does not verify (fail closed).
+import * as ed from '@noble/ed25519'
+import { p256, p384 } from '@noble/curves/nist.js'
+import { sha512 } from '@noble/hashes/sha2.js'
+import { type CryptoBackendName, defaultBackend, nodeCrypto } from './crypto-backend.js'
+import { type KeyAlgorithm, parsePublicKey, parseSignature } from './keys.js'
+import type { KeyObject } from 'node:crypto'
+
+ed.hashes.sha512 = sha512
+
+const ED25519_SPKI_PREFIX = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00])
+const CURVE_NAME = { p256: 'P-256', p384: 'P-384' } as const
+const DIGEST = { p256: 'sha256', p384: 'sha384' } as const
+
+// Parsing a public key into a KeyObject costs more than the verification itself; keep recent ones.
+const KEY_CACHE_LIMIT = 1024
+const keyCache = new Map<string, KeyObject | null>()
+
+export interface VerifySignatureResult {
+  valid: boolean
+  /** Why it did not verify: a malformed key or signature, or a signature mismatch. */
+  reason?: string
+}
+
+/** Verifies `signature` over `message` with the wire-form `publicKey`. */
+export function verifySignature(
+  publicKey: string,
+  message: Uint8Array,
+  signature: string,
+  backend: CryptoBackendName = defaultBackend,
+): boolean {
+  return checkSignature(publicKey, message, signature, backend).valid
+}
+
+/** Like `verifySignature`, with the reason when it fails. */
+export function checkSignature(
+  publicKey: string,
+  message: Uint8Array,
+  signature: string,
+  backend: CryptoBackendName = defaultBackend,
+): VerifySignatureResult {
+  const key = parsePublicKey(publicKey)
+  if ('error' in key) return { valid: false, reason: key.error }
+  const sig = parseSignature(signature, key.algorithm)
+  if ('error' in sig) return { valid: false, reason: sig.error }
+  const ok =
+    backend === 'node' && nodeCrypto !== undefined
+      ? verifyNode(publicKey, key.algorithm, key.bytes, message, sig)
+      : verifyNoble(key.algorithm, key.bytes, message, sig)
+  return ok ? { valid: true } : { valid: false, reason: 'signature does not verify' }
+}
+
+function verifyNode(wire: string, algorithm: KeyAlgorithm, keyBytes: Uint8Array, message: Uint8Array, sig: Uint8Array): boolean {
+  const c = nodeCrypto as NonNullable<typeof nodeCrypto>
+  let keyObject = keyCache.get(wire)
+  if (keyObject === undefined) {
+    keyObject = toKeyObject(c, algorithm, keyBytes)
+    if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.delete(keyCache.keys().next().value as string)
+    keyCache.set(wire, keyObject)
+  }
+  if (keyObject === null) return false
+  try {
+    if (algorithm === 'ed25519') return c.verify(null, message, keyObject, sig)
+    return c.verify(DIGEST[algorithm], message, { key: keyObject, dsaEncoding: 'der' }, sig)
+  } catch {
+    return false
+  }
+}
+
+function toKeyObject(c: NonNullable<typeof nodeCrypto>, algorithm: KeyAlgorithm, bytes: Uint8Array): KeyObject | null {
+  try {
+    if (algorithm === 'ed25519') {
+      const der = new Uint8Array(ED25519_SPKI_PREFIX.length + 32)
+      der.set(ED25519_SPKI_PREFIX)
+      der.set(bytes, ED25519_SPKI_PREFIX.length)
+      return c.createPublicKey({ key: Buffer.from(der), format: 'der', type: 'spki' })
+    }
+    const half = (bytes.length - 1) / 2
+    const b64 = (u: Uint8Array) => Buffer.from(u).toString('base64url')
+    return c.createPublicKey({
+      key: { kty: 'EC', crv: CURVE_NAME[algorithm], x: b64(bytes.subarray(1, 1 + half)), y: b64(bytes.subarray(1 + half)) },
+      format: 'jwk',
+    })
+  } catch {
+    return null
+  }
+}
+
+function verifyNoble(algorithm: KeyAlgorithm, keyBytes: Uint8Array, message: Uint8Array, sig: Uint8Array): boolean {
+  try {
+    // RFC 8032 semantics (zip215 off) and high-S ECDSA accepted, both to match OpenSSL exactly.
+    if (algorithm === 'ed25519') return ed.verify(sig, message, keyBytes, { zip215: false })
+    const curve = algorithm === 'p256' ? p256 : p384
+    return curve.verify(sig, message, keyBytes, { format: 'der', lowS: false, prehash: true })
+  } catch {
+    return false
+  }
+}
