@@ -22,6 +22,10 @@ export const ERROR_STATUS = Object.freeze({
   gate_canonical_json_failed: 500,
   gate_unknown_schema: 400,
   gate_store_failed: 500,
+  gate_not_found: 404,
+  gate_method_not_allowed: 405,
+  gate_unauthorized: 401,
+  gate_forbidden: 403,
 } as const)
 
 export type GateErrorCode = keyof typeof ERROR_STATUS
@@ -124,6 +128,30 @@ export class PayloadTooLargeError extends GateError {
     })
     this.name = 'PayloadTooLargeError'
     this.limitBytes = limitBytes
+  }
+}
+
+/** A route that does not exist, or an unknown record id. */
+export class NotFoundError extends GateError {
+  constructor(what: string) {
+    super('gate_not_found', `${what} not found`)
+    this.name = 'NotFoundError'
+  }
+}
+
+/** A method the route does not answer. */
+export class MethodNotAllowedError extends GateError {
+  constructor(method: string, path: string) {
+    super('gate_method_not_allowed', `${method} is not allowed on ${path}`)
+    this.name = 'MethodNotAllowedError'
+  }
+}
+
+/** Control-route authentication failures (401 absent or unknown token, 403 not permitted). */
+export class ControlAuthError extends GateError {
+  constructor(status: 401 | 403, message: string) {
+    super(status === 401 ? 'gate_unauthorized' : 'gate_forbidden', message)
+    this.name = 'ControlAuthError'
   }
 }
 

@@ -117,7 +117,7 @@ export interface HttpReceipt {
 }
 
 /** An HttpReceipt before signing: `id` and `signature` are assigned by `signHttpReceipt`. */
-export type HttpReceiptBody = Omit<HttpReceipt, 'id' | 'signature'> & { id?: string; signature?: string }
+export type HttpReceiptBody = Omit<HttpReceipt, 'id' | 'signature' | 'kernel_key'> & { id?: string; signature?: string; kernel_key?: string }
 
 /**
  * A signed execution nonce (spec 02 leaves the fields "not shown"; Gate's design, see

@@ -1,1 +1,3 @@
-export {}
+export * from './ports.js'
+export * from './errors.js'
+export * from './routes/capabilities.js'

@@ -12,30 +12,48 @@ export function canonicalJson(value: unknown): string {
   return write(value, 0)
 }
 
-/** The canonical text of each member of a plain object, keyed by member name, for callers that
- *  assemble several canonical forms of one object (with and without `id`, say) from one pass. */
-export function canonicalMembers(obj: Record<string, unknown>): Map<string, string> {
-  const out = new Map<string, string>()
-  for (const key of Object.keys(obj)) {
-    const v = obj[key]
-    if (v === undefined) continue
-    out.set(key, write(v, 1))
-  }
-  return out
-}
+/**
+ * A plain object canonicalized member by member, for callers that need several canonical forms of one
+ * object (with and without `id`, then with `signature`): each member value is serialized once, and
+ * each form is a join of ready-made member texts in RFC 8785 order.
+ */
+export class CanonicalMembers {
+  #keys: string[]
+  readonly #parts = new Map<string, string>()
 
-/** Joins canonical member texts (from `canonicalMembers`) into one canonical object, skipping `omit`. */
-export function joinCanonicalMembers(members: Map<string, string>, omit?: ReadonlySet<string>): string {
-  const keys = [...members.keys()].sort()
-  let s = '{'
-  let first = true
-  for (const k of keys) {
-    if (omit !== undefined && omit.has(k)) continue
-    if (!first) s += ','
-    first = false
-    s += writeString(k) + ':' + (members.get(k) as string)
+  /** `skip`: member names left out (as if absent). */
+  constructor(obj: Record<string, unknown>, skip?: ReadonlySet<string>) {
+    for (const key of Object.keys(obj)) {
+      const v = obj[key]
+      if (v !== undefined && (skip === undefined || !skip.has(key))) this.#parts.set(key, writeString(key) + ':' + write(v, 1))
+    }
+    this.#keys = [...this.#parts.keys()].sort()
   }
-  return s + '}'
+
+  /** Sets a member from its already-canonical value text. */
+  set(key: string, valueText: string): void {
+    if (!this.#parts.has(key)) {
+      let i = 0
+      while (i < this.#keys.length && (this.#keys[i] as string) < key) i++
+      this.#keys.splice(i, 0, key)
+    }
+    this.#parts.set(key, writeString(key) + ':' + valueText)
+  }
+
+  has(key: string): boolean {
+    return this.#parts.has(key)
+  }
+
+  /** The canonical object text, leaving out the member `omit` if given. */
+  join(omit?: string): string {
+    let s = '{'
+    for (const k of this.#keys) {
+      if (k === omit) continue
+      if (s.length > 1) s += ','
+      s += this.#parts.get(k) as string
+    }
+    return s + '}'
+  }
 }
 
 function write(value: unknown, depth: number): string {

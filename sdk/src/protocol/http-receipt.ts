@@ -3,7 +3,7 @@
 // all joined from those member texts.
 import { SigningError } from '../errors.js'
 import type { HttpReceipt, HttpReceiptBody, VerifyReceiptResponse } from '../types.js'
-import { canonicalMembers, joinCanonicalMembers } from './canonical-json.js'
+import { CanonicalMembers } from './canonical-json.js'
 import type { CryptoBackendName } from './crypto-backend.js'
 import { isSha256Hex, utf8 } from './hex.js'
 import { sha256Hex } from './sha256.js'
@@ -16,8 +16,6 @@ export interface SignedHttpReceipt {
   json: string
 }
 
-const OMIT_ID = new Set(['id'])
-
 /** Signs a receipt body and returns the receipt. `id` and `kernel_key` are assigned here. */
 export function signHttpReceipt(body: HttpReceiptBody, signer: Signer): HttpReceipt {
   return signHttpReceiptJson(body, signer).receipt
@@ -26,33 +24,35 @@ export function signHttpReceipt(body: HttpReceiptBody, signer: Signer): HttpRece
 /** Signs a receipt body; returns the receipt and its canonical JSON. */
 export function signHttpReceiptJson(body: HttpReceiptBody, signer: Signer): SignedHttpReceipt {
   // (1) the body: every field but `signature`; a caller-supplied id is overwritten below
-  const draft: Record<string, unknown> = { ...body }
-  delete draft.id
-  delete draft.signature
-  if (draft.kernel_key !== undefined && draft.kernel_key !== signer.publicKey) {
+  const b = body as Record<string, unknown>
+  if (b.kernel_key !== undefined && b.kernel_key !== signer.publicKey) {
     throw new SigningError('kernel_key does not match the signer public key')
   }
-  draft.kernel_key = signer.publicKey
-  if (draft.observation_outcome === null) delete draft.observation_outcome
-  const members = canonicalMembers(draft)
+  const skip = b.observation_outcome === null ? SKIP_WITH_NULL_OUTCOME : SKIP
+  const members = new CanonicalMembers(b, skip)
+  members.set('kernel_key', `"${signer.publicKey}"`)
   // (2) the content-addressed id
-  const id = sha256Hex(joinCanonicalMembers(members))
+  const id = sha256Hex(members.join())
   // (3) authority semantics
-  const problem = authoritySemanticsProblem(draft)
+  const problem = authoritySemanticsProblem(b)
   if (problem !== undefined) throw new SigningError(problem)
   // (4) sign the canonical bytes of the body with its id
   members.set('id', `"${id}"`)
   let signature: string
   try {
-    signature = signer.sign(utf8(joinCanonicalMembers(members)))
+    signature = signer.sign(utf8(members.join()))
   } catch (err) {
     throw new SigningError('the signer failed', err)
   }
   // (5) attach the signature
-  members.set('signature', JSON.stringify(signature))
-  const receipt = { ...draft, id, signature } as unknown as HttpReceipt
-  return { receipt, json: joinCanonicalMembers(members) }
+  members.set('signature', `"${signature}"`)
+  const receipt = { ...b, kernel_key: signer.publicKey, id, signature } as unknown as HttpReceipt
+  if (skip === SKIP_WITH_NULL_OUTCOME) delete (receipt as { observation_outcome?: unknown }).observation_outcome
+  return { receipt, json: members.join() }
 }
+
+const SKIP = new Set(['id', 'signature', 'kernel_key'])
+const SKIP_WITH_NULL_OUTCOME = new Set([...SKIP, 'observation_outcome'])
 
 /** Why a body breaks the HTTP authority semantics, or undefined when it holds them. */
 export function authoritySemanticsProblem(body: Record<string, unknown>): string | undefined {
@@ -107,19 +107,19 @@ export function checkHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOpt
   if (r !== receipt) return { response, failedStep: 'shape', detail: 'not a JSON object' }
   response.signer_trusted = kernelKey !== '' && isTrusted(kernelKey, options.trustedKeys)
 
-  let members: Map<string, string>
+  let members: CanonicalMembers
   try {
     const { signature: _signature, ...body } = r
-    members = canonicalMembers(body)
+    members = new CanonicalMembers(body)
   } catch (err) {
     return { response, failedStep: 'shape', detail: (err as Error).message }
   }
-  response.receipt_id_valid = typeof r.id === 'string' && sha256Hex(joinCanonicalMembers(members, OMIT_ID)) === r.id
+  response.receipt_id_valid = typeof r.id === 'string' && sha256Hex(members.join('id')) === r.id
 
   const semantics = authoritySemanticsProblem(r)
   if (semantics !== undefined) return { response, failedStep: 'semantics', detail: semantics }
   if (!response.receipt_id_valid) return { response, failedStep: 'receipt_id', detail: 'id is not the hash of the receipt body' }
-  const sig = checkSignature(kernelKey, utf8(joinCanonicalMembers(members)), r.signature as string, options.backend)
+  const sig = checkSignature(kernelKey, utf8(members.join()), r.signature as string, options.backend)
   if (!sig.valid) return { response, failedStep: 'signature', detail: sig.reason ?? 'signature does not verify' }
   response.signature_valid = true
   if (!response.signer_trusted) return { response, failedStep: 'signer', detail: 'kernel_key is not a trusted signer' }

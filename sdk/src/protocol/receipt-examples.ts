@@ -33,7 +33,6 @@ export function exampleReceiptBody(overrides: Partial<HttpReceiptBody> = {}): Ht
     trust_level: 'mediated',
     capability_id: null,
     metadata: { gate_http_status_scope: 'decision' },
-    kernel_key: undefined as unknown as string,
     ...overrides,
   }
 }

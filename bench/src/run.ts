@@ -1,0 +1,19 @@
+// `npm run bench`: runs every benchmark suite (or those named on the command line) in one process
+// and prints each suite's table with its ratio against a floor measured in the same run.
+const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>> = {
+  protocol: () => import('./protocol/crypto.js'),
+}
+
+const wanted = process.argv.slice(2)
+const names = wanted.length > 0 ? wanted : Object.keys(SUITES)
+let missed = 0
+for (const name of names) {
+  const load = SUITES[name]
+  if (load === undefined) {
+    process.stderr.write(`unknown bench suite "${name}"; known: ${Object.keys(SUITES).join(', ')}\n`)
+    process.exit(2)
+  }
+  const { ok } = await (await load()).run()
+  if (!ok) missed++
+}
+process.stdout.write(`\n${names.length - missed}/${names.length} suites met their targets\n`)

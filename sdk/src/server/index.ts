@@ -1,0 +1,3 @@
+// Node-only helpers for Gate's own HTTP services; not for app code. Subpath `@gate/sdk/server`.
+export * from './read-body.js'
+export * from './respond.js'

@@ -1,0 +1,48 @@
+// Reads a request body into one Buffer, refusing more than `limitBytes` without buffering the excess.
+import type { IncomingMessage } from 'node:http'
+import { BadRequestError } from '../errors.js'
+
+export class BodyTooLargeError extends BadRequestError {
+  constructor(readonly limitBytes: number) {
+    super(`request body exceeds the limit of ${limitBytes} bytes`)
+    this.name = 'BodyTooLargeError'
+  }
+}
+
+/** The whole body; rejects with BodyTooLargeError past the limit (checked on Content-Length first). */
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+  const declared = req.headers['content-length']
+  if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(new BodyTooLargeError(limitBytes))
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    let done = false
+    const finish = (err: Error | undefined, value?: Buffer) => {
+      if (done) return
+      done = true
+      req.off('data', onData)
+      req.off('end', onEnd)
+      req.off('error', onError)
+      req.off('aborted', onAborted)
+      if (err !== undefined) reject(err)
+      else resolve(value as Buffer)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limitBytes) {
+        // stop reading: the answer goes out and the connection closes (no point draining 10 MiB more)
+        req.pause()
+        finish(new BodyTooLargeError(limitBytes))
+        return
+      }
+      chunks.push(chunk)
+    }
+    const onEnd = () => finish(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))
+    const onError = (err: Error) => finish(new BadRequestError(`request body could not be read: ${err.message}`, err))
+    const onAborted = () => finish(new BadRequestError('request aborted by the client'))
+    req.on('data', onData)
+    req.on('end', onEnd)
+    req.on('error', onError)
+    req.on('aborted', onAborted)
+  })
+}

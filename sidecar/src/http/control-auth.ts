@@ -1,0 +1,40 @@
+// Authentication of the control routes (/approvals, /v1): a bearer token compared in constant time
+// when one is configured; without one, only loopback callers are admitted (docs/security.md).
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+
+export type ControlAuthResult = { ok: true } | { ok: false; status: 401 | 403; message: string }
+
+export interface ControlAuth {
+  check(req: IncomingMessage): ControlAuthResult
+}
+
+/** Creates the control-route check. `token` undefined means loopback-only. */
+export function createControlAuth(token: string | undefined): ControlAuth {
+  const expected = token === undefined ? undefined : digest(token)
+  return {
+    check(req) {
+      if (expected === undefined) {
+        return isLoopback(req.socket.remoteAddress)
+          ? { ok: true }
+          : { ok: false, status: 403, message: 'control routes accept only loopback callers when no control token is configured' }
+      }
+      const header = req.headers.authorization
+      const presented = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : undefined
+      // Hash both sides so the comparison is constant-time whatever the lengths (never `===` here).
+      if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
+        return { ok: false, status: 401, message: 'missing or invalid bearer token' }
+      }
+      return { ok: true }
+    },
+  }
+}
+
+function digest(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest()
+}
+
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false
+  return address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.')
+}

@@ -1,0 +1,78 @@
+// The node:http server both `gate sidecar` and `gate api protect` run: routes first, then an optional
+// fallback (the proxy), errors turned into the spec's bodies, and a drain that waits for in-flight
+// requests on shutdown. Plain node:http was chosen by measurement (docs/performance.md).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { MethodNotAllowedError, NotFoundError } from '@gate/sdk'
+import { sendError } from '@gate/sdk/server'
+import type { Router } from './router.js'
+
+export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>
+
+export interface GateServerOptions {
+  router: Router
+  /** Handles every request no route matched (the reverse proxy); without it such requests get 404. */
+  fallback?: FallbackHandler
+  /** Called with unexpected errors (never with the request's credentials). */
+  onError?: (err: unknown) => void
+}
+
+export interface GateServer {
+  server: Server
+  listen(host: string, port: number): Promise<AddressInfo>
+  /** Stops accepting, waits for in-flight requests (at most `graceMs`), then closes idle sockets. */
+  drain(graceMs: number): Promise<void>
+  inFlight(): number
+}
+
+export function createGateServer(options: GateServerOptions): GateServer {
+  let inFlight = 0
+  let idle: (() => void) | undefined
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
+    inFlight++
+    res.once('close', () => {
+      inFlight--
+      if (inFlight === 0) idle?.()
+    })
+    dispatch(req, res).catch(err => {
+      options.onError?.(err)
+      sendError(res, err)
+    })
+  })
+  server.headersTimeout = 20_000
+
+  async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://gate.local')
+    const found = options.router.lookup(req.method ?? 'GET', url.pathname)
+    if (found.kind === 'found') return found.handler(req, res, found.params, url)
+    if (options.fallback !== undefined && found.kind === 'not_found') return options.fallback(req, res, url)
+    if (found.kind === 'method_not_allowed') {
+      res.setHeader('allow', found.allowed.join(', '))
+      return sendError(res, new MethodNotAllowedError(req.method ?? '', url.pathname))
+    }
+    return sendError(res, new NotFoundError(`route ${url.pathname}`))
+  }
+
+  return {
+    server,
+    inFlight: () => inFlight,
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject)
+        server.listen(port, host, () => {
+          server.off('error', reject)
+          resolve(server.address() as AddressInfo)
+        })
+      })
+    },
+    async drain(graceMs) {
+      const closed = new Promise<void>(resolve => server.close(() => resolve()))
+      server.closeIdleConnections()
+      if (inFlight > 0) {
+        await Promise.race([new Promise<void>(resolve => (idle = resolve)), new Promise(resolve => setTimeout(resolve, graceMs).unref())])
+      }
+      server.closeAllConnections()
+      await closed
+    },
+  }
+}

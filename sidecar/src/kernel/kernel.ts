@@ -1,0 +1,339 @@
+// The evaluator: route match, then guards in a fixed order, then a signed receipt that is durably
+// stored before the answer leaves (docs/kernel.md). Used by the sidecar's /gate/evaluate and, in
+// process, by the reverse proxy.
+//
+// Guard order:
+//   1. RevocationGuard      any route; a revoked capability is denied before evaluation
+//   2. DefaultPolicyGuard   SessionAllow routes: allow, nothing further except the budget cost cap
+//      CapabilityGuard      DenyByDefault routes: token present, verified, id matches, grant covers route
+//   3. ApprovalGuard        routes with x-gate-approval-required
+//   4. NonceGuard           DenyByDefault routes when strict nonces are on
+//   5. BudgetGuard          last, so a request denied above never spends an invocation
+import {
+  callerIdentityHash,
+  canonicalJson,
+  contentHash,
+  SAFE_METHODS,
+  signHttpReceiptJson,
+  utf8,
+  type CapabilityToken,
+  type GateHttpRequest,
+  type GuardEvidence,
+  type HttpMethod,
+  type HttpReceipt,
+  type HttpReceiptBody,
+  type SignedExecutionNonce,
+  type Signer,
+  type Verdict,
+} from '@gate/sdk'
+import { randomBytes } from 'node:crypto'
+import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
+import { parseCapabilityToken } from './capability-token.js'
+import { ApprovalGuard } from './guards/approval.js'
+import { BudgetGuard } from './guards/budget.js'
+import { CapabilityGuard } from './guards/capability.js'
+import { DefaultPolicyGuard } from './guards/default-policy.js'
+import type { GuardContext, GuardOutcome } from './guards/guard.js'
+import { NonceGuard } from './guards/nonce.js'
+import { RevocationGuard } from './guards/revocation.js'
+import type { KernelPorts, ReceiptRecord } from './ports.js'
+
+export interface KernelOptions {
+  signer: Signer
+  /** Route table from the OpenAPI document; null applies the method rule to every path. */
+  routeTable: RouteTable | null
+  /** SHA-256 hex of the loaded policy document bytes. */
+  policyHash: string
+  ports: KernelPorts
+  /** Issuer keys trusted besides the signer's own (and its earlier keys). */
+  trustedIssuers?: readonly string[]
+  /** Earlier public keys of this authority, still trusted after a rotation. */
+  previousKeys?: () => readonly string[]
+  strictNonces?: boolean
+  nonceTtlSeconds?: number
+  approvalTtlSeconds?: number
+  /** Unix seconds; injectable for tests. */
+  clock?: () => number
+}
+
+export interface EvaluateInput {
+  request: GateHttpRequest
+  /** X-Gate-Capability header value of the evaluate call (or the proxied request). */
+  capabilityHeader?: string
+  /** X-Gate-Approval-Id header value. */
+  approvalId?: string
+  /** X-Gate-Execution-Nonce header value (already checked well-formed by the route). */
+  nonceId?: string
+}
+
+export interface Evaluation {
+  verdict: Verdict
+  receipt: HttpReceipt
+  receiptJson: string
+  record: ReceiptRecord
+  evidence: GuardEvidence[]
+  executionNonce?: SignedExecutionNonce
+  approval?: { approval_id: string; resume_path: string }
+  /** The HTTP status associated with the outcome (receipt `response_status`). */
+  status: number
+  /** The EvaluateResponse JSON, assembled around the receipt's stored bytes. */
+  responseJson: string
+}
+
+const STATUS_FOR: Record<Verdict['verdict'], number> = { allow: 200, deny: 403, cancel: 500, incomplete: 428 }
+const OUTCOME_FOR = { allow: 'allow', deny: 'deny', cancel: 'cancelled', incomplete: 'incomplete' } as const
+
+export class Kernel {
+  readonly signer: Signer
+  readonly policyHash: string
+  readonly #options: KernelOptions
+  readonly #ports: KernelPorts
+  readonly #clock: () => number
+  readonly #revocation: RevocationGuard
+  readonly #defaultPolicy = new DefaultPolicyGuard()
+  readonly #capability: CapabilityGuard
+  readonly #approval: ApprovalGuard
+  readonly #nonce: NonceGuard
+  readonly #budget: BudgetGuard
+
+  constructor(options: KernelOptions) {
+    this.#options = options
+    this.signer = options.signer
+    this.policyHash = options.policyHash
+    this.#ports = options.ports
+    this.#clock = options.clock ?? (() => Math.floor(Date.now() / 1000))
+    this.#revocation = new RevocationGuard(options.ports.revocations)
+    this.#capability = new CapabilityGuard(() => this.trustedIssuers())
+    this.#approval = new ApprovalGuard(options.ports.approvals, () => randomBytes(16).toString('hex'))
+    this.#nonce = new NonceGuard(options.ports.nonces, () => this.ownKeys())
+    this.#budget = new BudgetGuard(options.ports.budgets)
+  }
+
+  /** This authority's public keys: the current one and any earlier ones kept after rotation. */
+  ownKeys(): string[] {
+    return [this.signer.publicKey, ...(this.#options.previousKeys?.() ?? [])]
+  }
+
+  trustedIssuers(): string[] {
+    return [...this.ownKeys(), ...(this.#options.trustedIssuers ?? [])]
+  }
+
+  now(): number {
+    return this.#clock()
+  }
+
+  /** Matches a path against the route table, or applies the method rule. */
+  matchRoute(method: HttpMethod, path: string): RouteMatch {
+    if (this.#options.routeTable === null) {
+      return { matched: false, pattern: path, decision: SAFE_METHODS.has(method) ? 'SessionAllow' : 'DenyByDefault', why: 'method' }
+    }
+    return matchRoute(this.#options.routeTable, method, path)
+  }
+
+  /** Evaluates one request, signs its receipt and waits until the receipt is durably stored. */
+  async evaluate(input: EvaluateInput): Promise<Evaluation> {
+    const { request } = input
+    const now = this.#clock()
+    const route = this.matchRoute(request.method, request.path)
+    const routePattern = route.pattern
+    const query = withoutCapabilityParameter(request.query)
+    const ctx = this.#context(input, route, routePattern, query, now)
+    const evidence: GuardEvidence[] = []
+    const outcome = await this.#runGuards(ctx, evidence)
+    const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
+    const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
+
+    const signed = this.signReceipt(
+      {
+        request_id: ctx.boundRequestId ?? request.request_id,
+        route_pattern: routePattern,
+        method: request.method,
+        caller_identity_hash: ctx.callerIdentityHash,
+        session_id: request.session_id ?? null,
+        verdict,
+        receipt_kind: 'mediated_decision',
+        boundary_class: 'prevent',
+        tool_origin: 'caller_executed',
+        redaction_mode: 'none',
+        evidence: evidence.length > 0 ? evidence : undefined,
+        response_status: status,
+        timestamp: now,
+        content_hash: ctx.contentHash,
+        policy_hash: this.policyHash,
+        trust_level: 'mediated',
+        capability_id: ctx.capabilityId,
+        metadata: { gate_http_status_scope: 'decision' },
+      },
+      { tenant: request.caller.tenant ?? null, subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null, kind: 'decision', decisionReceiptId: null },
+    )
+
+    const pending: Promise<void>[] = [this.#ports.receipts.append(signed.record)]
+    let approval: Evaluation['approval']
+    if (outcome?.approvalId !== undefined) {
+      approval = { approval_id: outcome.approvalId, resume_path: `/approvals/${outcome.approvalId}/respond` }
+      pending.push(
+        this.#ports.approvals.create({
+          approvalId: outcome.approvalId,
+          requestId: signed.receipt.request_id,
+          callerIdentityHash: ctx.callerIdentityHash,
+          method: request.method,
+          routePattern,
+          contentHash: ctx.contentHash,
+          decisionReceiptId: signed.receipt.id,
+          createdAt: now,
+          expiresAt: now + (this.#options.approvalTtlSeconds ?? 3600),
+        }),
+      )
+    }
+    let executionNonce: SignedExecutionNonce | undefined
+    if (outcome?.issueNonce === true) {
+      executionNonce = this.#signNonce(signed.receipt.request_id, ctx, now)
+      pending.push(
+        this.#ports.nonces.issue({
+          nonceId: executionNonce.nonce_id,
+          requestId: executionNonce.request_id,
+          callerIdentityHash: ctx.callerIdentityHash,
+          method: request.method,
+          routePattern,
+          contentHash: ctx.contentHash,
+          expiresAt: executionNonce.expires_at,
+        }),
+      )
+    }
+    // commit before reply: an acknowledged receipt id must never be lost
+    await Promise.all(pending)
+
+    let responseJson = `{"verdict":${JSON.stringify(verdict)},"receipt":${signed.json},"evidence":${JSON.stringify(evidence)}`
+    if (executionNonce !== undefined) responseJson += `,"execution_nonce":${JSON.stringify(executionNonce)}`
+    if (approval !== undefined) responseJson += `,"approval":${JSON.stringify(approval)}`
+    responseJson += '}'
+    return { verdict, receipt: signed.receipt, receiptJson: signed.json, record: signed.record, evidence, executionNonce, approval, status, responseJson }
+  }
+
+  /**
+   * The finalized receipt of a forwarded or answered request (spec 01): a re-signed copy of the
+   * decision receipt with the answered status, a fresh timestamp, scope `final` and the decision
+   * receipt id in metadata. Stored before it resolves.
+   */
+  async finalize(decision: Pick<Evaluation, 'receipt' | 'record'>, answeredStatus: number): Promise<{ receipt: HttpReceipt; json: string }> {
+    const { id: _id, signature: _sig, ...body } = decision.receipt
+    const metadata = { ...(body.metadata ?? {}), gate_http_status_scope: 'final', gate_decision_receipt_id: decision.receipt.id }
+    const signed = this.signReceipt(
+      { ...body, response_status: answeredStatus, timestamp: this.#clock(), metadata },
+      { tenant: decision.record.tenant, subjectKey: decision.record.subjectKey, kind: 'final', decisionReceiptId: decision.receipt.id },
+    )
+    await this.#ports.receipts.append(signed.record)
+    return { receipt: signed.receipt, json: signed.json }
+  }
+
+  /** Signs a receipt body with this authority and builds its store record (not yet stored). */
+  signReceipt(
+    body: HttpReceiptBody,
+    extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey' | 'kind' | 'decisionReceiptId'>,
+  ): { receipt: HttpReceipt; json: string; record: ReceiptRecord } {
+    const { receipt, json } = signHttpReceiptJson(body, this.signer)
+    const record: ReceiptRecord = {
+      receiptId: receipt.id,
+      json,
+      timestamp: receipt.timestamp,
+      requestId: receipt.request_id,
+      method: receipt.method,
+      routePattern: receipt.route_pattern,
+      toolName: `${receipt.method} ${receipt.route_pattern}`,
+      outcome: OUTCOME_FOR[receipt.verdict.verdict],
+      capabilityId: receipt.capability_id ?? null,
+      ...extra,
+    }
+    return { receipt, json, record }
+  }
+
+  /** Signs and durably stores a receipt for a non-request event (approval transition, revocation). */
+  async recordEvent(body: HttpReceiptBody, extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey'> = { tenant: null, subjectKey: null }) {
+    const signed = this.signReceipt(body, { ...extra, kind: 'decision', decisionReceiptId: null })
+    await this.#ports.receipts.append(signed.record)
+    return signed
+  }
+
+  #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number): GuardContext {
+    const { request } = input
+    let presentedToken: CapabilityToken | undefined
+    let presentedTokenProblem: string | undefined
+    const tokenText = input.capabilityHeader ?? request.query?.gate_capability
+    if (tokenText !== undefined) {
+      const parsed = parseCapabilityToken(tokenText)
+      if ('token' in parsed) presentedToken = parsed.token
+      else presentedTokenProblem = parsed.problem
+    } else if (typeof request.capability_id === 'string' && request.capability_id !== '') {
+      presentedToken = this.#ports.capabilities.get(request.capability_id)
+      if (presentedToken === undefined) presentedTokenProblem = `capability ${request.capability_id} was not issued by this sidecar`
+    }
+    const tokenId = typeof presentedToken?.id === 'string' ? presentedToken.id : undefined
+    return {
+      request,
+      route,
+      routePattern,
+      operationId: route.matched ? route.route.operationId : undefined,
+      callerIdentityHash: callerIdentityHash(request.caller),
+      contentHash: contentHash({ body_hash: request.body_hash, method: request.method, path: request.path, query, route_pattern: routePattern }),
+      now,
+      presentedToken,
+      presentedTokenProblem,
+      capabilityId: tokenId ?? request.capability_id ?? null,
+      approvalId: input.approvalId,
+      nonceId: input.nonceId,
+      presentedNonce: request.execution_nonce,
+    }
+  }
+
+  async #runGuards(ctx: GuardContext, evidence: GuardEvidence[]): Promise<Extract<GuardOutcome, { pass: false }> | undefined> {
+    const run = async (outcome: GuardOutcome | Promise<GuardOutcome>) => {
+      const o = await outcome
+      if (o.pass) {
+        if (o.evidence !== undefined) evidence.push(o.evidence)
+        return undefined
+      }
+      evidence.push(o.evidence)
+      return o
+    }
+    const denied = await run(this.#revocation.check(ctx))
+    if (denied !== undefined) return denied
+    if (ctx.route.decision === 'SessionAllow') {
+      await run(this.#defaultPolicy.check(ctx))
+    } else {
+      const capability = await run(this.#capability.check(ctx))
+      if (capability !== undefined) return capability
+      if (ctx.route.matched && ctx.route.route.approvalRequired) {
+        const approval = await run(this.#approval.check(ctx))
+        if (approval !== undefined) return approval
+      }
+      if (this.#options.strictNonces === true) {
+        const nonce = await run(this.#nonce.check(ctx))
+        if (nonce !== undefined) return nonce
+      }
+    }
+    return run(this.#budget.check(ctx))
+  }
+
+  #signNonce(requestId: string, ctx: GuardContext, now: number): SignedExecutionNonce {
+    const body = {
+      schema: 'gate.execution_nonce.v1' as const,
+      nonce_id: randomBytes(16).toString('hex'),
+      request_id: requestId,
+      caller_identity_hash: ctx.callerIdentityHash,
+      method: ctx.request.method,
+      route_pattern: ctx.routePattern,
+      content_hash: ctx.contentHash,
+      issued_at: now,
+      expires_at: now + (this.#options.nonceTtlSeconds ?? 60),
+      kernel_key: this.signer.publicKey,
+    }
+    return { ...body, signature: this.signer.sign(utf8(canonicalJson(body))) }
+  }
+}
+
+/** The query without `gate_capability`: the token is a credential, not request content. */
+export function withoutCapabilityParameter(query: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (query === undefined || !('gate_capability' in query)) return query
+  const { gate_capability: _token, ...rest } = query
+  return rest
+}

@@ -1,0 +1,58 @@
+// POST /gate/evaluate (spec 02): 200 with an EvaluateResponse for every verdict; 400 for a body that is
+// not a valid GateHttpRequest, a duplicate query key or a bad nonce header; 500 when evaluation or the
+// receipt store fails (fail closed: no receipt, no answer).
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { BadRequestError, GateError, type GateHttpRequest } from '@gate/sdk'
+import { validate } from '@gate/schemas'
+import { readBody } from '@gate/sdk/server'
+import { sendError, sendJsonText } from '@gate/sdk/server'
+import { findDuplicateMemberKey } from './duplicate-keys.js'
+import { readNonceHeader, readSingleHeader } from './request-headers.js'
+import type { RouteContext } from './context.js'
+
+/** Spec 02, Limits: at most 10 MiB read. */
+export const EVALUATE_BODY_LIMIT = 10 * 1024 * 1024
+
+export function createEvaluateRoute(ctx: RouteContext) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let request: GateHttpRequest
+    let nonceId: string | undefined
+    try {
+      const body = await readBody(req, EVALUATE_BODY_LIMIT)
+      request = parseEvaluateBody(body)
+      nonceId = readNonceHeader(req)
+    } catch (err) {
+      return sendError(res, err, { close: err instanceof GateError && err.name === 'BodyTooLargeError' })
+    }
+    if (!ctx.receiptStoreHealthy()) {
+      return sendError(res, new GateError('gate_receipt_persistence_failed', 'the receipt store is unavailable; refusing to evaluate without a durable receipt'))
+    }
+    try {
+      const evaluation = await ctx.kernel.evaluate({
+        request,
+        capabilityHeader: readSingleHeader(req, 'x-gate-capability'),
+        approvalId: readSingleHeader(req, 'x-gate-approval-id'),
+        nonceId,
+      })
+      sendJsonText(res, 200, evaluation.responseJson, { 'x-gate-receipt-id': evaluation.receipt.id })
+    } catch (err) {
+      sendError(res, err instanceof GateError ? err : new GateError('gate_evaluation_failed', `evaluation failed: ${(err as Error).message}`, { cause: err }))
+    }
+  }
+}
+
+/** Decodes and validates an evaluate body; every failure is gate_bad_request naming the problem. */
+export function parseEvaluateBody(body: Buffer): GateHttpRequest {
+  const text = body.toString('utf8')
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (err) {
+    throw new BadRequestError(`body is not valid JSON: ${(err as Error).message}`, err)
+  }
+  const result = validate('gate.http.request.v1', value)
+  if (!result.ok) throw new BadRequestError(`body is not a GateHttpRequest: ${result.errors.slice(0, 5).join('; ')}`)
+  const duplicate = findDuplicateMemberKey(text, 'query')
+  if (duplicate !== undefined) throw new BadRequestError(`query key "${duplicate}" appears more than once`)
+  return value as GateHttpRequest
+}

@@ -1,0 +1,33 @@
+// GET /gate/live (process liveness, empty backend fields, plus the signer's public key so SDKs can
+// verify receipts locally) and GET /gate/health (readiness: 503 when the receipt store is unreachable).
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { HealthResponse } from '@gate/sdk'
+import { sendJson } from '@gate/sdk/server'
+import type { RouteContext } from './context.js'
+
+export function createLiveRoute(ctx: RouteContext) {
+  return (_req: IncomingMessage, res: ServerResponse): void => {
+    const body: HealthResponse = {
+      status: 'healthy',
+      version: ctx.version,
+      receipt_backend: '',
+      revocation_backend: '',
+      kernel_key: ctx.kernel.signer.publicKey,
+    }
+    sendJson(res, 200, body, { 'cache-control': 'no-store' })
+  }
+}
+
+export function createHealthRoute(ctx: RouteContext) {
+  return (_req: IncomingMessage, res: ServerResponse): void => {
+    const healthy = ctx.receiptStoreHealthy()
+    const body: HealthResponse = {
+      status: healthy ? 'healthy' : 'unhealthy',
+      version: ctx.version,
+      receipt_backend: ctx.receiptBackend,
+      revocation_backend: ctx.revocationBackend,
+      kernel_key: ctx.kernel.signer.publicKey,
+    }
+    sendJson(res, healthy ? 200 : 503, body, { 'cache-control': 'no-store' })
+  }
+}

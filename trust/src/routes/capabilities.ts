@@ -1,0 +1,87 @@
+// POST /v1/capabilities/issue and POST /v1/revocations (spec 03, "Issuance and revocation shapes"),
+// admin-only. Inputs are checked field by field with messages naming the field.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { ControlAuthError, type CapabilityScope } from '@gate/sdk'
+import { readBody, sendJson, sendTrustError } from '@gate/sdk/server'
+import { TrustRequestError } from '../errors.js'
+import type { CapabilityIssuerPort, RevocationPort, TrustAuthenticator } from '../ports.js'
+
+/** Body-size limit of the POST routes (spec 03 leaves the value to the implementation). */
+export const TRUST_POST_BODY_LIMIT = 64 * 1024
+/** Longest capability lifetime issued: one year. */
+export const MAX_TTL_SECONDS = 366 * 24 * 3600
+
+const SUBJECT_KEY = /^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$/
+
+export function createIssueRoute(deps: { auth: TrustAuthenticator; issuer: CapabilityIssuerPort }) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    try {
+      requireAdmin(deps.auth, req, 'capability issuance')
+      const body = await readJsonObject(req)
+      const subjectPublicKey = body.subjectPublicKey
+      if (typeof subjectPublicKey !== 'string' || !SUBJECT_KEY.test(subjectPublicKey)) {
+        throw new TrustRequestError('subjectPublicKey must be a hex Ed25519 public key (64 lowercase hex characters)')
+      }
+      const ttl = body.ttlSeconds
+      if (!Number.isSafeInteger(ttl) || (ttl as number) < 1 || (ttl as number) > MAX_TTL_SECONDS) {
+        throw new TrustRequestError(`ttlSeconds must be an integer from 1 to ${MAX_TTL_SECONDS}`)
+      }
+      const scope = checkScope(body.scope)
+      const capability = await deps.issuer.issue({ subjectPublicKey, scope, ttlSeconds: ttl as number, runtimeAttestation: body.runtimeAttestation })
+      sendJson(res, 200, { capability })
+    } catch (err) {
+      sendTrustError(res, err)
+    }
+  }
+}
+
+export function createRevokeRoute(deps: { auth: TrustAuthenticator; revocations: RevocationPort }) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    try {
+      requireAdmin(deps.auth, req, 'capability revocation')
+      const body = await readJsonObject(req)
+      const id = body.capabilityId
+      if (typeof id !== 'string' || id === '' || id.length > 256) throw new TrustRequestError('capabilityId must be a non-empty string')
+      const { revoked, newlyRevoked } = await deps.revocations.revoke(id)
+      sendJson(res, 200, { capabilityId: id, revoked, newlyRevoked })
+    } catch (err) {
+      sendTrustError(res, err)
+    }
+  }
+}
+
+/** Throws 401/403 unless the caller is the admin service principal. */
+export function requireAdmin(auth: TrustAuthenticator, req: IncomingMessage, surface: string): void {
+  const result = auth.authenticate(req)
+  if (!result.ok) throw new ControlAuthError(result.status, result.message)
+  if (result.principal.kind !== 'admin') throw new ControlAuthError(403, `${surface} requires admin receipt read authority`)
+}
+
+async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const buf = await readBody(req, TRUST_POST_BODY_LIMIT)
+  let value: unknown
+  try {
+    value = JSON.parse(buf.toString('utf8'))
+  } catch (err) {
+    throw new TrustRequestError(`body is not valid JSON: ${(err as Error).message}`)
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TrustRequestError('body must be a JSON object')
+  return value as Record<string, unknown>
+}
+
+function checkScope(scope: unknown): CapabilityScope {
+  if (typeof scope !== 'object' || scope === null || Array.isArray(scope)) throw new TrustRequestError('scope must be an object with a grants array')
+  const grants = (scope as { grants?: unknown }).grants
+  if (!Array.isArray(grants)) throw new TrustRequestError('scope.grants must be an array')
+  grants.forEach((g, i) => {
+    if (typeof g !== 'object' || g === null) throw new TrustRequestError(`scope.grants[${i}] must be an object`)
+    const grant = g as Record<string, unknown>
+    if (typeof grant.server_id !== 'string' || grant.server_id === '') throw new TrustRequestError(`scope.grants[${i}].server_id must be a non-empty string`)
+    if (typeof grant.tool_name !== 'string' || grant.tool_name === '') throw new TrustRequestError(`scope.grants[${i}].tool_name must be a non-empty string`)
+    const max = grant.max_invocations
+    if (max !== undefined && max !== null && (!Number.isSafeInteger(max) || (max as number) < 0)) {
+      throw new TrustRequestError(`scope.grants[${i}].max_invocations must be a non-negative integer`)
+    }
+  })
+  return scope as CapabilityScope
+}
