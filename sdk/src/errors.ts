@@ -26,6 +26,7 @@ export const ERROR_STATUS = Object.freeze({
   gate_method_not_allowed: 405,
   gate_unauthorized: 401,
   gate_forbidden: 403,
+  gate_conflict: 409,
 } as const)
 
 export type GateErrorCode = keyof typeof ERROR_STATUS
@@ -152,6 +153,14 @@ export class ControlAuthError extends GateError {
   constructor(status: 401 | 403, message: string) {
     super(status === 401 ? 'gate_unauthorized' : 'gate_forbidden', message)
     this.name = 'ControlAuthError'
+  }
+}
+
+/** A state transition that is no longer possible (an approval answered twice, an expired one). */
+export class ConflictError extends GateError {
+  constructor(message: string) {
+    super('gate_conflict', message)
+    this.name = 'ConflictError'
   }
 }
 

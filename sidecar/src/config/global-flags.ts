@@ -1,0 +1,45 @@
+// The global flags of spec 01 ("Global flags passed through"), shared by `gate sidecar`,
+// `gate api protect`, `gate trust serve` and the client subcommands, parsed into one shape.
+import type { ParseArgsConfig } from 'node:util'
+
+export const GLOBAL_FLAG_OPTIONS = {
+  'authority-seed-file': { type: 'string' },
+  'receipt-db': { type: 'string' },
+  'revocation-db': { type: 'string' },
+  'budget-db': { type: 'string' },
+  'control-url': { type: 'string' },
+  'control-token': { type: 'string' },
+} as const satisfies ParseArgsConfig['options']
+
+export interface GlobalFlags {
+  authoritySeedFile?: string
+  receiptDb?: string
+  revocationDb?: string
+  budgetDb?: string
+  controlUrl?: string
+  /** From --control-token, else GATE_CONTROL_TOKEN (preferred: argv is visible to other users). */
+  controlToken?: string
+}
+
+export const GLOBAL_FLAGS_HELP = `Global options:
+  --authority-seed-file PATH  Ed25519 seed (64 hex) that keeps the signing key stable across restarts;
+                              without it a fresh key is generated per boot (create one: gate keygen PATH)
+  --receipt-db PATH           SQLite receipt store (used when --receipt-store is absent)
+  --revocation-db PATH        SQLite revocation store (default: beside the receipt store)
+  --budget-db PATH            SQLite invocation-budget store (default: beside the receipt store)
+  --control-url URL           trust-control / sidecar base URL for client commands
+  --control-token TOKEN       bearer token of the control routes; prefer the GATE_CONTROL_TOKEN
+                              environment variable (argv is visible to other local users)`
+
+export function readGlobalFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalFlags {
+  const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined)
+  const envToken = env.GATE_CONTROL_TOKEN === undefined || env.GATE_CONTROL_TOKEN === '' ? undefined : env.GATE_CONTROL_TOKEN
+  return {
+    authoritySeedFile: str('authority-seed-file'),
+    receiptDb: str('receipt-db'),
+    revocationDb: str('revocation-db'),
+    budgetDb: str('budget-db'),
+    controlUrl: str('control-url'),
+    controlToken: str('control-token') ?? envToken,
+  }
+}
