@@ -51,6 +51,19 @@ export const SDK_ERROR_CODES: readonly GateErrorCode[] = Object.freeze([
   'gate_sidecar_unavailable',
 ])
 
+/** Codes that may appear in an error body on the wire (gate.http.error_body.v1). Internal codes
+ *  (bad config, store failures) are reported as gate_evaluation_failed with their message. */
+export const WIRE_ERROR_CODES: ReadonlySet<string> = new Set([
+  ...SIDECAR_ERROR_CODES,
+  ...SDK_ERROR_CODES,
+  'gate_payload_too_large',
+  'gate_not_found',
+  'gate_method_not_allowed',
+  'gate_unauthorized',
+  'gate_forbidden',
+  'gate_conflict',
+])
+
 const BRAND = Symbol.for('gate.error')
 
 /** Base class of every error Gate throws. Branch on `code`, not `instanceof` (two installed copies lie). */

@@ -9,10 +9,17 @@ export class BodyTooLargeError extends BadRequestError {
   }
 }
 
+/** Past the limit the rest of a body is read and dropped (so the client sees the answer instead of a
+ *  broken pipe), up to this many bytes; a client sending more loses the connection. */
+const DISCARD_CAP_BYTES = 64 * 1024 * 1024
+
 /** The whole body; rejects with BodyTooLargeError past the limit (checked on Content-Length first). */
 export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const declared = req.headers['content-length']
-  if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(new BodyTooLargeError(limitBytes))
+  if (declared !== undefined && Number(declared) > limitBytes) {
+    discardRest(req)
+    return Promise.reject(new BodyTooLargeError(limitBytes))
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
@@ -30,9 +37,8 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
     const onData = (chunk: Buffer) => {
       size += chunk.length
       if (size > limitBytes) {
-        // stop reading: the answer goes out and the connection closes (no point draining 10 MiB more)
-        req.pause()
         finish(new BodyTooLargeError(limitBytes))
+        discardRest(req)
         return
       }
       chunks.push(chunk)
@@ -45,4 +51,14 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
     req.on('error', onError)
     req.on('aborted', onAborted)
   })
+}
+
+function discardRest(req: IncomingMessage): void {
+  let dropped = 0
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length
+    if (dropped > DISCARD_CAP_BYTES) req.destroy()
+  })
+  req.on('error', () => {})
+  req.resume()
 }

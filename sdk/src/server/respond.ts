@@ -2,7 +2,7 @@
 // place a GateError becomes the spec 02 error body (STYLE: routes never assemble error bodies by hand);
 // `sendTrustError` is the spec 03 form (a single `error` string) for the /v1 routes.
 import type { ServerResponse } from 'node:http'
-import { isGateError } from '../errors.js'
+import { isGateError, WIRE_ERROR_CODES } from '../errors.js'
 import type { GateErrorBody } from '../types.js'
 
 const JSON_TYPE = 'application/json'
@@ -27,7 +27,8 @@ export function sendJson(res: ServerResponse, status: number, value: unknown, he
 /** The spec's structured error body for any thrown value; unknown errors become gate_evaluation_failed. */
 export function errorBody(err: unknown, extra?: Partial<GateErrorBody>): { status: number; body: GateErrorBody } {
   if (isGateError(err)) {
-    return { status: err.status, body: { error: err.code, message: err.message, receipt_id: null, suggestion: suggestionFor(err.code), ...extra } }
+    const code = WIRE_ERROR_CODES.has(err.code) ? err.code : 'gate_evaluation_failed'
+    return { status: err.status, body: { error: code, message: err.message, receipt_id: null, suggestion: suggestionFor(code), ...extra } }
   }
   const message = err instanceof Error ? err.message : 'evaluation failed'
   return { status: 500, body: { error: 'gate_evaluation_failed', message, receipt_id: null, suggestion: null, ...extra } }

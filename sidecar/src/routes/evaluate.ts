@@ -22,7 +22,7 @@ export function createEvaluateRoute(ctx: RouteContext) {
       request = parseEvaluateBody(body)
       nonceId = readNonceHeader(req)
     } catch (err) {
-      return sendError(res, err, { close: err instanceof GateError && err.name === 'BodyTooLargeError' })
+      return sendError(res, err)
     }
     if (!ctx.receiptStoreHealthy()) {
       return sendError(res, new GateError('gate_receipt_persistence_failed', 'the receipt store is unavailable; refusing to evaluate without a durable receipt'))

@@ -23,7 +23,7 @@ export function createVerifyRoute(ctx: RouteContext) {
       const problem = receiptShapeProblem(receipt as Record<string, unknown>)
       if (problem !== undefined) throw new BadRequestError(`body is not an HttpReceipt: ${problem}`)
     } catch (err) {
-      return sendError(res, err, { close: err instanceof GateError && err.name === 'BodyTooLargeError' })
+      return sendError(res, err)
     }
     sendJson(res, 200, verifyHttpReceipt(receipt, { trustedKeys: ctx.kernel.ownKeys() }))
   }

@@ -1,0 +1,161 @@
+// Assembles a running Gate service: policy, authority, stores, kernel, routes and the HTTP server.
+// `gate sidecar` runs it as is; `gate api protect` adds the proxy as the fallback handler.
+import { readFile } from 'node:fs/promises'
+import { callerIdentityHash, contentHash, signCapability, uuidv7, type CapabilityScope, type CapabilityToken } from '@gate/sdk'
+import { createIssueRoute, createRevokeRoute, type TrustAuthenticator } from '@gate/trust'
+import { createControlAuth } from '../http/control-auth.js'
+import { Router } from '../http/router.js'
+import { createGateServer, type FallbackHandler, type GateServer } from '../http/server.js'
+import { Kernel } from '../kernel/kernel.js'
+import { createEvaluateRoute } from '../routes/evaluate.js'
+import { createVerifyRoute } from '../routes/verify.js'
+import { createHealthRoute, createLiveRoute } from '../routes/health.js'
+import { createGetApprovalRoute, createListApprovalsRoute, createRespondRoute } from '../routes/approvals.js'
+import type { RouteContext } from '../routes/context.js'
+import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
+import { ConfigError } from '../errors.js'
+import type { Authority } from '../config/authority-seed.js'
+import type { LoadedPolicy } from './load-policy.js'
+import type { ServiceStores } from './service-stores.js'
+
+export interface ServiceOptions {
+  listen: string
+  policy: LoadedPolicy
+  authority: Authority
+  stores: ServiceStores
+  controlToken?: string
+  trustedIssuers?: readonly string[]
+  strictNonces?: boolean
+  approvalTtlSeconds?: number
+  nonceTtlSeconds?: number
+  fallback?: (kernel: Kernel) => FallbackHandler
+  log: (line: string) => void
+}
+
+export interface RunningService {
+  url: string
+  host: string
+  port: number
+  kernel: Kernel
+  server: GateServer
+  /** Drains in-flight requests, then flushes and closes the stores. */
+  close(graceMs?: number): Promise<void>
+}
+
+let cachedVersion: string | undefined
+export async function packageVersion(): Promise<string> {
+  cachedVersion ??= (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+  return cachedVersion
+}
+
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const { host, port } = parseListenAddress(options.listen)
+  const { stores, authority } = options
+  const kernel = new Kernel({
+    signer: authority.signer,
+    routeTable: options.policy.routeTable,
+    policyHash: options.policy.policyHash,
+    ports: stores.ports,
+    trustedIssuers: options.trustedIssuers,
+    previousKeys: () => stores.previousKeys(),
+    strictNonces: options.strictNonces,
+    approvalTtlSeconds: options.approvalTtlSeconds,
+    nonceTtlSeconds: options.nonceTtlSeconds,
+  })
+  const controlAuth = createControlAuth(options.controlToken)
+  const ctx: RouteContext = {
+    kernel,
+    version: await packageVersion(),
+    receiptBackend: stores.receiptBackend,
+    revocationBackend: stores.revocationBackend,
+    receiptStoreHealthy: () => stores.healthy(),
+    controlAuth,
+    approvals: stores.approvals,
+    capabilities: stores.capabilities,
+    log: options.log,
+  }
+  // The sidecar's /v1 helpers: admin-only, same control token (docs/security.md).
+  const trustAuth: TrustAuthenticator = {
+    authenticate(req) {
+      const r = controlAuth.check(req)
+      return r.ok ? { ok: true, principal: { kind: 'admin' } } : r
+    },
+  }
+  const router = new Router()
+    .add('POST', '/gate/evaluate', createEvaluateRoute(ctx))
+    .add('POST', '/gate/verify', createVerifyRoute(ctx))
+    .add('GET', '/gate/live', createLiveRoute(ctx))
+    .add('GET', '/gate/health', createHealthRoute(ctx))
+    .add('GET', '/approvals', createListApprovalsRoute(ctx))
+    .add('GET', '/approvals/:id', createGetApprovalRoute(ctx))
+    .add('POST', '/approvals/:id/respond', createRespondRoute(ctx))
+    .add('POST', '/v1/capabilities/issue', createIssueRoute({ auth: trustAuth, issuer: { issue: req => issue(kernel, stores, req) } }))
+    .add('POST', '/v1/revocations', createRevokeRoute({ auth: trustAuth, revocations: { revoke: id => revoke(kernel, stores, id) } }))
+  const server = createGateServer({
+    router,
+    fallback: options.fallback?.(kernel),
+    onError: err => options.log(`error: ${err instanceof Error ? err.message : String(err)}`),
+  })
+  let address
+  try {
+    address = await server.listen(host, port)
+  } catch (err) {
+    await stores.close()
+    throw new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
+  }
+  return {
+    url: formatBaseUrl(address.address, address.port),
+    host: address.address,
+    port: address.port,
+    kernel,
+    server,
+    async close(graceMs = 25_000) {
+      await server.drain(graceMs)
+      await stores.close()
+    },
+  }
+}
+
+async function issue(
+  kernel: Kernel,
+  stores: ServiceStores,
+  req: { subjectPublicKey: string; scope: CapabilityScope; ttlSeconds: number },
+): Promise<CapabilityToken> {
+  const now = kernel.now()
+  const token = signCapability(
+    { schema: 'gate.capability.v1', id: `cap_${uuidv7()}`, subject: req.subjectPublicKey, scope: req.scope, issued_at: now, expires_at: now + req.ttlSeconds },
+    kernel.signer,
+  )
+  await stores.capabilities.remember(token)
+  return token
+}
+
+// Revocation signs a receipt (spec 02: gate_receipt_sign_failed covers a revocation receipt that
+// could not be signed), stored before the answer.
+async function revoke(kernel: Kernel, stores: ServiceStores, capabilityId: string) {
+  const result = await stores.capabilities.revoke(capabilityId)
+  if (result.newlyRevoked) {
+    const now = kernel.now()
+    const pattern = '/v1/revocations'
+    await kernel.recordEvent({
+      request_id: uuidv7(),
+      route_pattern: pattern,
+      method: 'POST',
+      caller_identity_hash: callerIdentityHash({ subject: 'control', auth_method: { method: 'anonymous' } }),
+      verdict: { verdict: 'allow' },
+      receipt_kind: 'mediated_decision',
+      boundary_class: 'prevent',
+      tool_origin: 'caller_executed',
+      redaction_mode: 'none',
+      evidence: [{ guard_name: 'RevocationGuard', verdict: true, details: `capability ${capabilityId} revoked` }],
+      response_status: 200,
+      timestamp: now,
+      content_hash: contentHash({ method: 'POST', path: pattern, route_pattern: pattern, query: {}, body_hash: null }),
+      policy_hash: kernel.policyHash,
+      trust_level: 'mediated',
+      capability_id: capabilityId,
+      metadata: { gate_revocation: true },
+    })
+  }
+  return result
+}

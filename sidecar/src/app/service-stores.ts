@@ -1,0 +1,18 @@
+// The stores a running service hands to its kernel and routes, whatever backs them.
+import type { KernelPorts } from '../kernel/ports.js'
+import type { ApprovalAdmin, CapabilityAdmin } from '../routes/context.js'
+
+export interface ServiceStores {
+  ports: KernelPorts
+  approvals: ApprovalAdmin
+  capabilities: CapabilityAdmin
+  receiptBackend: 'durable' | 'ephemeral'
+  revocationBackend: 'durable' | 'ephemeral'
+  /** Where receipts go, for the startup log line. */
+  receiptLocation: string
+  /** Earlier authority public keys kept after rotation. */
+  previousKeys(): readonly string[]
+  healthy(): boolean
+  /** Flushes pending writes and closes every store. */
+  close(): Promise<void>
+}

@@ -1,0 +1,62 @@
+// The table of `gate` subcommands. Each entry loads its module on demand; a module exports
+// `run(argv: string[]): Promise<number>` returning the exit code (0 ok, 1 failure, 2 usage error).
+
+export interface CommandModule {
+  run(argv: string[]): Promise<number>
+}
+
+export interface CommandEntry {
+  summary: string
+  load(): Promise<CommandModule>
+  /** Subcommands with a second word (`gate api protect`, `gate receipt list`). */
+  sub?: Record<string, CommandEntry>
+}
+
+export const COMMANDS: Record<string, CommandEntry> = {
+  sidecar: { summary: 'run the evaluation sidecar (policy, receipts, /gate routes)', load: () => import('./sidecar.js') },
+  check: { summary: 'parse an OpenAPI document and print its route table and tools', load: () => import('./check.js') },
+  keygen: { summary: 'write a new Ed25519 authority seed file (0600)', load: () => import('./keygen.js') },
+  api: {
+    summary: 'HTTP API commands: gate api protect (reverse proxy with receipts)',
+    // never called: runCommand descends into `sub` first
+    load: () => import('./api-protect.js'),
+    sub: {
+      protect: { summary: 'reverse proxy: capability checks and a signed receipt for every request to an upstream API', load: () => import('./api-protect.js') },
+    },
+  },
+}
+
+const USAGE_EXIT = 2
+
+/** Resolves argv against the command table and runs the chosen module. */
+export async function runCommand(argv: string[], table: Record<string, CommandEntry>, prefix = 'gate'): Promise<number> {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(renderHelp(table, prefix))
+    return name === undefined ? USAGE_EXIT : 0
+  }
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`${await readVersion()}\n`)
+    return 0
+  }
+  const entry = table[name]
+  if (entry === undefined) {
+    process.stderr.write(`${prefix}: unknown command "${name}"\n\n${renderHelp(table, prefix)}`)
+    return USAGE_EXIT
+  }
+  if (entry.sub !== undefined) return runCommand(rest, entry.sub, `${prefix} ${name}`)
+  const mod = await entry.load()
+  return mod.run(rest)
+}
+
+function renderHelp(table: Record<string, CommandEntry>, prefix: string): string {
+  const width = Math.max(...Object.keys(table).map(k => k.length)) + 2
+  const lines = Object.entries(table).map(([k, e]) => `  ${k.padEnd(width)}${e.summary}`)
+  return `Usage: ${prefix} <command> [options]\n\nCommands:\n${lines.join('\n')}\n\nRun "${prefix} <command> --help" for a command's options.\n`
+}
+
+async function readVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises')
+  const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  return pkg.version
+}

@@ -1,0 +1,240 @@
+// End-to-end: the real `gate sidecar` process on a free port, a real spec and a real SQLite file.
+// Every response received is validated against schemas/v1.
+import t, { type Test } from 'tap'
+import { writeFileSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ANONYMOUS_CALLER, createSigner, generateSecret, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
+import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
+import { runGate, spawnGate, type GateProcess } from '../testing/spawn-gate.js'
+import { call, schemaErrors } from '../testing/http-client.js'
+
+const TOKEN = 'test-control-token-' + 'x'.repeat(16)
+const agentKey = createSigner({ secret: generateSecret() }).publicKey
+
+function request(method: string, path: string, extra: Record<string, unknown> = {}) {
+  return { request_id: uuidv7(), method, path, route_pattern: path, caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000), ...extra }
+}
+
+async function start(t: Test, extraArgs: string[] = [], env: Record<string, string> = { GATE_CONTROL_TOKEN: TOKEN }) {
+  const dir = t.testdir()
+  const spec = join(dir, 'pets.yaml')
+  writeFileSync(spec, PETS_SPEC_YAML)
+  const seed = join(dir, 'seed')
+  const keygen = await runGate(['keygen', seed])
+  t.equal(keygen.code, 0, 'keygen')
+  const db = join(dir, 'receipts.db')
+  const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed, ...extraArgs], { env })
+  t.teardown(() => gate.stop('SIGKILL'))
+  return { gate, dir, spec, seed, db }
+}
+
+async function evaluate(gate: GateProcess, body: unknown, headers: Record<string, string> = {}) {
+  const r = await call(`${gate.url}/gate/evaluate`, { body, headers })
+  return r
+}
+
+async function issue(gate: GateProcess, grants: unknown[]) {
+  const r = await call(`${gate.url}/v1/capabilities/issue`, {
+    body: { subjectPublicKey: agentKey, scope: { grants }, ttlSeconds: 3600 },
+    headers: { authorization: `Bearer ${TOKEN}` },
+  })
+  if (r.status !== 200) throw new Error(`issue failed: ${r.status} ${r.text}`)
+  const capability = (r.body as { capability: Record<string, unknown> }).capability
+  return { capability, header: Buffer.from(JSON.stringify(capability)).toString('base64url') }
+}
+
+t.test('refuses to start without durable receipts (exit 1, spec message)', async t => {
+  for (const args of [['sidecar'], ['sidecar', '--receipt-store', ':memory:'], ['sidecar', '--receipt-db', 'file::memory:?cache=shared']]) {
+    const r = await runGate([...args, '--listen', '127.0.0.1:0'])
+    t.equal(r.code, 1, args.join(' '))
+    t.match(r.stderr, /refuses? to start without durable receipts|refusing to start without durable receipts/)
+  }
+})
+
+t.test('usage errors exit 2; --help describes every flag', async t => {
+  const bad = await runGate(['sidecar', '--no-such-flag'])
+  t.equal(bad.code, 2)
+  const help = await runGate(['sidecar', '--help'])
+  t.equal(help.code, 0)
+  for (const flag of ['--spec', '--listen', '--receipt-store', '--allow-ephemeral-receipts', '--authority-seed-file', '--receipt-db', '--revocation-db', '--budget-db', '--control-url', '--control-token']) {
+    t.match(help.stdout, flag)
+  }
+  const top = await runGate(['--help'])
+  t.equal(top.code, 0)
+  t.match(top.stdout, /sidecar/)
+})
+
+t.test('live and health answer per spec and validate', async t => {
+  const { gate } = await start(t)
+  const live = await call(`${gate.url}/gate/live`)
+  t.equal(live.status, 200)
+  t.same(schemaErrors('gate.http.health.v1', live.body), [])
+  t.match(live.body, { status: 'healthy', receipt_backend: '', revocation_backend: '' })
+  t.match((live.body as { kernel_key: string }).kernel_key, /^[0-9a-f]{64}$/)
+  const health = await call(`${gate.url}/gate/health`)
+  t.equal(health.status, 200)
+  t.same(schemaErrors('gate.http.health.v1', health.body), [])
+  t.match(health.body, { status: 'healthy', receipt_backend: 'durable', revocation_backend: 'durable' })
+  t.match(gate.output(), /routes/)
+  t.match(gate.output(), /signer public key: [0-9a-f]{64}/)
+})
+
+t.test('verdict rows reachable without the proxy, each receipt verifying', async t => {
+  const { gate } = await start(t)
+  const kernelKey = ((await call(`${gate.url}/gate/live`)).body as { kernel_key: string }).kernel_key
+  const { header } = await issue(gate, [{ server_id: 'http', tool_name: '*' }])
+  const rows: [string, string, string, Record<string, string>, string, number][] = [
+    ['safe GET', 'GET', '/pets', {}, 'allow', 200],
+    ['POST without token', 'POST', '/pets', {}, 'deny', 403],
+    ['POST with issued token', 'POST', '/pets', { 'x-gate-capability': header }, 'allow', 200],
+    ['side-effects false', 'POST', '/pets/search', {}, 'allow', 200],
+    ['side-effects true', 'GET', '/admin/export', {}, 'deny', 403],
+    ['unmatched GET', 'GET', '/elsewhere', {}, 'allow', 200],
+    ['unmatched DELETE', 'DELETE', '/elsewhere', {}, 'deny', 403],
+    ['invalid token', 'POST', '/pets', { 'x-gate-capability': 'garbage' }, 'deny', 403],
+    ['approval route', 'POST', '/pets/1/adopt', { 'x-gate-capability': header }, 'deny', 409],
+  ]
+  for (const [name, method, path, headers, verdict, status] of rows) {
+    const r = await evaluate(gate, request(method, path), headers)
+    t.equal(r.status, 200, `${name}: evaluate answers 200`)
+    t.same(schemaErrors('gate.http.evaluate_response.v1', r.body), [], `${name}: schema`)
+    const body = r.body as { verdict: { verdict: string }; receipt: HttpReceipt }
+    t.equal(body.verdict.verdict, verdict, name)
+    t.equal(body.receipt.response_status, status, `${name}: response_status`)
+    t.equal(r.headers['x-gate-receipt-id'], body.receipt.id)
+    t.ok(verifyHttpReceipt(body.receipt, { trustedKeys: [kernelKey] }).ok, `${name}: verifies offline`)
+    const v = await call(`${gate.url}/gate/verify`, { body: body.receipt })
+    t.equal(v.status, 200)
+    t.same(schemaErrors('gate.http.verify_response.v1', v.body), [])
+    t.match(v.body, { ok: true, signer_trusted: true }, `${name}: verifies via /gate/verify`)
+  }
+})
+
+t.test('every error code and body of spec 02', async t => {
+  const { gate } = await start(t)
+  const cases: [string, () => Promise<Awaited<ReturnType<typeof call>>>, number, string][] = [
+    ['malformed JSON', () => call(`${gate.url}/gate/evaluate`, { rawBody: '{"request_id":', headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
+    ['schema violation: wrong type', () => evaluate(gate, { ...request('GET', '/pets'), timestamp: 'now' }), 400, 'gate_bad_request'],
+    ['schema violation: unknown method', () => evaluate(gate, request('TRACE', '/pets')), 400, 'gate_bad_request'],
+    ['schema violation: missing caller', () => evaluate(gate, { ...request('GET', '/pets'), caller: undefined }), 400, 'gate_bad_request'],
+    ['duplicate query key', () => call(`${gate.url}/gate/evaluate`, { rawBody: JSON.stringify(request('GET', '/pets')).replace(/}$/, ',"query":{"a":"1","a":"2"}}'), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
+    ['blank nonce header', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-execution-nonce': ' ' }), 400, 'gate_bad_request'],
+    ['malformed nonce header', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-execution-nonce': 'zz' }), 400, 'gate_bad_request'],
+    ['evaluate body over 10 MiB', () => call(`${gate.url}/gate/evaluate`, { rawBody: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
+    ['verify body not a receipt', () => call(`${gate.url}/gate/verify`, { body: { hello: 'world' } }), 400, 'gate_bad_request'],
+    ['verify body over 1 MiB', () => call(`${gate.url}/gate/verify`, { rawBody: Buffer.alloc(1024 * 1024 + 1, 0x20), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
+    ['unknown route', () => call(`${gate.url}/gate/nope`), 404, 'gate_not_found'],
+    ['wrong method', () => call(`${gate.url}/gate/evaluate`, { method: 'GET' }), 405, 'gate_method_not_allowed'],
+  ]
+  for (const [name, fn, status, code] of cases) {
+    const r = await fn()
+    t.equal(r.status, status, name)
+    t.match(r.body, { error: code }, name)
+    t.same(schemaErrors('gate.http.error_body.v1', r.body), [], `${name}: error body schema`)
+    t.type((r.body as { message: string }).message, 'string')
+  }
+  // hostile header sizes are refused by the HTTP layer, and the process keeps serving
+  const huge = await call(`${gate.url}/gate/live`, { headers: { 'x-junk': 'a'.repeat(64 * 1024) } }).catch(() => ({ status: 431 }))
+  t.ok(huge.status === 431 || huge.status === 400, 'oversized headers refused')
+  t.equal((await call(`${gate.url}/gate/live`)).status, 200)
+})
+
+t.test('issue → use → revoke → denied', async t => {
+  const { gate } = await start(t)
+  const { capability, header } = await issue(gate, [{ server_id: 'http', tool_name: 'POST /pets' }])
+  t.same(schemaErrors('gate.capability.v1', capability), [])
+  const ok = await evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': header })
+  t.match(ok.body, { verdict: { verdict: 'allow' } })
+  const byId = await evaluate(gate, request('POST', '/pets', { capability_id: capability.id }))
+  t.match(byId.body, { verdict: { verdict: 'allow' } }, 'capability_id naming an issued token')
+  const rv = await call(`${gate.url}/v1/revocations`, { body: { capabilityId: capability.id }, headers: { authorization: `Bearer ${TOKEN}` } })
+  t.same(rv.body, { capabilityId: capability.id, revoked: true, newlyRevoked: true })
+  const again = await call(`${gate.url}/v1/revocations`, { body: { capabilityId: capability.id }, headers: { authorization: `Bearer ${TOKEN}` } })
+  t.same(again.body, { capabilityId: capability.id, revoked: true, newlyRevoked: false })
+  const denied = await evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': header })
+  t.match(denied.body, { verdict: { verdict: 'deny', guard: 'RevocationGuard' } })
+  t.match((denied.body as { verdict: { reason: string } }).verdict.reason, /revoked/)
+})
+
+t.test('control routes need the bearer token (constant 401 for absent and unknown)', async t => {
+  const { gate } = await start(t)
+  const body = { subjectPublicKey: agentKey, scope: { grants: [] }, ttlSeconds: 60 }
+  const absent = await call(`${gate.url}/v1/capabilities/issue`, { body })
+  const wrong = await call(`${gate.url}/v1/capabilities/issue`, { body, headers: { authorization: 'Bearer nope' } })
+  t.equal(absent.status, 401)
+  t.equal(wrong.status, 401)
+  t.same(absent.body, wrong.body)
+  t.equal(absent.headers['www-authenticate'], 'Bearer')
+  const bad = await call(`${gate.url}/v1/capabilities/issue`, { body: { ...body, ttlSeconds: -1 }, headers: { authorization: `Bearer ${TOKEN}` } })
+  t.equal(bad.status, 400)
+  t.match(bad.body, { error: /ttlSeconds/ })
+  t.equal((await call(`${gate.url}/approvals`)).status, 401)
+})
+
+t.test('max_invocations exhausted across concurrent requests', async t => {
+  const { gate } = await start(t)
+  const { header } = await issue(gate, [{ server_id: 'http', tool_name: 'POST /pets', max_invocations: 3 }])
+  const results = await Promise.all(Array.from({ length: 8 }, () => evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': header })))
+  const verdicts = results.map(r => (r.body as { verdict: { verdict: string } }).verdict.verdict)
+  t.equal(verdicts.filter(v => v === 'allow').length, 3)
+  t.equal(verdicts.filter(v => v === 'deny').length, 5)
+})
+
+t.test('approval pending → approved → allowed once → second use denied, every transition signed', async t => {
+  const { gate } = await start(t)
+  const { header } = await issue(gate, [{ server_id: 'http', tool_name: '*' }])
+  const auth = { authorization: `Bearer ${TOKEN}` }
+  const req = request('POST', '/pets/7/adopt', { body_hash: 'c'.repeat(64), body_length: 10 })
+  const pending = await evaluate(gate, req, { 'x-gate-capability': header })
+  const approval = (pending.body as { approval: { approval_id: string; resume_path: string } }).approval
+  t.match(pending.body, { verdict: { verdict: 'deny', guard: 'ApprovalGuard', http_status: 409 } })
+  t.equal(approval.resume_path, `/approvals/${approval.approval_id}/respond`)
+  const list = await call(`${gate.url}/approvals`, { headers: auth })
+  t.ok((list.body as { approvals: { approvalId: string }[] }).approvals.some(a => a.approvalId === approval.approval_id))
+  const respond = await call(`${gate.url}${approval.resume_path}`, { body: { decision: 'approve', responder: 'alice' }, headers: auth })
+  t.equal(respond.status, 200)
+  const transitionReceipt = (respond.body as { receipt_id: string }).receipt_id
+  t.match(transitionReceipt, /^[0-9a-f]{64}$/)
+  const twice = await call(`${gate.url}${approval.resume_path}`, { body: { decision: 'deny' }, headers: auth })
+  t.equal(twice.status, 409)
+  const retry = { ...req, request_id: uuidv7() }
+  const allowed = await evaluate(gate, retry, { 'x-gate-capability': header, 'x-gate-approval-id': approval.approval_id })
+  t.match(allowed.body, { verdict: { verdict: 'allow' } })
+  const second = await evaluate(gate, { ...req, request_id: uuidv7() }, { 'x-gate-capability': header, 'x-gate-approval-id': approval.approval_id })
+  t.match(second.body, { verdict: { verdict: 'deny' } })
+  const unknown = await call(`${gate.url}/approvals/nope/respond`, { body: { decision: 'approve' }, headers: auth })
+  t.equal(unknown.status, 404)
+})
+
+t.test('restart with the same seed: old receipts still verify', async t => {
+  const { gate, spec, seed, db } = await start(t)
+  const first = await evaluate(gate, request('GET', '/pets'))
+  const receipt = (first.body as { receipt: HttpReceipt }).receipt
+  t.equal(await gate.stop('SIGTERM'), 0, 'clean exit on SIGTERM')
+  t.match(gate.output(), /receipts flushed/)
+  const again = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed], { env: { GATE_CONTROL_TOKEN: TOKEN } })
+  t.teardown(() => again.stop('SIGKILL'))
+  const v = await call(`${again.url}/gate/verify`, { body: receipt })
+  t.match(v.body, { ok: true, signer_trusted: true })
+})
+
+t.test('a foreign SQLite file is refused with a clear error', async t => {
+  const dir = t.testdir()
+  const foreign = join(dir, 'foreign.db')
+  const sqlite3 = (await import('sqlite3')).default
+  await new Promise<void>((resolve, reject) => {
+    const db = new sqlite3.Database(foreign)
+    db.exec('CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers(name) VALUES (\'x\')', err => (err ? reject(err) : db.close(() => resolve())))
+  })
+  const r = await runGate(['sidecar', '--listen', '127.0.0.1:0', '--receipt-store', foreign])
+  t.equal(r.code, 1)
+  t.match(r.stderr + r.stdout, /foreign|not a Gate|application/i)
+  t.match(readFileSync(foreign).subarray(0, 15).toString(), 'SQLite format 3', 'file left intact')
+})
+
+t.test('without a seed file a warning is logged and a fresh key is used', async t => {
+  const dir = t.testdir()
+  const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--receipt-store', join(dir, 'r.db')])
+  t.teardown(() => gate.stop('SIGKILL'))
+  t.match(gate.output(), /warning: no --authority-seed-file/)
+})

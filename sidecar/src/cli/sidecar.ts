@@ -1,0 +1,123 @@
+// `gate sidecar`: the long-running localhost evaluator (spec 02). Refuses to start without durable
+// receipts unless told otherwise (spec 01), logs what it serves, and on SIGTERM drains in-flight
+// requests and flushes the receipt writer before exiting.
+import { ConfigError, DURABLE_RECEIPTS_MESSAGE, UsageError } from '../errors.js'
+import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
+import { DEFAULT_LISTEN } from '../config/listen-address.js'
+import { loadAuthority } from '../config/authority-seed.js'
+import { loadPolicyFile } from '../app/load-policy.js'
+import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
+import { startService, type RunningService } from '../app/create-service.js'
+import { parseFlags, runWithExitCodes } from './parse-flags.js'
+
+export const SIDECAR_USAGE = `Usage: gate sidecar [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [options]
+
+Evaluates GateHttpRequests from the SDK middleware, signs a receipt for every decision and stores it
+durably before answering.
+
+Options:
+  --spec FILE                 OpenAPI 3.x document (JSON or YAML) giving the route policy; without it
+                              safe methods pass and mutating methods need a capability
+  --listen ADDR               listen address (default ${DEFAULT_LISTEN})
+  --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
+                              capabilities live in sibling files (PATH.revocations.db, ...)
+  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only
+  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
+  --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
+  --approval-ttl-secs N       how long a pending approval can be answered and used (default 3600)
+  --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
+  -h, --help                  show this help
+
+${GLOBAL_FLAGS_HELP}`
+
+export const SERVICE_FLAG_OPTIONS = {
+  spec: { type: 'string' },
+  listen: { type: 'string' },
+  'receipt-store': { type: 'string' },
+  'allow-ephemeral-receipts': { type: 'boolean' },
+  'strict-nonces': { type: 'boolean' },
+  'trusted-issuer': { type: 'string', multiple: true },
+  'approval-ttl-secs': { type: 'string' },
+  'nonce-ttl-secs': { type: 'string' },
+  ...GLOBAL_FLAG_OPTIONS,
+} as const
+
+export async function run(argv: string[]): Promise<number> {
+  return runWithExitCodes('sidecar', SIDECAR_USAGE, async () => {
+    const { values } = parseFlags(argv, SERVICE_FLAG_OPTIONS)
+    if (values.help === true) {
+      process.stdout.write(SIDECAR_USAGE + '\n')
+      return 0
+    }
+    const service = await startFromFlags(values, 'sidecar')
+    await waitForShutdown(service)
+    return 0
+  })
+}
+
+/** Shared by `gate sidecar` and `gate api protect`: flags → running service. */
+export async function startFromFlags(
+  values: Record<string, unknown>,
+  name: string,
+  extra: Partial<Parameters<typeof startService>[0]> & { policyLoader?: () => ReturnType<typeof loadPolicyFile> } = {},
+): Promise<RunningService> {
+  const global = readGlobalFlags(values)
+  const log = (line: string) => process.stdout.write(`gate ${name}: ${line}\n`)
+  // (1) durable-receipts gate, before anything is loaded or opened
+  const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
+  if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
+  const policy = await (extra.policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
+  const authority = await loadAuthority(global.authoritySeedFile)
+  if (authority.ephemeral) {
+    log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
+  }
+  const stores = await openServiceStores({ receiptStore, global, signer: authority.signer })
+  const service = await startService({
+    listen: (values.listen as string | undefined) ?? DEFAULT_LISTEN,
+    policy,
+    authority,
+    stores,
+    controlToken: global.controlToken,
+    trustedIssuers: (values['trusted-issuer'] as string[] | undefined) ?? [],
+    strictNonces: values['strict-nonces'] === true,
+    approvalTtlSeconds: positiveInt(values['approval-ttl-secs'], '--approval-ttl-secs', 3600),
+    nonceTtlSeconds: positiveInt(values['nonce-ttl-secs'], '--nonce-ttl-secs', 60),
+    log,
+    ...extra,
+  })
+  log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
+  log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)
+  log(`signer public key: ${authority.signer.publicKey}`)
+  if (global.controlToken === undefined) log('control routes (/approvals, /v1): loopback callers only (no control token configured)')
+  log(`listening on ${service.url}`)
+  return service
+}
+
+/** Resolves on SIGTERM/SIGINT after draining in-flight requests and flushing the stores. */
+export function waitForShutdown(service: RunningService): Promise<void> {
+  return new Promise(resolve => {
+    const stop = (signal: string) => {
+      process.stdout.write(`gate: ${signal} received, draining ${service.server.inFlight()} in-flight request(s)\n`)
+      service.close().then(
+        () => {
+          process.stdout.write('gate: receipts flushed, stopped\n')
+          resolve()
+        },
+        err => {
+          process.stderr.write(`gate: shutdown failed: ${(err as Error).message}\n`)
+          process.exitCode = 1
+          resolve()
+        },
+      )
+    }
+    process.once('SIGTERM', () => stop('SIGTERM'))
+    process.once('SIGINT', () => stop('SIGINT'))
+  })
+}
+
+function positiveInt(value: unknown, flag: string, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got "${String(value)}"`)
+  return n
+}

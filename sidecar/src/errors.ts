@@ -1,0 +1,185 @@
+// The only place @gate/sidecar's own error classes live. Wire codes come from @gate/sdk's errors.ts;
+// helpers writing in this package append their classes in their own delimited section below.
+import { GateError } from '@gate/sdk'
+
+export { GateError }
+
+// ---- OpenAPI (openapi/) ----
+// spec 01, Errors: OpenApiError. `kind` is the discriminator; the code is gate_bad_request because the
+// failure is always in the document a caller handed in (a proxy that cannot load its spec wraps it).
+
+/** The six ways an OpenAPI document can fail conversion (spec 01, Errors, OpenApiError table). */
+export type OpenApiErrorKind =
+  | 'InvalidJson'
+  | 'InvalidYaml'
+  | 'MissingField'
+  | 'UnsupportedVersion'
+  | 'UnresolvedRef'
+  | 'InvalidSpec'
+
+/** Every OpenApiError kind, in the spec's table order. */
+export const OPENAPI_ERROR_KINDS: readonly OpenApiErrorKind[] = Object.freeze([
+  'InvalidJson',
+  'InvalidYaml',
+  'MissingField',
+  'UnsupportedVersion',
+  'UnresolvedRef',
+  'InvalidSpec',
+])
+
+/** An OpenAPI document Gate cannot convert; `location` names the field or pointer at fault. */
+export class OpenApiError extends GateError {
+  readonly kind: OpenApiErrorKind
+  readonly location: string
+  readonly detail: string | undefined
+
+  constructor(kind: OpenApiErrorKind, location: string, detail?: string, cause?: unknown) {
+    super('gate_bad_request', `${kind}: ${location}${detail === undefined ? '' : ` (${detail})`}`, { cause })
+    this.name = 'OpenApiError'
+    this.kind = kind
+    this.location = location
+    this.detail = detail
+  }
+}
+
+/** True for an OpenApiError, even one thrown by another installed copy of this package. */
+export function isOpenApiError(value: unknown): value is OpenApiError {
+  if (!(value instanceof Error)) return false
+  const candidate = value as Partial<OpenApiError>
+  return (
+    candidate.code === 'gate_bad_request' &&
+    candidate.name === 'OpenApiError' &&
+    (OPENAPI_ERROR_KINDS as readonly unknown[]).includes(candidate.kind)
+  )
+}
+
+// ---- configuration and startup (config/, cli/) ----
+
+/** A command-line or option problem: exit code 2 (usage), never a stack trace. */
+export class UsageError extends GateError {
+  constructor(message: string) {
+    super('gate_invalid_config', message)
+    this.name = 'UsageError'
+  }
+}
+
+/** Startup refused (spec 01 ProtectError `Config`): durable-receipts gate, bad listen address, seed file. */
+export class ConfigError extends GateError {
+  constructor(message: string, cause?: unknown) {
+    super('gate_invalid_config', message, { cause })
+    this.name = 'ConfigError'
+  }
+}
+
+/** The durable-receipts gate (spec 01): the text says it refuses to start without durable receipts. */
+export const DURABLE_RECEIPTS_MESSAGE =
+  'refusing to start without durable receipts: pass --receipt-store PATH (or --receipt-db PATH), or --allow-ephemeral-receipts for local development (receipts are then lost on restart)'
+
+// ---- stores ----
+// The SQLite stores (stores/). A store that will not open, read or write is gate_store_failed; a receipt
+// that could not be committed is gate_receipt_persistence_failed (spec 02, Errors), so evaluate fails
+// closed with that code. The sqlite3 / node:sqlite error always stays as `cause`.
+
+/** A store that would not open, read or write. */
+export class StoreFailedError extends GateError {
+  readonly store: string
+  readonly path: string
+
+  constructor(store: string, path: string, detail: string, cause?: unknown) {
+    super('gate_store_failed', `${store} store ${path}: ${detail}`, { cause })
+    this.name = 'StoreFailedError'
+    this.store = store
+    this.path = path
+  }
+}
+
+/** A file refused at open: not SQLite, a foreign database, another store's file, or a newer revision. */
+export class StoreRevisionError extends GateError {
+  readonly path: string
+  readonly expectedStore: string
+  readonly expectedRevision: number
+  readonly found: string
+
+  constructor(details: { path: string; expectedStore: string; expectedRevision: number; found: string }, cause?: unknown) {
+    super(
+      'gate_store_failed',
+      `refusing to open ${details.path} as the Gate ${details.expectedStore} store (revision ${details.expectedRevision}): found ${details.found}`,
+      { cause },
+    )
+    this.name = 'StoreRevisionError'
+    this.path = details.path
+    this.expectedStore = details.expectedStore
+    this.expectedRevision = details.expectedRevision
+    this.found = details.found
+  }
+}
+
+/** A receipt that was not committed; every receipt of a failed group-commit batch gets its own. */
+export class ReceiptPersistenceError extends GateError {
+  readonly batchSize: number
+
+  constructor(detail: string, options?: { cause?: unknown; batchSize?: number }) {
+    super('gate_receipt_persistence_failed', `receipt could not be recorded: ${detail}`, { cause: options?.cause })
+    this.name = 'ReceiptPersistenceError'
+    this.batchSize = options?.batchSize ?? 1
+  }
+}
+
+/** A write that reached a store after `close()`. */
+export class StoreClosedError extends GateError {
+  readonly store: string
+
+  constructor(store: string) {
+    super('gate_store_failed', `${store} store is closed`)
+    this.name = 'StoreClosedError'
+    this.store = store
+  }
+}
+
+/** A value a store refuses to record (`field` must be `expected`). */
+export class StoreInputError extends GateError {
+  readonly field: string
+
+  constructor(field: string, expected: string, got: unknown) {
+    super('gate_bad_request', `${field} must be ${expected}, got ${describeStoreValue(got)}`)
+    this.name = 'StoreInputError'
+    this.field = field
+  }
+}
+
+/** A record id (approval, nonce) that is already taken. */
+export class DuplicateRecordError extends GateError {
+  readonly store: string
+  readonly recordId: string
+
+  constructor(store: string, recordId: string) {
+    super('gate_bad_request', `${store} record "${recordId}" already exists`, { status: 409 })
+    this.name = 'DuplicateRecordError'
+    this.store = store
+    this.recordId = recordId
+  }
+}
+
+/** An approval answered when it is not pending: unknown (404), already approved or denied, or expired (409). */
+export class ApprovalStateError extends GateError {
+  readonly approvalId: string
+  readonly state: 'unknown' | 'approved' | 'denied' | 'expired'
+
+  constructor(approvalId: string, state: 'unknown' | 'approved' | 'denied' | 'expired') {
+    super(
+      'gate_bad_request',
+      state === 'unknown' ? `approval "${approvalId}" does not exist` : `approval "${approvalId}" is not pending: it is ${state}`,
+      { status: state === 'unknown' ? 404 : 409 },
+    )
+    this.name = 'ApprovalStateError'
+    this.approvalId = approvalId
+    this.state = state
+  }
+}
+
+function describeStoreValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value)
+  if (value instanceof Uint8Array) return `${value.length} bytes`
+  if (value === null || value === undefined || typeof value !== 'object') return String(value)
+  return Array.isArray(value) ? 'an array' : 'an object'
+}

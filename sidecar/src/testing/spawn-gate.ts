@@ -1,0 +1,75 @@
+// Starts the real `gate` command as a child process for end-to-end tests and waits for its
+// "listening on URL" line (never a sleep). The child is killed in teardown.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const GATE_MAIN = fileURLToPath(new URL('../cli/main.js', import.meta.url))
+
+export interface GateProcess {
+  url: string
+  child: ChildProcess
+  /** Everything the process printed so far (stdout and stderr). */
+  output(): string
+  /** Sends a signal and resolves with the exit code (or the signal name). */
+  stop(signal?: NodeJS.Signals): Promise<number | string>
+  exited: Promise<number | string>
+}
+
+export interface SpawnOptions {
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+  /** Milliseconds to wait for the listening line before failing. */
+  readyTimeoutMs?: number
+}
+
+/** Spawns `gate <args>` and resolves once it listens; rejects with its output if it exits first. */
+export function spawnGate(args: string[], options: SpawnOptions = {}): Promise<GateProcess> {
+  const child = spawn(process.execPath, [GATE_MAIN, ...args], {
+    env: { ...process.env, ...options.env },
+    cwd: options.cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  const exited = new Promise<number | string>(resolve => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)))
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`gate ${args.join(' ')} did not start within ${options.readyTimeoutMs ?? 20_000} ms:\n${out}`))
+    }, options.readyTimeoutMs ?? 20_000)
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m !== null) {
+        clearTimeout(timer)
+        resolve({
+          url: m[1] as string,
+          child,
+          exited,
+          output: () => out,
+          stop(signal = 'SIGTERM') {
+            if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+            return exited
+          },
+        })
+      }
+    }
+    child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
+    exited.then(code => {
+      clearTimeout(timer)
+      reject(new Error(`gate ${args.join(' ')} exited (${code}) before listening:\n${out}`))
+    })
+  })
+}
+
+/** Runs `gate <args>` to completion and returns its exit code and output. */
+export function runGate(args: string[], options: SpawnOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise(resolve => {
+    const child = spawn(process.execPath, [GATE_MAIN, ...args], { env: { ...process.env, ...options.env }, cwd: options.cwd })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', c => (stdout += c))
+    child.stderr.on('data', c => (stderr += c))
+    child.on('close', code => resolve({ code, stdout, stderr }))
+  })
+}
