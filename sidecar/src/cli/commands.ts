@@ -15,6 +15,7 @@ export interface CommandEntry {
 export const COMMANDS: Record<string, CommandEntry> = {
   sidecar: { summary: 'run the evaluation sidecar (policy, receipts, /gate routes)', load: () => import('./sidecar.js') },
   check: { summary: 'parse an OpenAPI document and print its route table and tools', load: () => import('./check.js') },
+  capability: { summary: 'issue or revoke capability tokens through the control routes', load: () => import('./capability.js') },
   keygen: { summary: 'write a new Ed25519 authority seed file (0600)', load: () => import('./keygen.js') },
   api: {
     summary: 'HTTP API commands: gate api protect (reverse proxy with receipts)',

@@ -238,3 +238,23 @@ t.test('without a seed file a warning is logged and a fresh key is used', async 
   t.teardown(() => gate.stop('SIGKILL'))
   t.match(gate.output(), /warning: no --authority-seed-file/)
 })
+
+t.test('gate capability issue / revoke drive the control routes', async t => {
+  const { gate } = await start(t)
+  const env = { GATE_CONTROL_TOKEN: TOKEN }
+  const issued = await runGate(['capability', 'issue', '--subject', agentKey, '--grant', 'POST /pets', '--ttl', '600', '--control-url', gate.url], { env })
+  t.equal(issued.code, 0, issued.stderr)
+  const [json, header] = issued.stdout.trim().split('\n') as [string, string]
+  const capability = JSON.parse(json) as { id: string; expires_at: number; issued_at: number }
+  t.equal(capability.expires_at - capability.issued_at, 600)
+  t.match((await evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': header })).body, { verdict: { verdict: 'allow' } })
+  const revoked = await runGate(['capability', 'revoke', capability.id, '--control-url', gate.url], { env })
+  t.equal(revoked.code, 0, revoked.stderr)
+  t.match(JSON.parse(revoked.stdout), { capabilityId: capability.id, revoked: true, newlyRevoked: true })
+  t.match((await evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': header })).body, { verdict: { verdict: 'deny' } })
+  const noToken = await runGate(['capability', 'revoke', capability.id, '--control-url', gate.url], { env: { GATE_CONTROL_TOKEN: '' } })
+  t.equal(noToken.code, 1)
+  t.match(noToken.stderr, /401/)
+  const usage = await runGate(['capability', 'issue', '--subject', 'xyz', '--grant', 'POST /pets'])
+  t.equal(usage.code, 2)
+})
