@@ -2,6 +2,8 @@
 // and prints each suite's table with its ratio against a floor measured in the same run.
 const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>> = {
   protocol: () => import('./protocol/crypto.js'),
+  openapi: () => import('./openapi/convert-github.js'),
+  'route-match': () => import('./openapi/match-github.js'),
 }
 
 const wanted = process.argv.slice(2)

@@ -1,0 +1,112 @@
+import t from 'tap'
+import { createRouteTable, matchRoute } from './match-route.js'
+import { routeTableFromSpec } from './route-table.js'
+import type { RouteEntry } from './types.js'
+
+const route = (method: RouteEntry['method'], pattern: string, decision: RouteEntry['decision'] = 'DenyByDefault'): RouteEntry => ({
+  method,
+  pattern,
+  decision,
+  why: 'side_effects',
+  sensitivity: 'internal',
+  approvalRequired: false,
+  published: true,
+  toolName: `${method} ${pattern}`,
+})
+
+const table = createRouteTable([
+  route('GET', '/pets/{id}'),
+  route('GET', '/pets/mine'),
+  route('GET', '/pets/{id}/toys/{toyId}'),
+  route('GET', '/{a}/b/c'),
+  route('GET', '/x/{b}/{c}'),
+  route('GET', '/files/{name}.json'),
+  route('GET', '/files/{name}'),
+  route('GET', '/'),
+  route('GET', '/admin'),
+  route('POST', '/pets'),
+])
+
+const patternOf = (method: string, path: string) => {
+  const m = matchRoute(table, method, path)
+  return m.matched ? m.pattern : null
+}
+
+t.test('a concrete segment beats a template', async t => {
+  t.equal(patternOf('GET', '/pets/mine'), '/pets/mine')
+  t.equal(patternOf('GET', '/pets/42'), '/pets/{id}')
+})
+
+t.test('literals win at the first position where patterns differ, left to right', async t => {
+  t.equal(patternOf('GET', '/x/b/c'), '/x/{b}/{c}')
+  t.equal(patternOf('GET', '/y/b/c'), '/{a}/b/c')
+})
+
+t.test('a {param} matches exactly one non-empty segment', async t => {
+  t.equal(patternOf('GET', '/pets/1/toys/2'), '/pets/{id}/toys/{toyId}')
+  t.equal(patternOf('GET', '/pets/1/2'), null, 'no pattern spans two segments')
+  t.equal(patternOf('GET', '/pets/1/toys'), null)
+  t.equal(patternOf('GET', '/pets'), null)
+})
+
+t.test('parameters are returned percent-decoded by name; an encoded slash stays inside its segment', async t => {
+  const m = matchRoute(table, 'GET', '/pets/group%2Fname/toys/a%20b')
+  t.ok(m.matched)
+  if (m.matched) t.same({ ...m.params }, { id: 'group/name', toyId: 'a b' })
+})
+
+t.test('a template inside a segment beats a whole-segment template and captures its part', async t => {
+  const m = matchRoute(table, 'GET', '/files/report.json')
+  t.equal(m.pattern, '/files/{name}.json')
+  if (m.matched) t.same({ ...m.params }, { name: 'report' })
+  t.equal(patternOf('GET', '/files/report.csv'), '/files/{name}')
+})
+
+t.test('an unmatched path falls back to the method rule and records the raw path', async t => {
+  t.same(matchRoute(table, 'GET', '/nowhere/at/all?x=1'), { matched: false, pattern: '/nowhere/at/all', decision: 'SessionAllow', why: 'method' })
+  t.same(matchRoute(table, 'DELETE', '/pets/1'), { matched: false, pattern: '/pets/1', decision: 'DenyByDefault', why: 'method' }, 'path known, method not')
+  t.same(matchRoute(table, 'HEAD', '/nowhere'), { matched: false, pattern: '/nowhere', decision: 'SessionAllow', why: 'method' })
+  t.same(matchRoute(table, 'TRACE', '/admin'), { matched: false, pattern: '/admin', decision: 'DenyByDefault', why: 'method' })
+  t.same(matchRoute(table, 'GET', '*'), { matched: false, pattern: '*', decision: 'SessionAllow', why: 'method' })
+})
+
+t.test('a matched route carries its own decision and why', async t => {
+  const m = matchRoute(table, 'POST', '/pets')
+  t.same([m.matched, m.decision, m.why, m.pattern], [true, 'DenyByDefault', 'side_effects', '/pets'])
+})
+
+t.test('the query string and fragment are ignored; one trailing slash is ignored', async t => {
+  t.equal(patternOf('GET', '/admin?a=b#c'), '/admin')
+  t.equal(patternOf('GET', '/admin/'), '/admin')
+  t.equal(patternOf('GET', '/'), '/')
+  t.equal(patternOf('GET', '/?q=1'), '/')
+})
+
+t.test('ambiguous paths match nothing and are DenyByDefault whatever the method', async t => {
+  for (const path of ['/pets//x', '//admin', '/admin//', '/pets/%2e%2e/admin', '/pets/../admin', '/pets/./1', '/pets/%2E', '/pets/a\\b', '/pets/a%5Cb', '/pets/%zz']) {
+    t.same(matchRoute(table, 'GET', path), { matched: false, pattern: path, decision: 'DenyByDefault', why: 'ambiguous_path' }, path)
+  }
+})
+
+t.test('matching is case-sensitive', async t => {
+  t.equal(patternOf('GET', '/ADMIN'), null)
+})
+
+t.test('ties between identical templates go to the agreeing trailing slash, then the smaller pattern', async t => {
+  const tied = createRouteTable([route('GET', '/a/{y}'), route('GET', '/a/{x}'), route('GET', '/b/'), route('GET', '/b')])
+  t.equal(matchRoute(tied, 'GET', '/a/1').pattern, '/a/{x}')
+  t.equal(matchRoute(tied, 'GET', '/b').pattern, '/b')
+  t.equal(matchRoute(tied, 'GET', '/b/').pattern, '/b/')
+})
+
+t.test('a route table from a document matches its own patterns', async t => {
+  const fromSpec = routeTableFromSpec(
+    JSON.stringify({ openapi: '3.0.0', info: {}, paths: { '/users/{u}': { get: { 'x-gate-side-effects': true } }, '/users/me': { get: {} } } }),
+  )
+  t.same([matchRoute(fromSpec, 'GET', '/users/me').decision, matchRoute(fromSpec, 'GET', '/users/bob').decision], ['SessionAllow', 'DenyByDefault'])
+})
+
+t.test('a very long request path is answered without deep recursion', async t => {
+  const m = matchRoute(table, 'GET', `/${'a/'.repeat(100_000)}b`)
+  t.equal(m.matched, false)
+})
