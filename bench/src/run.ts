@@ -4,6 +4,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   protocol: () => import('./protocol/crypto.js'),
   openapi: () => import('./openapi/convert-github.js'),
   'route-match': () => import('./openapi/match-github.js'),
+  sdk: () => import('./sdk/middleware-overhead.js'),
 }
 
 const wanted = process.argv.slice(2)

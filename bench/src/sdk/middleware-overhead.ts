@@ -1,0 +1,190 @@
+// SDK middleware overhead: an Express app and a Fastify app, each without and with Gate in front of the
+// same handler, against the real `gate sidecar` with a durable receipt store. Measured at a fixed
+// 1,000 req/s (latency added by Gate: median and p99, target <= 0.5 ms and <= 2 ms) and at saturation
+// (throughput ratio with/without). Loopback only; the apps and the sidecar run in their own processes.
+// Latencies come from autocannon's per-response hrtime (its histogram keeps whole milliseconds only).
+// On a shared machine wall-clock latency moves with everything else running, so the app's CPU time per
+// request (with and without Gate) is reported too, and the load average is printed with the table.
+import autocannon, { type AutocannonResult } from 'autocannon'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { uuidv7 } from '@gate/sdk'
+import { startSidecarProcess } from '@gate/sdk/middleware-testing'
+import { median, printTable, quantile } from '../measure.js'
+
+const FIXED_RATE = 1000
+const FIXED_SECONDS = 5
+const FIXED_ROUNDS = 2
+const SATURATION_SECONDS = 5
+const SATURATION_CONNECTIONS = 16
+const TARGET_MEDIAN_ADDED_MS = 0.5
+const TARGET_P99_ADDED_MS = 2
+
+type Tracker = Promise<AutocannonResult> & { on(event: 'response', fn: (client: unknown, status: number, bytes: number, ms: number) => void): void }
+
+interface Load {
+  latencies: number[]
+  requestsPerSecond: number
+  failures: number
+}
+
+async function load(url: string, options: { rate?: number; connections: number; seconds: number; path?: string; extra?: Record<string, unknown> }): Promise<Load> {
+  const tracker = autocannon({
+    url: `${url}${options.path ?? '/pets'}`,
+    connections: options.connections,
+    duration: options.seconds,
+    ...(options.rate === undefined ? {} : { overallRate: options.rate }),
+    ...options.extra,
+  } as Parameters<typeof autocannon>[0]) as Tracker
+  const latencies: number[] = []
+  tracker.on('response', (_client, status, _bytes, ms) => {
+    if (status === 200) latencies.push(ms)
+  })
+  const result = await tracker
+  return { latencies, requestsPerSecond: result.requests.average, failures: result.errors + result.timeouts + result.non2xx }
+}
+
+interface App {
+  url: string
+  child: ChildProcess
+  /** CPU microseconds and requests served so far, read from the app process. */
+  stats(): Promise<{ cpuMicros: number; served: number }>
+}
+
+async function startApp(framework: string, gate: 'on' | 'off', sidecarUrl: string): Promise<App> {
+  const script = fileURLToPath(new URL('./overhead-app.js', import.meta.url))
+  const child = spawn(process.execPath, [script, framework, gate, sidecarUrl], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  let waiting: ((line: string) => void) | undefined
+  child.stdout!.on('data', (c: Buffer) => {
+    out += c.toString('utf8')
+    const m = /stats (\d+) (\d+)\n/.exec(out)
+    if (m !== null && waiting !== undefined) {
+      out = out.slice((m.index ?? 0) + m[0].length)
+      waiting(m[0])
+    }
+  })
+  const port = await new Promise<string>((resolve, reject) => {
+    const poll = () => {
+      const m = /listening (\d+)/.exec(out)
+      if (m !== null) resolve(m[1] as string)
+      else setTimeout(poll, 10)
+    }
+    poll()
+    child.once('exit', code => reject(new Error(`overhead-app ${framework} ${gate} exited with ${code}`)))
+  })
+  const stats = async () => {
+    const line = await new Promise<string>(resolve => {
+      waiting = resolve
+      child.kill('SIGUSR2')
+    })
+    const [, cpu, served] = line.trim().split(' ')
+    return { cpuMicros: Number(cpu), served: Number(served) }
+  }
+  return { url: `http://127.0.0.1:${port}`, child, stats }
+}
+
+function evaluateBody() {
+  const caller = { subject: 'anonymous', auth_method: { method: 'anonymous' }, verified: false, tenant: null, agent_id: null }
+  return { request_id: uuidv7(), method: 'GET', route_pattern: '/pets', path: '/pets', caller, body_hash: null, body_length: 0, timestamp: Math.floor(Date.now() / 1000) }
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  await exited
+}
+
+export async function run(): Promise<{ ok: boolean }> {
+  const dir = mkdtempSync(join(tmpdir(), 'gate-sdk-bench-'))
+  const sidecar = await startSidecarProcess({ dir })
+  const rows: Record<string, string | number>[] = []
+  let ok = true
+  try {
+    // the sidecar alone, asked directly at the same rate: the floor under any latency Gate can add
+    const evaluate = {
+      path: '/gate/evaluate',
+      extra: {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        requests: [{ setupRequest: (r: object) => ({ ...r, body: JSON.stringify(evaluateBody()) }) }],
+      },
+    }
+    await load(sidecar.url, { rate: FIXED_RATE, connections: 10, seconds: 2, ...evaluate })
+    const direct = await load(sidecar.url, { rate: FIXED_RATE, connections: 10, seconds: FIXED_SECONDS, ...evaluate })
+    for (const framework of ['express', 'fastify']) {
+      const bare = await startApp(framework, 'off', sidecar.url)
+      const gated = await startApp(framework, 'on', sidecar.url)
+      try {
+        // warm-up: JIT, keep-alive pools, the sidecar key fetch
+        for (const app of [bare, gated]) await load(app.url, { rate: FIXED_RATE, connections: 10, seconds: 2 })
+        const fixed = { bare: [] as number[], gated: [] as number[] }
+        const before = { bare: await bare.stats(), gated: await gated.stats() }
+        let failures = 0
+        // interleaved rounds, so a burst of load from elsewhere hits both alike
+        for (let round = 0; round < FIXED_ROUNDS; round++) {
+          for (const [name, app] of [['bare', bare], ['gated', gated]] as const) {
+            const r = await load(app.url, { rate: FIXED_RATE, connections: 10, seconds: FIXED_SECONDS })
+            fixed[name].push(...r.latencies)
+            failures += r.failures
+          }
+        }
+        const after = { bare: await bare.stats(), gated: await gated.stats() }
+        const cpuPerRequest = (name: 'bare' | 'gated') => (after[name].cpuMicros - before[name].cpuMicros) / (after[name].served - before[name].served)
+        const satBare = await load(bare.url, { connections: SATURATION_CONNECTIONS, seconds: SATURATION_SECONDS })
+        const satGated = await load(gated.url, { connections: SATURATION_CONNECTIONS, seconds: SATURATION_SECONDS })
+        failures += satBare.failures + satGated.failures
+
+        const medianAdded = median(fixed.gated) - median(fixed.bare)
+        const p99Added = quantile(fixed.gated, 0.99) - quantile(fixed.bare, 0.99)
+        const met = medianAdded <= TARGET_MEDIAN_ADDED_MS && p99Added <= TARGET_P99_ADDED_MS && failures === 0
+        ok &&= met
+        rows.push({
+          framework,
+          'median bare ms': median(fixed.bare),
+          'median gate ms': median(fixed.gated),
+          'median added ms': medianAdded,
+          'p99 bare ms': quantile(fixed.bare, 0.99),
+          'p99 gate ms': quantile(fixed.gated, 0.99),
+          'p99 added ms': p99Added,
+          'app CPU µs/req bare': cpuPerRequest('bare'),
+          'app CPU µs/req gate': cpuPerRequest('gated'),
+          'sat req/s bare': satBare.requestsPerSecond,
+          'sat req/s gate': satGated.requestsPerSecond,
+          'throughput ratio': `${((satGated.requestsPerSecond / satBare.requestsPerSecond) * 100).toFixed(0)}%`,
+          failures,
+          target: met ? 'met' : 'MISSED',
+        })
+      } finally {
+        await stop(bare.child)
+        await stop(gated.child)
+      }
+    }
+    rows.push({
+      framework: 'sidecar alone',
+      'median gate ms': median(direct.latencies),
+      'p99 gate ms': quantile(direct.latencies, 0.99),
+      failures: direct.failures,
+      target: 'floor: POST /gate/evaluate asked directly',
+    })
+  } finally {
+    await sidecar.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+  printTable(
+    `load average ${loadavg().map(l => l.toFixed(1)).join(' ')} on this machine; SDK middleware overhead: GET /pets at ${FIXED_RATE} req/s (${FIXED_ROUNDS}x${FIXED_SECONDS}s each) and at saturation (${SATURATION_CONNECTIONS} connections, ${SATURATION_SECONDS}s); durable sidecar; targets: median added <= ${TARGET_MEDIAN_ADDED_MS} ms, p99 added <= ${TARGET_P99_ADDED_MS} ms`,
+    rows,
+  )
+  return { ok }
+}
+
+// `node bench/dist/sdk/middleware-overhead.js` runs it alone
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { ok } = await run()
+  process.exitCode = ok ? 0 : 1
+}

@@ -1,0 +1,9 @@
+// Route handlers wrapped one by one: withGate decides before the handler runs.
+import { getGate, withGate } from '@gate/next'
+import { echo, summarize } from '../../echo.js'
+import { gateOptions } from '../../gate-options.js'
+
+export const dynamic = 'force-dynamic'
+
+export const GET = withGate(request => echo(request, summarize(getGate(request))), gateOptions)
+export const POST = withGate(request => echo(request, summarize(getGate(request))), gateOptions)

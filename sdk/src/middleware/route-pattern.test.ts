@@ -1,0 +1,20 @@
+// Route patterns: framework syntax to OpenAPI, and the receipt's pattern checked against the path.
+import t from 'tap'
+import { patternMatchesPath, toOpenApiPattern } from './route-pattern.js'
+
+t.test('framework patterns become OpenAPI patterns', async t => {
+  t.equal(toOpenApiPattern('/pets/:id'), '/pets/{id}')
+  t.equal(toOpenApiPattern('/a/:x/b/:y_z'), '/a/{x}/b/{y_z}')
+  t.equal(toOpenApiPattern('/pets/{id}'), '/pets/{id}')
+})
+
+t.test('a pattern matches a path segment by segment', async t => {
+  t.ok(patternMatchesPath('/pets/{id}', '/pets/7'))
+  t.ok(patternMatchesPath('/pets/{id}/adopt', '/pets/7/adopt'))
+  t.ok(patternMatchesPath('/files/{name}.json', '/files/a.json'))
+  t.ok(patternMatchesPath('/unmatched/raw/path', '/unmatched/raw/path'), 'an unmatched request records its raw path')
+  t.ok(patternMatchesPath('/caf\u00e9', '/caf%C3%A9'))
+  t.notOk(patternMatchesPath('/pets/{id}', '/pets/7/adopt'))
+  t.notOk(patternMatchesPath('/pets/{id}', '/owners/7'))
+  t.notOk(patternMatchesPath('/pets', '/admin/export'))
+})

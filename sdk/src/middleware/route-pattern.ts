@@ -1,0 +1,42 @@
+// Route patterns: framework syntax (`/pets/:id`) to the OpenAPI form the sidecar records (`/pets/{id}`),
+// and the check that a receipt's pattern can describe the path that was sent.
+
+/** `/pets/:id` → `/pets/{id}`; an OpenAPI pattern is returned unchanged. */
+export function toOpenApiPattern(pattern: string): string {
+  return pattern.replace(/:([A-Za-z_$][\w$]*)/g, '{$1}')
+}
+
+/**
+ * True when `pattern` matches `path` segment by segment, a `{param}` standing for one segment (spec 01,
+ * route matching); an unmatched request's receipt records the raw path, which matches itself.
+ */
+export function patternMatchesPath(pattern: string, path: string): boolean {
+  if (pattern === path) return true
+  const ps = pattern.split('/')
+  const xs = path.split('/')
+  if (ps.length !== xs.length) return false
+  for (let i = 0; i < ps.length; i++) {
+    const p = ps[i] as string
+    const x = xs[i] as string
+    if (p === x) continue
+    if (!p.includes('{')) {
+      if (safeDecode(p) !== safeDecode(x)) return false
+      continue
+    }
+    const re = new RegExp('^' + p.split(/\{[^}/]*\}/).map(escapeRegExp).join('[^/]+') + '$')
+    if (!re.test(x) && !re.test(safeDecode(x))) return false
+  }
+  return true
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return s
+  }
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}

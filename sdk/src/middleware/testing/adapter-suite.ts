@@ -1,0 +1,198 @@
+// The end-to-end cases every adapter must pass, run against the real `gate sidecar` process and a
+// real app of the adapter's framework. The adapter's test supplies `startApp`; the app contract:
+//   GET /healthz, GET /pets, GET /pets/:id, POST /pets, each behind Gate, each answering 200 with
+//   { body, gate: { verdict, receiptId, failOpen, skipped }, query, capabilityHeader }
+//   where `body` is the parsed JSON body (parser placed before or after Gate as asked).
+// Test support only.
+import type { Test } from 'tap'
+import { validate } from '@gate/schemas'
+import { callerIdentityHash } from '../../protocol/content-hash.js'
+import { sha256Hex } from '../../protocol/sha256.js'
+import type { GateMiddlewareOptions } from '../options.js'
+import { startCaptureProxy } from './capture-proxy.js'
+import { startFakeSidecar } from './fake-sidecar.js'
+import { call } from './http-client.js'
+import { PETS_SPEC_YAML } from './pets-spec.js'
+import { closedPortUrl, hasSidecarBuild, startSidecarProcess, GATE_CLI, type SidecarProcess } from './sidecar-process.js'
+
+export type ParserPlacement = 'before' | 'after'
+
+export interface AdapterApp {
+  url: string
+  close(): Promise<void>
+}
+
+export type StartApp = (options: GateMiddlewareOptions, parser: ParserPlacement) => Promise<AdapterApp>
+
+export interface AdapterSuiteOptions {
+  /** Mount point of the app's routes (`/edge` → `/edge/pets`); the sidecar's spec is prefixed to match. */
+  prefix?: string
+  /** False where the adapter documents that the handler still sees `gate_capability` in the URL. */
+  stripsQueryToken?: boolean
+}
+
+/** The pets spec with every path under `prefix`. */
+export function prefixedPetsSpec(prefix: string): string {
+  return PETS_SPEC_YAML.replace(/^ {2}\/(pets|admin)/gm, `  ${prefix}/$1`)
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' }
+
+/** Runs every case; `name` labels the framework in messages. */
+export async function runAdapterSuite(t: Test, name: string, startApp: StartApp, suite: AdapterSuiteOptions = {}): Promise<void> {
+  const p = suite.prefix ?? ''
+  const app = async (t: Test, options: GateMiddlewareOptions, parser: ParserPlacement = 'after') => {
+    const a = await startApp({ skip: [`${p}/healthz`], ...options }, parser)
+    t.teardown(() => a.close())
+    return a.url
+  }
+
+  await t.test(`${name}: against the real gate sidecar`, { skip: hasSidecarBuild() ? false : `no sidecar build at ${GATE_CLI}` }, async t => {
+    const sidecar: SidecarProcess = await startSidecarProcess({ dir: t.testdir(), spec: prefixedPetsSpec(p) })
+    t.teardown(() => sidecar.stop())
+
+    await t.test('GET is allowed with X-Gate-Receipt-Id and a receipt the sidecar verifies', async t => {
+      const url = await app(t, { sidecarUrl: sidecar.url })
+      const res = await call(url, 'GET', `${p}/pets?limit=2`)
+      t.equal(res.status, 200)
+      t.match(res.headers['x-gate-receipt-id'], /^[0-9a-f]{64}$/)
+      t.match(res.json.gate, { verdict: 'allow', receiptId: res.headers['x-gate-receipt-id'], failOpen: null })
+      t.same(res.json.query, { limit: '2' })
+    })
+
+    await t.test('POST without a capability answers 403 with the structured body', async t => {
+      const url = await app(t, { sidecarUrl: sidecar.url })
+      const res = await call(url, 'POST', `${p}/pets`, { headers: JSON_HEADERS, body: '{"name":"Rex"}' })
+      t.equal(res.status, 403, sidecar.output())
+      t.same(validate('gate.http.error_body.v1', res.json), { ok: true })
+      t.equal(res.json.error, 'gate_access_denied')
+      t.equal(res.json.receipt_id, res.headers['x-gate-receipt-id'])
+    })
+
+    for (const parser of ['after', 'before'] as const) {
+      await t.test(`POST with an issued capability reaches the handler with its body intact (parser ${parser} Gate)`, async t => {
+        const url = await app(t, { sidecarUrl: sidecar.url }, parser)
+        const { token } = await sidecar.issue([`POST ${p}/pets`])
+        const body = '{"name":"Rex","tags":["a","ü"]}'
+        const res = await call(url, 'POST', `${p}/pets`, { headers: { ...JSON_HEADERS, 'x-gate-capability': token }, body })
+        t.equal(res.status, 200, res.text)
+        t.same(res.json.body, JSON.parse(body))
+        t.equal(res.json.gate.verdict, 'allow')
+        t.equal(res.json.capabilityHeader, null, 'the handler does not see the token')
+
+        const viaQuery = await call(url, 'POST', `${p}/pets?x=1&gate_capability=${encodeURIComponent(token)}`, { headers: JSON_HEADERS, body })
+        t.equal(viaQuery.status, 200, viaQuery.text)
+        if (suite.stripsQueryToken !== false) t.same(viaQuery.json.query, { x: '1' }, 'gate_capability is removed from the query the handler sees')
+      })
+    }
+
+    await t.test('a revoked capability answers 403', async t => {
+      const url = await app(t, { sidecarUrl: sidecar.url })
+      const { token, id } = await sidecar.issue([`POST ${p}/pets`])
+      t.equal((await call(url, 'POST', `${p}/pets`, { headers: { ...JSON_HEADERS, 'x-gate-capability': token }, body: '{}' })).status, 200)
+      await sidecar.revoke(id)
+      const res = await call(url, 'POST', `${p}/pets`, { headers: { ...JSON_HEADERS, 'x-gate-capability': token }, body: '{}' })
+      t.equal(res.status, 403)
+      t.equal(res.json.error, 'gate_access_denied')
+      t.match(res.json.message, /revoked/)
+    })
+
+    await t.test('an oversized body answers 413 before the sidecar is asked', async t => {
+      const capture = await startCaptureProxy(sidecar.url)
+      t.teardown(() => capture.close())
+      const url = await app(t, { sidecarUrl: capture.url, maxBodyBytes: 64 })
+      const res = await call(url, 'POST', `${p}/pets`, { headers: JSON_HEADERS, body: JSON.stringify({ name: 'x'.repeat(100) }) })
+      t.equal(res.status, 413)
+      t.equal(res.json.error, 'gate_payload_too_large')
+      t.equal(capture.calls.filter(c => c.path === '/gate/evaluate').length, 0)
+    })
+
+    await t.test('raw Authorization, Cookie and x-api-key never reach the sidecar; the receipt binds the hash', async t => {
+      const capture = await startCaptureProxy(sidecar.url)
+      t.teardown(() => capture.close())
+      const url = await app(t, { sidecarUrl: capture.url, identityCookie: 'sid' })
+      const secrets = ['Bearer-SECRET-7f3a', 'cookie-SECRET-91bc', 'apikey-SECRET-42de']
+      const res = await call(url, 'GET', `${p}/pets`, { headers: { authorization: `Bearer ${secrets[0]}`, cookie: `sid=${secrets[1]}`, 'x-api-key': secrets[2]! } })
+      t.equal(res.status, 200)
+      for (const text of capture.rawTexts) for (const s of secrets) t.notOk(text.includes(s), 'no raw credential in what the sidecar received')
+      const evaluation = capture.calls.find(c => c.path === '/gate/evaluate')!
+      t.same(validate('gate.http.request.v1', evaluation.body), { ok: true })
+      const hash = sha256Hex(secrets[0]!)
+      const caller = { subject: `bearer:${hash.slice(0, 16)}`, auth_method: { method: 'bearer' as const, token_hash: hash } }
+      const receipt = capture.lastReceipt()
+      t.equal(receipt.caller_identity_hash, callerIdentityHash(caller))
+      const verified = await sidecar.verify(receipt)
+      t.equal(verified.ok, true, 'the stored receipt verifies at the sidecar')
+      t.notOk(JSON.stringify(receipt).includes('SECRET'))
+    })
+
+    await t.test('a forged receipt from an impostor sidecar answers 502', async t => {
+      const live = await call(sidecar.url, 'GET', '/gate/live')
+      const impostor = await startFakeSidecar('honest')
+      t.teardown(() => impostor.close())
+      const url = await app(t, { sidecarUrl: impostor.url, sidecarPublicKey: live.json.kernel_key })
+      const res = await call(url, 'GET', `${p}/pets`)
+      t.equal(res.status, 502)
+      t.equal(res.json.error, 'gate_invalid_receipt')
+    })
+
+    await t.test('skipped paths bypass Gate', async t => {
+      const url = await app(t, { sidecarUrl: sidecar.url })
+      const res = await call(url, 'GET', `${p}/healthz`)
+      t.equal(res.status, 200)
+      t.equal(res.json.gate.skipped, true)
+      t.notOk('x-gate-receipt-id' in res.headers)
+    })
+
+    await t.test('the receipt records the sidecar\'s own route pattern', async t => {
+      const capture = await startCaptureProxy(sidecar.url)
+      t.teardown(() => capture.close())
+      const url = await app(t, { sidecarUrl: capture.url })
+      const res = await call(url, 'GET', `${p}/pets/7`)
+      t.equal(res.status, 200)
+      t.equal(capture.lastReceipt().route_pattern, `${p}/pets/{id}`)
+    })
+  })
+
+  await t.test(`${name}: sidecar faults`, async t => {
+    await t.test('sidecar down answers 503; fail-open passes and says so', async t => {
+      const down = await closedPortUrl()
+      const closed = await call(await app(t, { sidecarUrl: down, sidecarPublicKey: 'a'.repeat(64) }), 'GET', `${p}/pets`)
+      t.equal(closed.status, 503)
+      t.equal(closed.json.error, 'gate_sidecar_unreachable')
+      t.same(validate('gate.http.error_body.v1', closed.json), { ok: true })
+      const open = await call(await app(t, { sidecarUrl: down, onSidecarError: 'allow' }), 'POST', `${p}/pets`, { headers: JSON_HEADERS, body: '{"a":1}' })
+      t.equal(open.status, 200)
+      t.equal(open.headers['x-gate-fail-open'], 'gate_sidecar_unreachable')
+      t.same(open.json.body, { a: 1 })
+      t.equal(open.json.gate.failOpen, 'gate_sidecar_unreachable')
+    })
+
+    await t.test('a sidecar slower than the timeout answers 504', async t => {
+      const fake = await startFakeSidecar('hang')
+      t.teardown(() => fake.close())
+      const res = await call(await app(t, { sidecarUrl: fake.url, timeoutMs: 200, sidecarPublicKey: fake.signer.publicKey }), 'GET', `${p}/pets`)
+      t.equal(res.status, 504)
+      t.equal(res.json.error, 'gate_timeout')
+    })
+
+    await t.test('a sidecar answering 500 or garbage answers 502 gate_evaluation_failed', async t => {
+      const fake = await startFakeSidecar('status-500')
+      t.teardown(() => fake.close())
+      const res = await call(await app(t, { sidecarUrl: fake.url, sidecarPublicKey: fake.signer.publicKey }), 'GET', `${p}/pets`)
+      t.equal(res.status, 502)
+      t.equal(res.json.error, 'gate_evaluation_failed')
+    })
+  })
+}
+
+
+/** The `gate` member of the app contract's answer, from a handler's GateContext. */
+export function summarizeGate(gate: { verdict: { verdict: string } | null; receipt: { id: string } | null; failOpen: string | null } | null | undefined) {
+  return {
+    verdict: gate?.verdict?.verdict ?? null,
+    receiptId: gate?.receipt?.id ?? null,
+    failOpen: gate?.failOpen ?? null,
+    skipped: gate === null,
+  }
+}

@@ -1,0 +1,113 @@
+// Runs the real `gate sidecar` process for end-to-end tests: a free port (`--listen 127.0.0.1:0`), the
+// pets spec in a temp file, a durable receipt store in the test's directory, and a control token so the
+// test can issue and revoke capabilities through /v1. Test support only.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { HttpReceipt, VerifyReceiptResponse } from '../../types.js'
+import { PETS_SPEC_YAML } from './pets-spec.js'
+
+/** The `gate` CLI (override with GATE_CLI for an installed build). */
+export const GATE_CLI = process.env.GATE_CLI ?? fileURLToPath(new URL('../../../../sidecar/dist/cli/main.js', import.meta.url))
+
+export interface SidecarProcess {
+  url: string
+  /** Issues a capability for `grants` ("POST /pets") to a fresh subject; returns the token JSON text. */
+  issue(grants: string[], ttlSeconds?: number): Promise<{ token: string; id: string }>
+  revoke(capabilityId: string): Promise<void>
+  verify(receipt: HttpReceipt): Promise<VerifyReceiptResponse>
+  /** Everything the process wrote, for failure messages. */
+  output(): string
+  stop(): Promise<void>
+}
+
+export interface SidecarProcessOptions {
+  /** Directory for the spec file and the receipt store (t.testdir()). */
+  dir: string
+  spec?: string
+  extraArgs?: string[]
+}
+
+/** True when the sidecar build exists (tests skip with a reason otherwise). */
+export function hasSidecarBuild(): boolean {
+  return existsSync(GATE_CLI)
+}
+
+/** Spawns `gate sidecar` and resolves once it prints its listen address. */
+export async function startSidecarProcess(options: SidecarProcessOptions): Promise<SidecarProcess> {
+  const specFile = join(options.dir, 'pets.yaml')
+  writeFileSync(specFile, options.spec ?? PETS_SPEC_YAML)
+  const controlToken = `test-control-${Math.random().toString(16).slice(2)}`
+  const child = spawn(
+    process.execPath,
+    [GATE_CLI, 'sidecar', '--listen', '127.0.0.1:0', '--spec', specFile, '--receipt-store', join(options.dir, 'receipts.db'), ...(options.extraArgs ?? [])],
+    { env: { ...process.env, GATE_CONTROL_TOKEN: controlToken, GATE_SIDECAR_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  )
+  let output = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString('utf8')
+      const m = /(?:https?:\/\/)?(127\.0\.0\.1):(\d{2,5})\b/.exec(output)
+      if (m !== null && m[2] !== '0') {
+        child.stdout?.off('data', onData)
+        child.stderr?.off('data', onData)
+        resolve(`http://127.0.0.1:${m[2]}`)
+      }
+    }
+    child.stdout?.on('data', onData)
+    child.stderr?.on('data', onData)
+    child.once('exit', code => reject(new Error(`gate sidecar exited with ${code} before listening:\n${output}`)))
+    child.once('error', reject)
+  })
+  child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')))
+  child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')))
+  const control = async (path: string, body: unknown): Promise<unknown> => {
+    const res = await fetch(url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${controlToken}` },
+      body: JSON.stringify(body),
+    })
+    const text = await res.text()
+    if (res.status !== 200) throw new Error(`POST ${path} answered ${res.status}: ${text}`)
+    return JSON.parse(text)
+  }
+  return {
+    url,
+    async issue(grants, ttlSeconds = 3600) {
+      const subjectPublicKey = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(32))).toString('hex')
+      const scope = { grants: grants.map(tool_name => ({ server_id: 'http', tool_name })) }
+      const { capability } = (await control('/v1/capabilities/issue', { subjectPublicKey, scope, ttlSeconds })) as { capability: { id: string } }
+      return { token: JSON.stringify(capability), id: capability.id }
+    },
+    async revoke(capabilityId) {
+      await control('/v1/revocations', { capabilityId })
+    },
+    async verify(receipt) {
+      const res = await fetch(url + '/gate/verify', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(receipt) })
+      return (await res.json()) as VerifyReceiptResponse
+    },
+    output: () => output,
+    stop: () => stopChild(child),
+  }
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = once(child, 'exit')
+  child.kill('SIGTERM')
+  await exited
+}
+
+/** A loopback URL on which nothing listens (the port was bound, read back and released). */
+export async function closedPortUrl(): Promise<string> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  server.close()
+  await once(server, 'close')
+  return `http://127.0.0.1:${port}`
+}
