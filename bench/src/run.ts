@@ -5,6 +5,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   openapi: () => import('./openapi/convert-github.js'),
   'route-match': () => import('./openapi/match-github.js'),
   sdk: () => import('./sdk/middleware-overhead.js'),
+  'receipt-ingest': () => import('./stores/receipt-ingest.js'),
 }
 
 const wanted = process.argv.slice(2)

@@ -153,23 +153,22 @@ export class DuplicateRecordError extends GateError {
   readonly recordId: string
 
   constructor(store: string, recordId: string) {
-    super('gate_bad_request', `${store} record "${recordId}" already exists`, { status: 409 })
+    super('gate_conflict', `${store} record "${recordId}" already exists`)
     this.name = 'DuplicateRecordError'
     this.store = store
     this.recordId = recordId
   }
 }
 
-/** An approval answered when it is not pending: unknown (404), already approved or denied, or expired (409). */
+/** An approval answered when it is not pending: unknown (gate_not_found), or already answered or expired (gate_conflict). */
 export class ApprovalStateError extends GateError {
   readonly approvalId: string
   readonly state: 'unknown' | 'approved' | 'denied' | 'expired'
 
   constructor(approvalId: string, state: 'unknown' | 'approved' | 'denied' | 'expired') {
     super(
-      'gate_bad_request',
+      state === 'unknown' ? 'gate_not_found' : 'gate_conflict',
       state === 'unknown' ? `approval "${approvalId}" does not exist` : `approval "${approvalId}" is not pending: it is ${state}`,
-      { status: state === 'unknown' ? 404 : 409 },
     )
     this.name = 'ApprovalStateError'
     this.approvalId = approvalId

@@ -1,54 +1,79 @@
-// INTERIM (replaced when sidecar/src/stores lands): wires in-memory ports so the process can start
-// while the SQLite stores are being finished. Durable paths are accepted but NOT yet durable.
-import type { CapabilityToken, Signer } from '@gate/sdk'
-import { ConflictError } from '@gate/sdk'
+// Opens the SQLite stores for a service and adapts them to the kernel ports and the route contexts.
+import { mkdir } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { publicKeyFor, type Signer } from '@gate/sdk'
 import type { GlobalFlags } from '../config/global-flags.js'
-import { createMemoryPorts } from '../testing/memory-ports.js'
-import type { ServiceStores } from './service-stores.js'
+import { closeStores, isInMemoryPath, openStores, type ApprovalRecord, type Stores } from '../stores/index.js'
 import type { ApprovalView } from '../routes/context.js'
+import type { ServiceStores } from './service-stores.js'
 
 /** The receipt store path from --receipt-store or --receipt-db; undefined when none or in-memory. */
 export function resolveReceiptStore(receiptStore: string | undefined, receiptDb: string | undefined): string | undefined {
   const path = receiptStore ?? receiptDb
-  if (path === undefined || path === '' || path === ':memory:' || path.startsWith('file::memory:') || /[?&]mode=memory\b/.test(path)) return undefined
-  return path
+  return path === undefined || isInMemoryPath(path) ? undefined : path
 }
 
-export async function openServiceStores(options: { receiptStore: string | undefined; global: GlobalFlags; signer: Signer }): Promise<ServiceStores> {
-  const ports = createMemoryPorts()
-  const view = (id: string): ApprovalView | undefined => {
-    const r = ports.approvalRecords.get(id)
-    return r === undefined ? undefined : { ...r }
+export interface OpenServiceStoresOptions {
+  /** Durable receipt path, or undefined for in-memory stores (--allow-ephemeral-receipts). */
+  receiptStore: string | undefined
+  global: GlobalFlags
+  signer: Signer
+  /** Create the receipt query indexes (trust-control reads). */
+  queryIndexes?: boolean
+  onReceiptError?: (err: Error) => void
+}
+
+export async function openServiceStores(options: OpenServiceStoresOptions): Promise<ServiceStores> {
+  const receiptDb = options.receiptStore ?? ':memory:'
+  for (const path of [options.receiptStore, options.global.revocationDb, options.global.budgetDb]) {
+    if (path !== undefined && !isInMemoryPath(path)) await mkdir(dirname(path), { recursive: true })
   }
+  const stores = await openStores({
+    receiptDb,
+    revocationDb: options.global.revocationDb,
+    budgetDb: options.global.budgetDb,
+    derivePublicKey: seed => publicKeyFor(seed),
+    receiptQueryIndexes: options.queryIndexes,
+    onReceiptError: options.onReceiptError,
+  })
+  return adaptStores(stores, options.signer)
+}
+
+/** The kernel ports and route admin views over opened stores. */
+export function adaptStores(stores: Stores, signer: Signer): ServiceStores {
+  const view = (r: ApprovalRecord, now: number): ApprovalView => ({
+    ...r,
+    decisionReceiptId: r.decisionReceiptId ?? '',
+    state: r.consumedAt !== null ? 'consumed' : r.state === 'pending' && now >= r.expiresAt ? 'expired' : r.state,
+  })
+  const now = () => Math.floor(Date.now() / 1000)
   return {
-    ports,
-    receiptBackend: options.receiptStore === undefined ? 'ephemeral' : 'durable',
-    revocationBackend: options.receiptStore === undefined ? 'ephemeral' : 'durable',
-    receiptLocation: options.receiptStore ?? 'memory',
-    previousKeys: () => [],
-    healthy: () => ports.receipts.healthy,
-    close: async () => {},
+    ports: {
+      receipts: stores.receipts,
+      revocations: stores.revocations,
+      budgets: stores.budgets,
+      capabilities: stores.capabilities,
+      approvals: stores.approvals,
+      nonces: stores.nonces,
+    },
     approvals: {
-      get: async id => view(id),
-      listPending: async now => [...ports.approvalRecords.values()].filter(a => a.state === 'pending' && a.expiresAt > now).map(a => ({ ...a })),
-      respond: async (id, decision, info) => {
-        const r = ports.approvalRecords.get(id)
-        if (r === undefined) throw new ConflictError(`approval ${id} does not exist`)
-        if (r.state !== 'pending') throw new ConflictError(`approval ${id} is already ${r.state}`)
-        if (info.now >= r.expiresAt) throw new ConflictError(`approval ${id} has expired`)
-        r.state = decision === 'approve' ? 'approved' : 'denied'
-        return { ...r, respondedAt: info.now, responder: info.responder ?? null, reason: info.reason ?? null }
+      get: async id => {
+        const r = await stores.approvals.get(id)
+        return r === undefined ? undefined : view(r, now())
       },
+      listPending: async at => (await stores.approvals.listPending(at)).map(r => view(r, at)),
+      respond: async (id, decision, info) => view(await stores.approvals.respond(id, decision, { responder: info.responder, reason: info.reason, now: info.now }), info.now),
     },
     capabilities: {
-      remember: async (token: CapabilityToken) => {
-        ports.issued.set(token.id, token)
-      },
-      revoke: async (id: string) => {
-        const newlyRevoked = !ports.revoked.has(id)
-        ports.revoked.add(id)
-        return { revoked: true, newlyRevoked }
-      },
+      remember: token => stores.capabilities.remember(token),
+      revoke: id => stores.revocations.revoke(id),
     },
+    receiptBackend: stores.isEphemeral ? 'ephemeral' : 'durable',
+    revocationBackend: stores.revocations.isEphemeral ? 'ephemeral' : 'durable',
+    receiptLocation: stores.isEphemeral ? 'in memory, lost on restart' : `sqlite ${stores.paths.receipts} (${stores.receipts.driver})`,
+    previousKeys: () => stores.authority.trustedPublicKeys().filter(k => k !== signer.publicKey),
+    healthy: () => stores.receipts.healthy,
+    close: () => closeStores(stores),
+    raw: stores,
   }
 }

@@ -137,7 +137,7 @@ export class Kernel {
     const route = this.matchRoute(request.method, request.path)
     const routePattern = route.pattern
     const query = withoutCapabilityParameter(request.query)
-    const ctx = this.#context(input, route, routePattern, query, now)
+    const ctx = await this.#context(input, route, routePattern, query, now)
     const evidence: GuardEvidence[] = []
     const outcome = await this.#runGuards(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
@@ -167,7 +167,7 @@ export class Kernel {
       { tenant: request.caller.tenant ?? null, subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null, kind: 'decision', decisionReceiptId: null },
     )
 
-    const pending: Promise<void>[] = [this.#ports.receipts.append(signed.record)]
+    const pending: Promise<unknown>[] = [this.#ports.receipts.append(signed.record)]
     let approval: Evaluation['approval']
     if (outcome?.approvalId !== undefined) {
       approval = { approval_id: outcome.approvalId, resume_path: `/approvals/${outcome.approvalId}/respond` }
@@ -234,11 +234,12 @@ export class Kernel {
     const { receipt, json } = signHttpReceiptJson(body, this.signer)
     const record: ReceiptRecord = {
       receiptId: receipt.id,
-      json,
+      httpJson: json,
       timestamp: receipt.timestamp,
       requestId: receipt.request_id,
       method: receipt.method,
       routePattern: receipt.route_pattern,
+      toolServer: 'http',
       toolName: `${receipt.method} ${receipt.route_pattern}`,
       outcome: OUTCOME_FOR[receipt.verdict.verdict],
       capabilityId: receipt.capability_id ?? null,
@@ -254,7 +255,7 @@ export class Kernel {
     return signed
   }
 
-  #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number): GuardContext {
+  async #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number): Promise<GuardContext> {
     const { request } = input
     let presentedToken: CapabilityToken | undefined
     let presentedTokenProblem: string | undefined
@@ -264,7 +265,7 @@ export class Kernel {
       if ('token' in parsed) presentedToken = parsed.token
       else presentedTokenProblem = parsed.problem
     } else if (typeof request.capability_id === 'string' && request.capability_id !== '') {
-      presentedToken = this.#ports.capabilities.get(request.capability_id)
+      presentedToken = await this.#ports.capabilities.get(request.capability_id)
       if (presentedToken === undefined) presentedTokenProblem = `capability ${request.capability_id} was not issued by this sidecar`
     }
     const tokenId = typeof presentedToken?.id === 'string' ? presentedToken.id : undefined

@@ -2,14 +2,16 @@
 // sidecar wires the SQLite stores in, tests may wire in-memory ones.
 import type { CapabilityToken, HttpMethod } from '@gate/sdk'
 
-/** One signed receipt plus the columns the stores index. `json` is stored and served byte for byte. */
+/** One signed receipt plus the columns the stores index. `httpJson` is stored and served byte for byte. */
 export interface ReceiptRecord {
   receiptId: string
-  json: string
+  httpJson: string
   timestamp: number
   requestId: string
   method: HttpMethod
   routePattern: string
+  /** Always `http`: the core receipt's tool server for HTTP receipts. */
+  toolServer: 'http'
   toolName: string
   outcome: 'allow' | 'deny' | 'cancelled' | 'incomplete'
   capabilityId: string | null
@@ -21,7 +23,7 @@ export interface ReceiptRecord {
 
 export interface ReceiptSink {
   /** Resolves once the receipt is durably committed; rejects with gate_receipt_persistence_failed. */
-  append(record: ReceiptRecord): Promise<void>
+  append(record: ReceiptRecord): Promise<unknown>
   /** False once the store failed; evaluation then fails closed. */
   readonly healthy: boolean
 }
@@ -37,10 +39,10 @@ export interface BudgetPort {
 
 export interface IssuedCapabilityPort {
   /** A token this sidecar issued, by id. */
-  get(capabilityId: string): CapabilityToken | undefined
+  get(capabilityId: string): Promise<CapabilityToken | undefined>
 }
 
-export interface ApprovalRecord {
+export interface NewApprovalRecord {
   approvalId: string
   requestId: string
   callerIdentityHash: string
@@ -48,7 +50,6 @@ export interface ApprovalRecord {
   routePattern: string
   contentHash: string
   decisionReceiptId: string
-  state: 'pending' | 'approved' | 'denied' | 'consumed' | 'expired'
   createdAt: number
   expiresAt: number
 }
@@ -61,8 +62,8 @@ export interface ApprovalBindings {
 }
 
 export interface ApprovalPort {
-  create(record: Omit<ApprovalRecord, 'state'>): Promise<void>
-  get(approvalId: string): Promise<ApprovalRecord | undefined>
+  /** Records a pending approval; resolves once committed. */
+  create(record: NewApprovalRecord): Promise<unknown>
   /** Consumes an approved approval exactly once when the bindings match and it has not expired. */
   consume(approvalId: string, bindings: ApprovalBindings, now: number): Promise<boolean>
 }

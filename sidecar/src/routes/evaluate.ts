@@ -24,9 +24,6 @@ export function createEvaluateRoute(ctx: RouteContext) {
     } catch (err) {
       return sendError(res, err)
     }
-    if (!ctx.receiptStoreHealthy()) {
-      return sendError(res, new GateError('gate_receipt_persistence_failed', 'the receipt store is unavailable; refusing to evaluate without a durable receipt'))
-    }
     try {
       const evaluation = await ctx.kernel.evaluate({
         request,

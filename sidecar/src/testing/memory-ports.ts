@@ -1,7 +1,11 @@
 // In-memory implementations of the kernel ports, for kernel unit tests (the real process uses the
 // SQLite stores; the end-to-end tests exercise those).
 import type { CapabilityToken } from '@gate/sdk'
-import type { ApprovalRecord, KernelPorts, ReceiptRecord } from '../kernel/ports.js'
+import type { KernelPorts, NewApprovalRecord, ReceiptRecord } from '../kernel/ports.js'
+
+export interface ApprovalRecord extends NewApprovalRecord {
+  state: 'pending' | 'approved' | 'denied' | 'consumed'
+}
 
 export interface MemoryPorts extends KernelPorts {
   stored: ReceiptRecord[]
@@ -34,7 +38,7 @@ export function createMemoryPorts(): MemoryPorts {
       },
     },
     revocations: { isRevoked: id => revoked.has(id) },
-    capabilities: { get: id => issued.get(id) },
+    capabilities: { get: async id => issued.get(id) },
     budgets: {
       async tryConsume(id, key, max) {
         const k = `${id}\u0000${key}`
@@ -47,9 +51,6 @@ export function createMemoryPorts(): MemoryPorts {
     approvals: {
       async create(r) {
         approvalRecords.set(r.approvalId, { ...r, state: 'pending' })
-      },
-      async get(id) {
-        return approvalRecords.get(id)
       },
       async consume(id, b, now) {
         const r = approvalRecords.get(id)

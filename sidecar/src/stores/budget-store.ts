@@ -1,0 +1,242 @@
+// The budget store (revision 10): invocation counts per capability grant, and charged / attempted cost
+// for reports. `tryConsume` is atomic twice over: the single writer serializes every update, and each
+// update is one conditional upsert (`... WHERE used < max`), so two processes sharing the file cannot
+// overspend either. It resolves only after commit, so a crash never allows one invocation more than max.
+import { StoreFailedError, StoreInputError } from '../errors.js'
+import { GroupCommit } from './group-commit.js'
+import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
+import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
+import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
+
+/** Options of `openBudgetStore`. */
+export interface BudgetStoreOptions extends DatabaseOptions {
+  /** Clock in Unix seconds, default the system clock. */
+  now?: () => number
+  /** Largest group-commit batch, default 512. */
+  maxBatchSize?: number
+}
+
+/** What `tryConsume` decided: `used` counts allowed invocations, including this one when allowed. */
+export interface ConsumeResult {
+  allowed: boolean
+  used: number
+}
+
+/** Invocation usage of one grant. */
+export interface GrantUsage {
+  capabilityId: string
+  grantKey: string
+  used: number
+  maxInvocations: number
+  updatedAt: number
+}
+
+/** Cost usage of one grant in one currency (minor units). */
+export interface CostUsage {
+  capabilityId: string
+  grantKey: string
+  currency: string
+  units: number
+  attemptedUnits: number
+  updatedAt: number
+}
+
+/** Everything recorded for one capability. */
+export interface CapabilityUsage {
+  capabilityId: string
+  grants: GrantUsage[]
+  costs: CostUsage[]
+}
+
+/** A cost to add to a grant's totals. */
+export interface CostRecord {
+  capabilityId: string
+  grantKey: string
+  /** Charged minor units. */
+  units: number
+  /** Three uppercase ASCII letters. */
+  currency: string
+  /** Minor units attempted but not charged (denied or failed), default 0. */
+  attemptedUnits?: number
+}
+
+/** Schema revision 10. */
+export const BUDGET_SCHEMA: StoreSchema = Object.freeze({
+  store: 'budgets',
+  create: [
+    `CREATE TABLE invocation_budgets (
+      capability_id TEXT NOT NULL,
+      grant_key TEXT NOT NULL,
+      used INTEGER NOT NULL,
+      max_invocations INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      PRIMARY KEY (capability_id, grant_key)
+    ) WITHOUT ROWID`,
+    `CREATE TABLE cost_usage (
+      capability_id TEXT NOT NULL,
+      grant_key TEXT NOT NULL,
+      currency TEXT NOT NULL,
+      units INTEGER NOT NULL,
+      attempted_units INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      PRIMARY KEY (capability_id, grant_key, currency)
+    ) WITHOUT ROWID`,
+  ],
+  migrations: [],
+})
+
+type BudgetWrite =
+  | { type: 'consume'; capabilityId: string; grantKey: string; maxInvocations: number; at: number }
+  | { type: 'cost'; cost: Required<CostRecord>; at: number }
+
+// One statement decides and counts: the row is created at 1 or incremented only while below the maximum.
+const CONSUME_SQL = `INSERT INTO invocation_budgets (capability_id, grant_key, used, max_invocations, updated_at)
+  VALUES (?, ?, 1, ?, ?)
+  ON CONFLICT (capability_id, grant_key) DO UPDATE
+    SET used = used + 1, max_invocations = excluded.max_invocations, updated_at = excluded.updated_at
+    WHERE invocation_budgets.used < excluded.max_invocations
+  RETURNING used`
+
+const COST_SQL = `INSERT INTO cost_usage (capability_id, grant_key, currency, units, attempted_units, updated_at)
+  VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (capability_id, grant_key, currency) DO UPDATE
+    SET units = units + excluded.units, attempted_units = attempted_units + excluded.attempted_units, updated_at = excluded.updated_at`
+
+const CURRENCY = /^[A-Z]{3}$/
+
+/** Opens (creating or migrating) the budget store. */
+export async function openBudgetStore(path: string, options: BudgetStoreOptions = {}): Promise<BudgetStore> {
+  const { own, database } = pickOptions('budget store options', options, ['now', 'maxBatchSize'])
+  checkFunctionOption('budget store options.now', own.now)
+  const db = await openStoreDatabase(BUDGET_SCHEMA, path, resolveDatabaseOptions(database))
+  return new BudgetStore(db, own.now ?? unixNow, own.maxBatchSize)
+}
+
+/** Durable invocation and cost accounting for capability grants. */
+export class BudgetStore {
+  readonly #db: SqliteDatabase
+  readonly #now: () => number
+  readonly #queue: GroupCommit<BudgetWrite, ConsumeResult | undefined>
+  #closing: Promise<void> | undefined
+
+  constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number) {
+    this.#db = db
+    this.#now = now
+    this.#queue = new GroupCommit<BudgetWrite, ConsumeResult | undefined>({
+      store: 'budgets',
+      maxBatchSize,
+      commitBatch: writes => this.#db.transaction(tx => commitWrites(tx, writes)),
+      toError: (cause, batchSize) =>
+        new StoreFailedError('budgets', db.path, `the commit of ${batchSize} budget update(s) failed (${errorText(cause)})`, cause),
+    })
+  }
+
+  get path(): string {
+    return this.#db.path
+  }
+
+  get isEphemeral(): boolean {
+    return this.#db.isEphemeral
+  }
+
+  /** False after a failed commit until a later one succeeds. */
+  get healthy(): boolean {
+    return this.#queue.healthy
+  }
+
+  /** Counts one invocation of a grant if fewer than `maxInvocations` were allowed; resolves after commit. */
+  async tryConsume(capabilityId: string, grantKey: string, maxInvocations: number): Promise<ConsumeResult> {
+    checkKey('capabilityId', capabilityId)
+    checkKey('grantKey', grantKey)
+    if (!Number.isSafeInteger(maxInvocations) || maxInvocations < 0) {
+      throw new StoreInputError('maxInvocations', 'a non-negative integer', maxInvocations)
+    }
+    const result = await this.#queue.enqueue({ type: 'consume', capabilityId, grantKey, maxInvocations, at: this.#now() })
+    return result!
+  }
+
+  /** Adds charged (and attempted) cost to a grant's totals; resolves after commit. */
+  async recordCost(cost: CostRecord): Promise<void> {
+    checkKey('capabilityId', cost.capabilityId)
+    checkKey('grantKey', cost.grantKey)
+    if (typeof cost.currency !== 'string' || !CURRENCY.test(cost.currency)) {
+      throw new StoreInputError('currency', 'three uppercase ASCII letters', cost.currency)
+    }
+    const attemptedUnits = cost.attemptedUnits ?? 0
+    for (const [field, value] of [['units', cost.units], ['attemptedUnits', attemptedUnits]] as const) {
+      if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(field, 'a non-negative integer', value)
+    }
+    await this.#queue.enqueue({
+      type: 'cost',
+      cost: { capabilityId: cost.capabilityId, grantKey: cost.grantKey, units: cost.units, currency: cost.currency, attemptedUnits },
+      at: this.#now(),
+    })
+  }
+
+  /** Committed invocation and cost usage of one capability. */
+  async usage(capabilityId: string): Promise<CapabilityUsage> {
+    const grants = await this.#db.all<GrantUsage>(
+      `SELECT capability_id AS capabilityId, grant_key AS grantKey, used, max_invocations AS maxInvocations, updated_at AS updatedAt
+       FROM invocation_budgets WHERE capability_id = ? ORDER BY grant_key`,
+      [capabilityId],
+    )
+    const costs = await this.#db.all<CostUsage>(
+      `SELECT capability_id AS capabilityId, grant_key AS grantKey, currency, units, attempted_units AS attemptedUnits, updated_at AS updatedAt
+       FROM cost_usage WHERE capability_id = ? ORDER BY grant_key, currency`,
+      [capabilityId],
+    )
+    return { capabilityId, grants, costs }
+  }
+
+  /** Invocation usage of every grant, most recently used first (the operator report's budget rows). */
+  async listGrants(limit = 50): Promise<GrantUsage[]> {
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new StoreInputError('limit', 'a positive integer', limit)
+    return this.#db.all<GrantUsage>(
+      `SELECT capability_id AS capabilityId, grant_key AS grantKey, used, max_invocations AS maxInvocations, updated_at AS updatedAt
+       FROM invocation_budgets ORDER BY updated_at DESC, capability_id, grant_key LIMIT ?`,
+      [limit],
+    )
+  }
+
+  /** Resolves when every update queued so far is committed (or failed). */
+  flush(): Promise<void> {
+    return this.#queue.flush()
+  }
+
+  /** Flushes, then closes the file; later updates reject. */
+  close(): Promise<void> {
+    this.#closing ??= this.#queue.close().then(() => this.#db.close())
+    return this.#closing
+  }
+}
+
+async function commitWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[]): Promise<(ConsumeResult | undefined)[]> {
+  const results: (ConsumeResult | undefined)[] = []
+  for (const write of writes) {
+    if (write.type === 'cost') {
+      const { cost } = write
+      await tx.run(COST_SQL, [cost.capabilityId, cost.grantKey, cost.currency, cost.units, cost.attemptedUnits, write.at])
+      results.push(undefined)
+      continue
+    }
+    // A zero maximum is valid and denies every invocation (spec 03, aggregate invocation budget).
+    const counted =
+      write.maxInvocations > 0
+        ? await tx.get<{ used: number }>(CONSUME_SQL, [write.capabilityId, write.grantKey, write.maxInvocations, write.at])
+        : undefined
+    if (counted !== undefined) {
+      results.push({ allowed: true, used: counted.used })
+    } else {
+      const row = await tx.get<{ used: number }>(
+        'SELECT used FROM invocation_budgets WHERE capability_id = ? AND grant_key = ?',
+        [write.capabilityId, write.grantKey],
+      )
+      results.push({ allowed: false, used: row?.used ?? 0 })
+    }
+  }
+  return results
+}
+
+function checkKey(field: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') throw new StoreInputError(field, 'a non-empty string', value)
+}
