@@ -2,6 +2,7 @@
 // and prints each suite's table with its ratio against a floor measured in the same run.
 const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>> = {
   protocol: () => import('./protocol/crypto.js'),
+  sidecar: () => import('./sidecar/evaluate.js'),
   openapi: () => import('./openapi/convert-github.js'),
   'route-match': () => import('./openapi/match-github.js'),
   sdk: () => import('./sdk/middleware-overhead.js'),

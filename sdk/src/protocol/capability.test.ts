@@ -99,3 +99,18 @@ t.test('delegation chain: a trusted root hands over to the issuing agent', async
   // untrusted root
   t.match(verifyCapability(delegated, { trustedIssuers: [sub.publicKey], now }), { ok: false, code: 'untrusted_issuer' })
 })
+
+t.test('a signature cache skips re-verification but never the window, trust or a changed body', async t => {
+  const { VerifiedSignatureCache } = await import('./signature-cache.js')
+  const cache = new VerifiedSignatureCache(2)
+  const tk = token()
+  t.equal(verifyCapability(tk, { trustedIssuers, now, cache }).ok, true)
+  t.equal(cache.size, 1)
+  t.equal(verifyCapability(tk, { trustedIssuers, now, cache }).ok, true, 'hit')
+  t.match(verifyCapability(tk, { trustedIssuers, now: tk.expires_at, cache }), { ok: false, code: 'expired' }, 'window still checked')
+  t.match(verifyCapability(tk, { trustedIssuers: [agent.publicKey], now, cache }), { ok: false, code: 'untrusted_issuer' }, 'trust still checked')
+  t.match(verifyCapability({ ...tk, subject: authority.publicKey }, { trustedIssuers, now, cache }), { ok: false, code: 'invalid_signature' }, 'changed body misses')
+  verifyCapability(token({ id: 'x1' }), { trustedIssuers, now, cache })
+  verifyCapability(token({ id: 'x2' }), { trustedIssuers, now, cache })
+  t.equal(cache.size, 2, 'bounded')
+})

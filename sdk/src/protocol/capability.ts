@@ -10,6 +10,7 @@ import { algorithmOf } from './keys.js'
 import { sha256Hex } from './sha256.js'
 import type { Signer } from './signer.js'
 import { checkSignature } from './verify-signature.js'
+import { VerifiedSignatureCache } from './signature-cache.js'
 
 export const CAPABILITY_SCHEMA = 'gate.capability.v1'
 const ALGORITHMS = new Set(['ed25519', 'p256', 'p384', 'hybrid'])
@@ -35,6 +36,8 @@ export interface VerifyCapabilityOptions {
   /** Unix seconds. */
   now: number
   backend?: CryptoBackendName
+  /** Issuer signatures already verified (the time window and trust are still checked every call). */
+  cache?: VerifiedSignatureCache
 }
 
 export type UnsignedCapability = Omit<CapabilityToken, 'signature' | 'issuer'> & { issuer?: string }
@@ -82,8 +85,13 @@ export function verifyCapability(token: unknown, options: VerifyCapabilityOption
   if (!rootTrusted) return fail('untrusted_issuer', 'the token issuer is not a trusted authority')
 
   const { signature, ...body } = t
-  const sig = checkSignature(t.issuer, utf8(canonicalJson(body)), signature, options.backend)
-  if (!sig.valid) return fail('invalid_signature', `issuer signature: ${sig.reason ?? 'does not verify'}`)
+  const signed = canonicalJson(body)
+  const cacheKey = options.cache === undefined ? undefined : VerifiedSignatureCache.key(t.issuer, signed, signature)
+  if (cacheKey === undefined || !options.cache!.has(cacheKey)) {
+    const sig = checkSignature(t.issuer, utf8(signed), signature, options.backend)
+    if (!sig.valid) return fail('invalid_signature', `issuer signature: ${sig.reason ?? 'does not verify'}`)
+    if (cacheKey !== undefined) options.cache!.add(cacheKey)
+  }
 
   if (options.now < t.issued_at) return fail('not_yet_valid', `the token is not valid before ${t.issued_at}`)
   if (options.now >= t.expires_at) return fail('expired', `the token expired at ${t.expires_at}`)

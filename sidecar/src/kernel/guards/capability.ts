@@ -1,7 +1,7 @@
 // DenyByDefault routes need a capability: present, verified against the trusted issuers (the sidecar's
 // own authority key plus configured issuer keys), naming the same id as the request's capability_id,
 // and carrying a grant that covers this method and route (kernel/grants.ts).
-import { verifyCapability, type CapabilityToken } from '@gate/sdk'
+import { VerifiedSignatureCache, verifyCapability, type CapabilityToken } from '@gate/sdk'
 import { findGrant, grantScope, requiredScope } from '../grants.js'
 import { deny, type Guard, type GuardContext, type GuardOutcome } from './guard.js'
 
@@ -10,6 +10,8 @@ export const CAPABILITY_SUGGESTION =
 
 export class CapabilityGuard implements Guard {
   readonly name = 'CapabilityGuard'
+  // A token is presented on every request; its issuer signature is verified once (delegation links too).
+  readonly #verified = new VerifiedSignatureCache()
   constructor(private readonly trustedIssuers: () => Iterable<string>) {}
 
   check(ctx: GuardContext): GuardOutcome {
@@ -26,7 +28,7 @@ export class CapabilityGuard implements Guard {
         details: { reason_code: 'capability_required', required_scope: scope, granted_scope: null, hint: CAPABILITY_SUGGESTION },
       })
     }
-    const verified = verifyCapability(token, { trustedIssuers: this.trustedIssuers(), now: ctx.now })
+    const verified = verifyCapability(token, { trustedIssuers: this.trustedIssuers(), now: ctx.now, cache: this.#verified })
     if (!verified.ok) {
       return deny(this.name, `invalid capability: ${verified.reason}`, {
         details: { reason_code: `capability_${verified.code}`, required_scope: scope, hint: CAPABILITY_SUGGESTION },

@@ -1,0 +1,88 @@
+// Issue #4 benchmark: /gate/evaluate with a durable store (50 connections; a GET allow and a POST with
+// a valid token) next to a bare node:http server answering the same JSON, in one run. Prints req/s,
+// p50/p99 and the ratio. Targets: >= 5,000 evaluations/s and >= 35% of the bare floor.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { request } from 'undici'
+import { ANONYMOUS_CALLER, createSigner, generateSecret } from '@gate/sdk'
+import { PETS_SPEC_YAML } from '@gate/sidecar/testing'
+import { runLoad, type LoadResult } from '../load.js'
+import { median, printTable } from '../measure.js'
+
+const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
+const FLOOR_MAIN = fileURLToPath(new URL('./floor-server.js', import.meta.url))
+const TOKEN = 'bench-control-token-0123456789'
+
+function startProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  return new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout!.on('data', c => {
+      out += c
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m) resolve({ url: m[1]!, child })
+    })
+    child.once('exit', code => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)))
+  })
+}
+
+function evaluateBody(method: string, path: string): string {
+  return JSON.stringify({ request_id: '0193a0b0-0000-7000-8000-000000000000', method, path, route_pattern: path, caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000) })
+}
+
+export async function run(): Promise<{ ok: boolean }> {
+  const dir = mkdtempSync(join(tmpdir(), 'gate-bench-'))
+  const spec = join(dir, 'pets.yaml')
+  writeFileSync(spec, PETS_SPEC_YAML)
+  const gate = await startProcess([GATE_MAIN, 'sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', join(dir, 'receipts.db')], { GATE_CONTROL_TOKEN: TOKEN })
+  try {
+    const issued = await request(`${gate.url}/v1/capabilities/issue`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ subjectPublicKey: createSigner({ secret: generateSecret() }).publicKey, scope: { grants: [{ server_id: 'http', tool_name: 'POST /pets' }] }, ttlSeconds: 3600 }),
+    })
+    const { capability } = (await issued.body.json()) as { capability: unknown }
+    const capabilityHeader = Buffer.from(JSON.stringify(capability)).toString('base64url')
+    const sample = await request(`${gate.url}/gate/evaluate`, { method: 'POST', body: evaluateBody('GET', '/pets'), headers: { 'content-type': 'application/json' } })
+    const floor = await startProcess([FLOOR_MAIN, await sample.body.text()])
+    try {
+      const json = { 'content-type': 'application/json' }
+      const scenarios: [string, () => Promise<LoadResult>][] = [
+        ['bare node:http, same JSON (floor)', () => runLoad({ url: `${floor.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json })],
+        ['gate sidecar: GET allow', () => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json })],
+        ['gate sidecar: POST + valid token', () => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('POST', '/pets'), headers: { ...json, 'x-gate-capability': capabilityHeader } })],
+      ]
+      const results = new Map<string, LoadResult[]>()
+      // interleaved rounds, so a burst of outside load hits every row alike
+      for (let round = 0; round < 2; round++) {
+        for (const [name, fn] of scenarios) {
+          const r = await fn()
+          if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
+          results.set(name, [...(results.get(name) ?? []), r])
+        }
+      }
+      const summary = scenarios.map(([name]) => {
+        const rs = results.get(name)!
+        return { name, rps: median(rs.map(r => r.requestsPerSecond)), p50: median(rs.map(r => r.p50Ms)), p99: median(rs.map(r => r.p99Ms)) }
+      })
+      const floorRps = summary[0]!.rps
+      printTable(
+        'sidecar: /gate/evaluate, 50 connections, durable receipts (issue #4)',
+        summary.map(s => ({ scenario: s.name, 'req/s': s.rps, 'p50 ms': s.p50, 'p99 ms': s.p99, 'vs floor': `${((s.rps / floorRps) * 100).toFixed(0)}%` })),
+      )
+      const gateRows = summary.slice(1)
+      const ok = gateRows.every(s => s.rps >= 5000 && s.rps / floorRps >= 0.35)
+      process.stdout.write(`targets (>= 5,000 evaluations/s and >= 35% of the floor): ${ok ? 'MET' : 'MISSED'}\n`)
+      return { ok }
+    } finally {
+      floor.child.kill('SIGTERM')
+    }
+  } finally {
+    gate.child.kill('SIGTERM')
+    await new Promise(resolve => gate.child.once('exit', resolve))
+    rmSync(dir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,5 @@
+// Test and benchmark helpers (subpath `@gate/sidecar/testing`); not part of the runtime surface.
+export * from './pets-spec.js'
+export * from './spawn-gate.js'
+export * from './http-client.js'
+export * from './memory-ports.js'
