@@ -84,7 +84,17 @@ export function verifyHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOp
   return checkHttpReceipt(receipt, options).response
 }
 
-const VERDICT_RESULT: Record<string, string> = { allow: 'allow', deny: 'deny', cancel: 'cancelled', incomplete: 'incomplete' }
+/** The outcome a verdict records (spec 02 `result`, spec 03 `outcome`): `cancel` is written `cancelled`. */
+export type VerdictResult = 'allow' | 'deny' | 'cancelled' | 'incomplete'
+
+const VERDICT_RESULT: Record<string, VerdictResult> = { allow: 'allow', deny: 'deny', cancel: 'cancelled', incomplete: 'incomplete' }
+
+/** The result string of a verdict tag. */
+export function verdictResult(verdict: { verdict: string }): VerdictResult {
+  const r = VERDICT_RESULT[verdict.verdict]
+  if (r === undefined) throw new TypeError(`unknown verdict tag ${verdict.verdict}`)
+  return r
+}
 
 /** Verifies a receipt and says which step failed first. Never throws. */
 export function checkHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOptions = {}): HttpReceiptCheck {

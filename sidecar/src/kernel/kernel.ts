@@ -16,6 +16,7 @@ import {
   SAFE_METHODS,
   signHttpReceiptJson,
   utf8,
+  verdictResult,
   type CapabilityToken,
   type GateHttpRequest,
   type GuardEvidence,
@@ -81,7 +82,6 @@ export interface Evaluation {
 }
 
 const STATUS_FOR: Record<Verdict['verdict'], number> = { allow: 200, deny: 403, cancel: 500, incomplete: 428 }
-const OUTCOME_FOR = { allow: 'allow', deny: 'deny', cancel: 'cancelled', incomplete: 'incomplete' } as const
 
 export class Kernel {
   readonly signer: Signer
@@ -241,7 +241,7 @@ export class Kernel {
       routePattern: receipt.route_pattern,
       toolServer: 'http',
       toolName: `${receipt.method} ${receipt.route_pattern}`,
-      outcome: OUTCOME_FOR[receipt.verdict.verdict],
+      outcome: verdictResult(receipt.verdict),
       capabilityId: receipt.capability_id ?? null,
       ...extra,
     }

@@ -1,5 +1,5 @@
-// A copy of sidecar/src/testing/pets-spec.ts (the SDK may not import the sidecar): one route per policy
-// rule of spec 01, the document the end-to-end tests run the real sidecar with.
+// The OpenAPI document the end-to-end tests run the real sidecar with: one route per policy rule of
+// spec 01. The sidecar, proxy and conformance tests import it from here (@gate/sdk/middleware-testing).
 export const PETS_SPEC_YAML = `openapi: 3.1.0
 info:
   title: Pets
