@@ -3,6 +3,7 @@
 const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>> = {
   protocol: () => import('./protocol/crypto.js'),
   sidecar: () => import('./sidecar/evaluate.js'),
+  proxy: () => import('./proxy/protect.js'),
   openapi: () => import('./openapi/convert-github.js'),
   'route-match': () => import('./openapi/match-github.js'),
   sdk: () => import('./sdk/middleware-overhead.js'),

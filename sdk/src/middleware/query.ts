@@ -11,7 +11,7 @@ export interface ParsedQuery {
   query: Record<string, string>
   /** The decoded `gate_capability` value, when present. */
   capability: string | undefined
-  /** The raw query string without the `gate_capability` pairs, or null when it had none. */
+  /** The raw query string without the `gate_capability` pair (all else byte-identical), or null when it had none. */
   strippedRawQuery: string | null
 }
 
@@ -24,7 +24,11 @@ export function parseQuery(rawQuery: string): ParsedQuery {
   const pairs = rawQuery.split('&')
   for (let i = 0; i < pairs.length; i++) {
     const pair = pairs[i] as string
-    if (pair === '') continue
+    if (pair === '') {
+      // kept as sent: the rest of the query string stays byte-identical (the proxy forwards it)
+      kept?.push(pair)
+      continue
+    }
     const eq = pair.indexOf('=')
     const key = decodeComponent(eq < 0 ? pair : pair.slice(0, eq))
     const value = eq < 0 ? '' : decodeComponent(pair.slice(eq + 1))
@@ -32,7 +36,7 @@ export function parseQuery(rawQuery: string): ParsedQuery {
     if (entries.has(key) || (key === CAPABILITY_PARAMETER && capability !== undefined)) throw new DuplicateQueryKeyError(key)
     if (key === CAPABILITY_PARAMETER) {
       capability = value
-      kept ??= pairs.slice(0, i).filter(p => p !== '')
+      kept ??= pairs.slice(0, i)
       continue
     }
     entries.set(key, value)

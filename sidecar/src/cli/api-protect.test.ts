@@ -25,6 +25,7 @@ interface GateProcess {
   output(): string
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>
+  exited: Promise<number | null>
 }
 
 interface GateRun {
@@ -70,7 +71,7 @@ async function startGate(t: Test, args: string[]): Promise<GateProcess> {
   }
   t.teardown(stop)
   const storeIndex = args.indexOf('--receipt-store')
-  return { url, child, storePath: storeIndex < 0 ? undefined : args[storeIndex + 1], output: () => out.stdout + out.stderr, stop }
+  return { url, child, storePath: storeIndex < 0 ? undefined : args[storeIndex + 1], output: () => out.stdout + out.stderr, stop, exited }
 }
 
 /** Runs the command to completion (startup failures). */
@@ -95,7 +96,7 @@ async function readStoredReceipt(storePath: string, receiptId: string): Promise<
     for (const { name } of await all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")) {
       const columns = (await all<{ name: string }>(`PRAGMA table_info("${name}")`)).map(c => c.name)
       const idColumn = columns.find(c => c === 'receipt_id')
-      const jsonColumn = columns.find(c => c === 'json' || c === 'receipt_json')
+      const jsonColumn = columns.find(c => c === 'http_json' || c === 'json' || c === 'receipt_json')
       if (idColumn === undefined || jsonColumn === undefined) continue
       const rows = await all<Record<string, string>>(`SELECT "${jsonColumn}" AS j FROM "${name}" WHERE "${idColumn}" = ?`, [receiptId])
       if (rows[0] !== undefined) return JSON.parse(rows[0].j as string) as HttpReceipt
@@ -435,7 +436,7 @@ t.test('gate api protect with a --spec and a durable receipt store', async t => 
     await once(g.child.stdout as NodeJS.ReadableStream, 'data')
     app.releaseStream()
     t.equal(await r.body.text(), 'first\nsecond\n')
-    t.equal(await g.stop(), 0)
+    t.equal(await g.exited, 0, 'exits 0 once drained')
     t.match(g.output(), /SIGTERM received, draining 1 in-flight/)
   })
 })

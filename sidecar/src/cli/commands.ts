@@ -17,6 +17,15 @@ export const COMMANDS: Record<string, CommandEntry> = {
   check: { summary: 'parse an OpenAPI document and print its route table and tools', load: () => import('./check.js') },
   capability: { summary: 'issue or revoke capability tokens through the control routes', load: () => import('./capability.js') },
   keygen: { summary: 'write a new Ed25519 authority seed file (0600)', load: () => import('./keygen.js') },
+  trust: {
+    summary: 'trust-control commands: gate trust serve (receipt query, analytics, reports, authority)',
+    // never called: runCommand descends into `sub` first
+    load: () => import('./trust-serve.js'),
+    sub: {
+      serve: { summary: 'serve trust-control over a receipt store (receipt query, analytics, operator report, authority)', load: () => import('./trust-serve.js') },
+    },
+  },
+  receipt: { summary: 'receipts: list (query), verify (offline), explain (one receipt in words)', load: () => import('./receipt.js') },
   api: {
     summary: 'HTTP API commands: gate api protect (reverse proxy with receipts)',
     // never called: runCommand descends into `sub` first

@@ -1,0 +1,209 @@
+// `gate api protect` throughput and latency, against the same upstream reached directly, through
+// nginx proxy_pass, and through @fastify/http-proxy (a no-policy Node proxy), all in one run. Every
+// server is its own process on 127.0.0.1; autocannon drives each row from this process for a bounded
+// time. Gate runs with a durable receipt store and signs and stores two receipts per request (decision
+// and finalized). Targets, against the no-policy Node proxy measured in the same run, per method:
+// Gate throughput >= 0.5x and Gate p99 <= 2x.
+//
+// Run: npx tsc -b bench && node bench/dist/proxy/protect.js   (or `npm run bench -- proxy` once the
+// suite is listed in bench/src/run.ts). BENCH_DURATION_SECS, BENCH_WARMUP_SECS and BENCH_CONNECTIONS override the defaults (5, 2, 50).
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon, { type AutocannonResult } from 'autocannon'
+import { printTable } from '../measure.js'
+import { findOrInstallNginx, startNginx } from './nginx.js'
+
+const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 2)
+const CONTROL_TOKEN = 'bench-control-token'
+const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
+const HERE = fileURLToPath(new URL('.', import.meta.url))
+
+const SPEC = `openapi: 3.1.0
+info: { title: bench, version: '1' }
+paths:
+  /items:
+    get:
+      operationId: listItems
+      responses: { '200': { description: ok } }
+    post:
+      operationId: createItem
+      responses: { '200': { description: ok } }
+`
+const POST_BODY = JSON.stringify({ name: 'bench item', tags: ['a', 'b'], count: 3 })
+
+interface Child {
+  child: ChildProcess
+  output: () => string
+  stop(): Promise<void>
+}
+
+/** Spawns a process and resolves once its stdout matches `ready`. */
+async function spawnReady(command: string, args: string[], ready: RegExp, env: NodeJS.ProcessEnv = process.env): Promise<Child & { match: RegExpExecArray }> {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout?.on('data', (c: Buffer) => (out += c.toString()))
+  child.stderr?.on('data', (c: Buffer) => (out += c.toString()))
+  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const check = () => {
+      const m = ready.exec(out)
+      if (m !== null) {
+        child.stdout?.off('data', check)
+        resolve(m)
+      }
+    }
+    child.stdout?.on('data', check)
+    void exited.then(() => reject(new Error(`${command} ${args.join(' ')} exited before it was ready:\n${out}`)))
+  })
+  return {
+    child,
+    match,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+interface Row {
+  target: string
+  method: 'GET' | 'POST'
+  result: AutocannonResult
+  /** CPU time of the proxy process per request (user + system), when known. */
+  cpuMicrosPerRequest: number | undefined
+}
+
+/** utime + stime of a process in microseconds (Linux /proc), or undefined elsewhere. */
+function cpuMicros(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    // fields[11] and [12] are utime and stime (fields 14 and 15 of proc(5)), in clock ticks (100/s)
+    return (Number(fields[11]) + Number(fields[12])) * 10_000
+  } catch {
+    return undefined
+  }
+}
+
+async function load(url: string, method: 'GET' | 'POST', headers: Record<string, string>, durationSecs: number): Promise<AutocannonResult> {
+  return autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: durationSecs,
+    method,
+    headers: method === 'POST' ? { 'content-type': 'application/json', ...headers } : headers,
+    body: method === 'POST' ? POST_BODY : undefined,
+  })
+}
+
+export async function run(): Promise<{ ok: boolean }> {
+  const log = (line: string) => process.stdout.write(`bench proxy: ${line}\n`)
+  const dir = mkdtempSync(join(tmpdir(), 'gate-bench-proxy-'))
+  const stops: (() => Promise<void>)[] = []
+  try {
+    const upstream = await spawnReady(process.execPath, [join(HERE, 'upstream-server.js')], /listening (\d+)/)
+    stops.push(upstream.stop)
+    const upstreamUrl = `http://127.0.0.1:${upstream.match[1]}`
+
+    writeFileSync(join(dir, 'openapi.yaml'), SPEC)
+    const gate = await spawnReady(
+      process.execPath,
+      [GATE_MAIN, 'api', 'protect', '--upstream', upstreamUrl, '--spec', join(dir, 'openapi.yaml'), '--receipt-store', join(dir, 'receipts.db'), '--listen', '127.0.0.1:0'],
+      /protecting \S+ with \d+ routes on (http:\/\/\S+)/,
+      { ...process.env, GATE_CONTROL_TOKEN: CONTROL_TOKEN },
+    )
+    stops.push(gate.stop)
+    const gateUrl = gate.match[1] as string
+    log(gate.output().split('\n').find(l => l.includes('receipts:')) ?? '')
+    const token = await issueToken(gateUrl)
+
+    const fastify = await spawnReady(process.execPath, [join(HERE, 'fastify-proxy.js'), upstreamUrl], /listening (\d+)/)
+    stops.push(fastify.stop)
+    const fastifyUrl = `http://127.0.0.1:${fastify.match[1]}`
+
+    const noop = await spawnReady(process.execPath, [join(HERE, 'noop-proxy.js'), upstreamUrl], /listening (\d+)/)
+    stops.push(noop.stop)
+
+    const targets: { name: string; url: string; headers: Record<string, string>; pid: number | undefined }[] = [
+      { name: 'direct to upstream (floor)', url: upstreamUrl, headers: {}, pid: upstream.child.pid },
+      { name: '@fastify/http-proxy (no policy)', url: fastifyUrl, headers: {}, pid: fastify.child.pid },
+      { name: '@gate/proxy, no-op evaluator (diagnostic)', url: `http://127.0.0.1:${noop.match[1]}`, headers: {}, pid: noop.child.pid },
+    ]
+    const nginx = findOrInstallNginx(log)
+    if ('path' in nginx) {
+      const running = await startNginx(nginx.path, Number(upstream.match[1]))
+      stops.push(running.stop)
+      targets.push({ name: 'nginx proxy_pass (no policy)', url: running.url, headers: {}, pid: undefined })
+    } else {
+      log(`skipping the nginx row: ${nginx.skip}`)
+    }
+    targets.push({ name: 'gate api protect (durable receipts)', url: gateUrl, headers: { 'x-gate-capability': token }, pid: gate.child.pid })
+
+    const rows: Row[] = []
+    for (const method of ['GET', 'POST'] as const) {
+      for (const target of targets) {
+        await load(`${target.url}/items`, method, target.headers, WARMUP_SECS)
+        const cpuBefore = cpuMicros(target.pid)
+        const result = await load(`${target.url}/items`, method, target.headers, DURATION_SECS)
+        const cpuAfter = cpuMicros(target.pid)
+        const cpuMicrosPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / Math.max(result.requests.total, 1)
+        rows.push({ target: target.name, method, result, cpuMicrosPerRequest })
+        log(`${method} ${target.name}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms`)
+      }
+    }
+
+    printTable(`proxy: gate api protect vs direct, nginx and @fastify/http-proxy (${CONNECTIONS} connections, ${DURATION_SECS} s per row, loopback)`, rows.map(r => ({
+      method: r.method,
+      target: r.target,
+      'req/s': r.result.requests.average,
+      'p50 ms': r.result.latency.p50,
+      'p99 ms': r.result.latency.p99,
+      'proxy CPU µs/req': r.cpuMicrosPerRequest ?? '',
+      'non-2xx': r.result.non2xx,
+      errors: r.result.errors + r.result.timeouts,
+    })))
+
+    let ok = true
+    for (const method of ['GET', 'POST'] as const) {
+      const gateRow = rows.find(r => r.method === method && r.target.startsWith('gate'))?.result
+      const node = rows.find(r => r.method === method && r.target.startsWith('@fastify'))?.result
+      if (gateRow === undefined || node === undefined) continue
+      const throughput = gateRow.requests.average / node.requests.average
+      const p99 = gateRow.latency.p99 / Math.max(node.latency.p99, 1)
+      const clean = gateRow.non2xx === 0 && gateRow.errors === 0 && gateRow.timeouts === 0
+      const met = throughput >= 0.5 && p99 <= 2 && clean
+      ok &&= met
+      process.stdout.write(
+        `${method}: gate at ${throughput.toFixed(2)}x the no-policy Node proxy's throughput (target >= 0.5x), p99 ${p99.toFixed(2)}x (target <= 2x)` +
+          `${clean ? '' : `, ${gateRow.non2xx} non-2xx and ${gateRow.errors + gateRow.timeouts} errors`}: ${met ? 'MET' : 'MISSED'}\n`,
+      )
+    }
+    return { ok }
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined)
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+async function issueToken(gateUrl: string): Promise<string> {
+  const r = await fetch(`${gateUrl}/v1/capabilities/issue`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ subjectPublicKey: 'cd'.repeat(32), scope: { grants: [{ server_id: 'http', tool_name: 'POST /items' }] }, ttlSeconds: 3600 }),
+  })
+  if (r.status !== 200) throw new Error(`capability issuance failed: ${r.status} ${await r.text()}`)
+  const { capability } = (await r.json()) as { capability: unknown }
+  return Buffer.from(JSON.stringify(capability)).toString('base64url')
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { ok } = await run()
+  process.exitCode = ok ? 0 : 1
+}

@@ -1,0 +1,44 @@
+import t from 'tap'
+import { selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
+
+t.test('request headers lose hop-by-hop, host, content-length and Gate credentials; the rest keep case and order', async t => {
+  const raw = [
+    'Host', 'proxy.local',
+    'X-Trace', 'a',
+    'Connection', 'keep-alive, X-Private',
+    'X-Private', 'drop me',
+    'Keep-Alive', 'timeout=5',
+    'Proxy-Connection', 'keep-alive',
+    'Proxy-Authorization', 'Basic x',
+    'TE', 'trailers',
+    'Trailer', 'x',
+    'Transfer-Encoding', 'chunked',
+    'Upgrade', 'websocket',
+    'Content-Length', '3',
+    'X-Gate-Capability', 'tok',
+    'x-gate-execution-nonce', '0'.repeat(32),
+    'Expect', '100-continue',
+    'Authorization', 'Bearer upstream-token',
+    'X-Gate-Approval-Id', 'ap1',
+    'x-trace', 'b',
+  ]
+  t.same(selectRequestHeaders(raw, 'keep-alive, X-Private'), [
+    'X-Trace', 'a',
+    'Authorization', 'Bearer upstream-token',
+    'X-Gate-Approval-Id', 'ap1',
+    'x-trace', 'b',
+  ])
+})
+
+t.test('response headers lose hop-by-hop and Connection-named headers', async t => {
+  const out = selectResponseHeaders({
+    'content-type': 'text/plain',
+    connection: 'close, x-private',
+    'x-private': '1',
+    'keep-alive': 'timeout=5',
+    'transfer-encoding': 'chunked',
+    'set-cookie': ['a=1', 'b=2'],
+    'content-length': '3',
+  })
+  t.same({ ...out }, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'content-length': '3' })
+})

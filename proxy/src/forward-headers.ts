@@ -1,0 +1,67 @@
+// Header rules of spec 01's forwarding: every request header goes upstream except the hop-by-hop ones
+// (plus any header the Connection header names, RFC 9110 §7.6.1), `host`, `content-length`, and the
+// Gate credentials `x-gate-capability` and `x-gate-execution-nonce`. Responses come back without their
+// hop-by-hop headers. Runs on every request, so it walks `rawHeaders` once and allocates one array.
+
+/** RFC 9110 §7.6.1 hop-by-hop headers, plus the legacy `proxy-connection` (spec 01's list). */
+export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+])
+
+const DROPPED_REQUEST_HEADERS: ReadonlySet<string> = new Set([
+  ...HOP_BY_HOP_HEADERS,
+  'host',
+  'content-length',
+  'x-gate-capability',
+  'x-gate-execution-nonce',
+  // The proxy has already answered `100 Continue` and read the whole body, so the expectation is met;
+  // undici also refuses to send it (NotSupportedError). Not in spec 01's list: a documented addition.
+  'expect',
+])
+
+/**
+ * The request headers to send upstream, as undici's flat [name, value, ...] array, names in their
+ * original case and order. `connection` is the request's Connection header value, if any.
+ */
+export function selectRequestHeaders(rawHeaders: readonly string[], connection: string | undefined): string[] {
+  const named = connection === undefined ? undefined : connectionTokens(connection)
+  const out: string[] = []
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string
+    const lower = name.toLowerCase()
+    if (DROPPED_REQUEST_HEADERS.has(lower) || named?.has(lower) === true) continue
+    out.push(name, rawHeaders[i + 1] as string)
+  }
+  return out
+}
+
+/** The upstream response headers to relay: everything except hop-by-hop and Connection-named ones. */
+export function selectResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
+  const connection = headers.connection
+  const named = connection === undefined ? undefined : connectionTokens(Array.isArray(connection) ? connection.join(',') : connection)
+  // null prototype: an upstream header named `__proto__` stays a header
+  const out = Object.create(null) as Record<string, string | string[]>
+  for (const name in headers) {
+    const value = headers[name]
+    if (value === undefined || HOP_BY_HOP_HEADERS.has(name) || named?.has(name) === true) continue
+    out[name] = value
+  }
+  return out
+}
+
+function connectionTokens(value: string): Set<string> {
+  const set = new Set<string>()
+  for (const token of value.split(',')) {
+    const t = token.trim().toLowerCase()
+    if (t !== '') set.add(t)
+  }
+  return set
+}

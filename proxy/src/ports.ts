@@ -1,0 +1,45 @@
+// What the proxy needs from the kernel, declared here so @gate/proxy never imports its caller: the
+// sidecar's Kernel satisfies ProxyEvaluator<Evaluation> structurally and is wired in by
+// `gate api protect` (ARCHITECTURE: sdk ← proxy ← sidecar).
+import type { GateHttpRequest, HttpMethod, HttpReceipt, SignedExecutionNonce, Verdict } from '@gate/sdk'
+
+/** One evaluation request: the built GateHttpRequest plus the Gate headers of the proxied request. */
+export interface ProxyEvaluateInput {
+  request: GateHttpRequest
+  /** The capability token text: the X-Gate-Capability header, else the gate_capability query value. */
+  capabilityHeader?: string
+  /** X-Gate-Approval-Id of an approved retry. */
+  approvalId?: string
+  /** X-Gate-Execution-Nonce, already checked to be 32 lowercase hex. */
+  nonceId?: string
+}
+
+/** The parts of an evaluation the proxy reads. */
+export interface ProxyEvaluation {
+  verdict: Verdict
+  /** The decision receipt, durably stored before `evaluate` resolved. */
+  receipt: HttpReceipt
+  /** The HTTP status of the outcome (the decision receipt's `response_status`). */
+  status: number
+  /** The EvaluateResponse JSON (the 428 and 500 answers carry it as their body). */
+  responseJson: string
+  executionNonce?: SignedExecutionNonce
+  /** Present on a pending approval (deny with http_status 409). */
+  approval?: { approval_id: string; resume_path: string }
+}
+
+/** The finalized receipt: the decision re-signed with the answered status, scope `final`. */
+export interface FinalizedReceipt {
+  receipt: HttpReceipt
+  json: string
+}
+
+/** The evaluator the proxy calls in-process. */
+export interface ProxyEvaluator<E extends ProxyEvaluation = ProxyEvaluation> {
+  /** Evaluates and signs; resolves once the decision receipt is durably stored. */
+  evaluate(input: ProxyEvaluateInput): Promise<E>
+  /** Re-signs the decision with the answered status; resolves once that receipt is durably stored. */
+  finalize(decision: E, answeredStatus: number): Promise<FinalizedReceipt>
+  /** The OpenAPI pattern a path matches, or the raw path when none does. */
+  matchRoute(method: HttpMethod, path: string): { pattern: string }
+}

@@ -1,0 +1,158 @@
+// The reverse proxy of `gate api protect` (spec 01, "Proxy traffic"): the handler for every request
+// that is not a Gate route. Per request: check method, target and Gate headers; read the body (10 MiB);
+// build the GateHttpRequest; evaluate in-process (decision receipt stored); act on the verdict; sign
+// and store the finalized receipt with the answered status; answer.
+//
+// Finalize ordering: the finalized receipt is stored BEFORE the response starts. For a forwarded
+// request that is the moment the upstream's status line and headers arrive: the receipt is finalized
+// with that status, its id goes into X-Gate-Receipt-Id, and only then is the body relayed, streaming.
+// So every id a client sees names a receipt already durable, and the status it records is the one the
+// client got. A body that later fails mid-stream (upstream reset, timeout) ends the client connection
+// abruptly; its receipt keeps the status that was sent.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { HTTP_METHODS, sha256Hex, uuidv7, type GateHttpRequest, type HttpMethod } from '@gate/sdk'
+import { readBody, sendError } from '@gate/sdk/server'
+import { extractCallerIdentity } from './caller-identity.js'
+import { ProtectError } from './errors.js'
+import { selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
+import { readGateHeaders } from './gate-headers.js'
+import { resolveProxyOptions, type ProxyOptions, type ResolvedProxyOptions } from './options.js'
+import type { ProxyEvaluation, ProxyEvaluator } from './ports.js'
+import {
+  RECEIPT_ID_HEADER,
+  sendApprovalRequired,
+  sendDenial,
+  sendEvaluateResponse,
+  sendEvaluationFailure,
+  sendMethodNotAllowed,
+  sendUpstreamFailure,
+} from './proxy-answers.js'
+import { parseRequestTarget } from './request-target.js'
+import { UpstreamClient } from './upstream-client.js'
+import type { UpstreamTarget } from './upstream-url.js'
+
+const METHODS: ReadonlySet<string> = new Set(HTTP_METHODS)
+const EMPTY = Buffer.alloc(0)
+
+function hasNoBody(req: IncomingMessage): boolean {
+  return req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined
+}
+
+export interface GateProxy {
+  /** The request handler (a sidecar FallbackHandler). */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>
+  readonly upstream: UpstreamTarget
+  readonly options: ResolvedProxyOptions
+  /** Closes the upstream connection pool. */
+  close(): Promise<void>
+}
+
+/** Creates the proxy in front of `options.upstream`, evaluating every request with `evaluator`. */
+export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator<E>, options: ProxyOptions): GateProxy {
+  const resolved = resolveProxyOptions(options)
+  const client = new UpstreamClient(resolved)
+  const { basePath } = resolved.upstream
+  const maxBodyBytes = resolved.maxBodyBytes
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method as HttpMethod
+    if (!METHODS.has(method)) return sendMethodNotAllowed(res)
+
+    let target, gate, body: Buffer
+    try {
+      target = parseRequestTarget(req.url ?? '/')
+      gate = readGateHeaders(req.headers, target.capability)
+      // a request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3)
+      body = hasNoBody(req) ? EMPTY : await readBody(req, maxBodyBytes)
+    } catch (err) {
+      // spec 01, Limits: an oversized body answers 400 (gate_bad_request), not 413; stop reading it
+      return sendError(res, err, { close: (err as Error).name === 'BodyTooLargeError' })
+    }
+
+    let evaluation: E
+    try {
+      const hasBody = body.length > 0
+      const request: GateHttpRequest = {
+        request_id: uuidv7(),
+        method,
+        route_pattern: evaluator.matchRoute(method, target.path).pattern,
+        path: target.path,
+        caller: extractCallerIdentity(req.headers),
+        body_hash: hasBody ? sha256Hex(body) : null,
+        body_length: body.length,
+        timestamp: Math.floor(Date.now() / 1000),
+      }
+      if (target.query !== undefined) request.query = target.query
+      evaluation = await evaluator.evaluate({ request, capabilityHeader: gate.capability, approvalId: gate.approvalId, nonceId: gate.nonceId })
+    } catch (err) {
+      // no verdict, no forwarding (fail closed)
+      return sendEvaluationFailure(res, err)
+    }
+
+    const { verdict } = evaluation
+    if (verdict.verdict === 'allow') {
+      return forward(req, res, evaluation, `${basePath}${target.path}${target.forwardSearch}`, body)
+    }
+    // not forwarded: the answered status is the outcome's status (409 pending approval, 403 deny,
+    // 428 incomplete, 500 cancel); the finalized receipt records it before the answer goes out
+    const finalId = await finalizeOrFail(res, evaluation, evaluation.status)
+    if (finalId === undefined) return
+    switch (verdict.verdict) {
+      case 'deny':
+        if (evaluation.approval !== undefined || verdict.http_status === 409) {
+          return sendApprovalRequired(res, verdict.reason, { decisionReceiptId: evaluation.receipt.id, finalReceiptId: finalId }, evaluation.approval)
+        }
+        return sendDenial(res, verdict, finalId)
+      case 'incomplete':
+        return sendEvaluateResponse(res, 428, evaluation.responseJson, finalId)
+      case 'cancel':
+        return sendEvaluateResponse(res, 500, evaluation.responseJson, finalId)
+    }
+  }
+
+  /** Finalizes with `status`; on failure answers 500 (naming the stored decision receipt) and returns undefined. */
+  async function finalizeOrFail(res: ServerResponse, evaluation: E, status: number): Promise<string | undefined> {
+    try {
+      return (await evaluator.finalize(evaluation, status)).receipt.id
+    } catch (err) {
+      sendEvaluationFailure(res, err, evaluation.receipt.id)
+      return undefined
+    }
+  }
+
+  async function forward(req: IncomingMessage, res: ServerResponse, evaluation: E, path: string, body: Buffer): Promise<void> {
+    const request = { method: req.method as string, path, headers: selectRequestHeaders(req.rawHeaders, req.headers.connection), body: body.length > 0 ? body : null }
+    const outcome = await client.relay(request, res, async (statusCode, upstreamHeaders) => {
+      let finalId: string
+      try {
+        finalId = (await evaluator.finalize(evaluation, statusCode)).receipt.id
+      } catch (err) {
+        // the upstream answered but its receipt cannot be recorded: its answer is not relayed
+        sendEvaluationFailure(res, err, evaluation.receipt.id)
+        throw err
+      }
+      const headers = selectResponseHeaders(upstreamHeaders)
+      headers[RECEIPT_ID_HEADER] = finalId
+      try {
+        res.writeHead(statusCode, headers)
+      } catch (err) {
+        // a header value node refuses to write (e.g. a control character): nothing was sent yet
+        sendUpstreamFailure(res, new ProtectError('Upstream', `upstream response headers cannot be relayed: ${(err as Error).message}`, err), finalId)
+        throw err
+      }
+    })
+    if (outcome.kind === 'failed') {
+      // spec 01: connection failure or a request that cannot be built → 502; the receipt keeps the
+      // allow verdict with response_status 502 (a wall-clock timeout before the head counts the same)
+      const finalId = await finalizeOrFail(res, evaluation, 502)
+      if (finalId !== undefined) sendUpstreamFailure(res, outcome.error, finalId)
+    }
+  }
+
+  return {
+    handle,
+    upstream: resolved.upstream,
+    options: resolved,
+    close: () => client.close(),
+  }
+}
