@@ -238,3 +238,11 @@ t.test('without a spec every path follows the method rule', async t => {
   t.equal((await kernel.evaluate({ request: request('GET', '/anything') })).verdict.verdict, 'allow')
   t.equal((await kernel.evaluate({ request: request('DELETE', '/anything') })).verdict.verdict, 'deny')
 })
+
+t.test('supplemental_authorization is denied at the authority boundary, on any route', async t => {
+  const { kernel } = setup()
+  for (const [m, p] of [['GET', '/pets'], ['POST', '/pets']] as const) {
+    const e = await kernel.evaluate({ request: request(m, p, { supplemental_authorization: { kind: 'x' } }) })
+    t.match(e.verdict, { verdict: 'deny', guard: 'AuthorityBoundaryGuard', details: { reason_code: 'supplemental_authorization_unsupported' } })
+  }
+})

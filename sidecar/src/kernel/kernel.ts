@@ -3,6 +3,7 @@
 // process, by the reverse proxy.
 //
 // Guard order:
+//   0. AuthorityBoundaryGuard  a request carrying supplemental_authorization is denied (spec 02)
 //   1. RevocationGuard      any route; a revoked capability is denied before evaluation
 //   2. DefaultPolicyGuard   SessionAllow routes: allow, nothing further except the budget cost cap
 //      CapabilityGuard      DenyByDefault routes: token present, verified, id matches, grant covers route
@@ -31,6 +32,7 @@ import { randomBytes } from 'node:crypto'
 import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
 import { parseCapabilityToken } from './capability-token.js'
 import { ApprovalGuard } from './guards/approval.js'
+import { AuthorityBoundaryGuard } from './guards/authority-boundary.js'
 import { BudgetGuard } from './guards/budget.js'
 import { CapabilityGuard } from './guards/capability.js'
 import { DefaultPolicyGuard } from './guards/default-policy.js'
@@ -89,6 +91,7 @@ export class Kernel {
   readonly #options: KernelOptions
   readonly #ports: KernelPorts
   readonly #clock: () => number
+  readonly #boundary = new AuthorityBoundaryGuard()
   readonly #revocation: RevocationGuard
   readonly #defaultPolicy = new DefaultPolicyGuard()
   readonly #capability: CapabilityGuard
@@ -296,6 +299,8 @@ export class Kernel {
       evidence.push(o.evidence)
       return o
     }
+    const outside = await run(this.#boundary.check(ctx))
+    if (outside !== undefined) return outside
     const denied = await run(this.#revocation.check(ctx))
     if (denied !== undefined) return denied
     if (ctx.route.decision === 'SessionAllow') {

@@ -29,6 +29,8 @@ export function createVerifyRoute(ctx: RouteContext) {
   }
 }
 
+const VERDICT_TAGS: ReadonlySet<unknown> = new Set(['allow', 'deny', 'cancel', 'incomplete'])
+
 const STRING_FIELDS = [
   'id', 'request_id', 'route_pattern', 'method', 'caller_identity_hash', 'receipt_kind', 'boundary_class',
   'tool_origin', 'redaction_mode', 'content_hash', 'policy_hash', 'trust_level', 'kernel_key', 'signature',
@@ -40,6 +42,6 @@ function receiptShapeProblem(r: Record<string, unknown>): string | undefined {
   for (const f of STRING_FIELDS) if (typeof r[f] !== 'string') return `${f} must be a string`
   for (const f of ['response_status', 'timestamp'] as const) if (!Number.isInteger(r[f])) return `${f} must be an integer`
   const v = r.verdict as { verdict?: unknown } | null
-  if (typeof v !== 'object' || v === null || typeof v.verdict !== 'string') return 'verdict must be an object with a verdict tag'
+  if (typeof v !== 'object' || v === null || !VERDICT_TAGS.has(v.verdict as string)) return 'verdict must be an object tagged allow, deny, cancel or incomplete'
   return undefined
 }

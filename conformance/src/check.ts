@@ -1,0 +1,57 @@
+// What a conformance check is, and how it reports: a check passes by returning, fails by throwing
+// CheckFailure (or anything else), and is skipped by throwing CheckSkipped with the reason.
+import type { CheckContext } from './context.js'
+
+/** The result of one check. */
+export type CheckResultKind = 'PASS' | 'FAIL' | 'SKIP'
+
+/** What a check needs besides the sidecar URL; a run without it skips the check with a reason. */
+export type CheckNeed = 'control-token' | 'sdk-under-test'
+
+/** One behaviour observable from outside the sidecar. */
+export interface CheckDefinition {
+  /** Stable id, `area.behaviour`; never renamed once shipped. */
+  readonly id: string
+  /** One line: the behaviour and the expected answer. */
+  readonly description: string
+  /** The spec section (or Gate document) it enforces. */
+  readonly specRef: string
+  /** A failing required check makes the run fail (exit code 1); the others are advisory. */
+  readonly required: boolean
+  readonly needs?: readonly CheckNeed[]
+}
+
+export interface Check extends CheckDefinition {
+  run(ctx: CheckContext): Promise<void>
+}
+
+/** The behaviour was observed and is wrong. */
+export class CheckFailure extends Error {
+  constructor(detail: string) {
+    super(detail)
+    this.name = 'CheckFailure'
+  }
+}
+
+/** The check cannot run against this sidecar or document; the reason says why. */
+export class CheckSkipped extends Error {
+  constructor(reason: string) {
+    super(reason)
+    this.name = 'CheckSkipped'
+  }
+}
+
+/** Throws a CheckFailure. */
+export function fail(detail: string): never {
+  throw new CheckFailure(detail)
+}
+
+/** Throws a CheckSkipped. */
+export function skip(reason: string): never {
+  throw new CheckSkipped(reason)
+}
+
+/** Defines a check (identity function that keeps the literal type tidy). */
+export function defineCheck(check: Check): Check {
+  return Object.freeze(check)
+}

@@ -1,0 +1,26 @@
+// Every check, in report order: one file per spec area.
+import type { Check } from '../check.js'
+import { CAPABILITY_CHECKS } from './capabilities.js'
+import { EVALUATE_ERROR_CHECKS } from './evaluate-errors.js'
+import { HEALTH_CHECKS } from './health.js'
+import { HOSTILE_INPUT_CHECKS } from './hostile-input.js'
+import { LIMIT_CHECKS } from './limits.js'
+import { RECEIPT_CHECKS } from './receipts.js'
+import { SDK_CHECKS } from './sdk-fail-closed.js'
+import { TRANSPORT_CHECKS } from './transport.js'
+import { VERDICT_MATRIX_CHECKS } from './verdict-matrix.js'
+import { VERIFY_CHECKS } from './verify.js'
+
+/** All checks with their run functions. */
+export const ALL_CHECKS: readonly Check[] = Object.freeze([
+  ...TRANSPORT_CHECKS,
+  ...HEALTH_CHECKS,
+  ...EVALUATE_ERROR_CHECKS,
+  ...VERDICT_MATRIX_CHECKS,
+  ...CAPABILITY_CHECKS,
+  ...RECEIPT_CHECKS,
+  ...VERIFY_CHECKS,
+  ...LIMIT_CHECKS,
+  ...HOSTILE_INPUT_CHECKS,
+  ...SDK_CHECKS,
+])

@@ -1,0 +1,87 @@
+// `gate-conformance` flags → options (STYLE, Options: validated once, unknown flags rejected).
+import { parseArgs } from 'node:util'
+import { UsageError } from './errors.js'
+
+export const USAGE = `Usage: gate-conformance --sidecar URL [--control-token T] [--spec FILE] [--json] [--only ID,...] [--no-sdk]
+       gate-conformance --list [--json]
+       gate-conformance --print-default-spec
+
+Drives a Gate sidecar (or \`gate api protect\`) over HTTP and checks every behaviour of the sidecar
+protocol observable from outside (spec 02, with the policy rules of spec 01).
+
+Options:
+  --sidecar URL          base URL of the sidecar under test (required to run checks)
+  --control-token T      its control token, for the checks that issue and revoke capability tokens
+                         (default: the GATE_CONTROL_TOKEN environment variable; without one they are skipped)
+  --spec FILE            the OpenAPI document the sidecar was started with (JSON; YAML when the "yaml"
+                         package is installed); default: the built-in pets document
+  --only ID,...          run only these checks (repeatable)
+  --json                 print the report as JSON instead of a table
+  --no-sdk               skip the sdk.* checks (by default they drive @gate/sdk's createGateCore)
+  --request-timeout-ms N deadline of one HTTP exchange (default 5000)
+  --list                 list the checks and exit
+  --print-default-spec   print the built-in OpenAPI document (start the sidecar with it) and exit
+  -h, --help             show this help
+
+Exit codes: 0 every required check passed (or was skipped), 1 a required check failed, 2 usage error.`
+
+export type CliCommand =
+  | { kind: 'help' }
+  | { kind: 'list'; json: boolean }
+  | { kind: 'print-default-spec' }
+  | {
+      kind: 'run'
+      sidecarUrl: string
+      controlToken: string | null
+      spec: string | undefined
+      only: string[]
+      json: boolean
+      sdk: boolean
+      requestTimeoutMs: number
+    }
+
+/** Parses argv (without node and the script); throws UsageError. */
+export function parseCliArgs(argv: readonly string[], env: Record<string, string | undefined>): CliCommand {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        sidecar: { type: 'string' },
+        'control-token': { type: 'string' },
+        spec: { type: 'string' },
+        only: { type: 'string', multiple: true },
+        json: { type: 'boolean' },
+        'no-sdk': { type: 'boolean' },
+        'request-timeout-ms': { type: 'string' },
+        list: { type: 'boolean' },
+        'print-default-spec': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }))
+  } catch (err) {
+    throw new UsageError((err as Error).message, err)
+  }
+  if (values.help === true) return { kind: 'help' }
+  if (values.list === true) return { kind: 'list', json: values.json === true }
+  if (values['print-default-spec'] === true) return { kind: 'print-default-spec' }
+  if (values.sidecar === undefined || values.sidecar === '') throw new UsageError('--sidecar URL is required')
+  const timeoutText = values['request-timeout-ms'] ?? '5000'
+  const requestTimeoutMs = Number(timeoutText)
+  if (!/^\d+$/.test(timeoutText) || !Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 100 || requestTimeoutMs > 120_000) {
+    throw new UsageError(`--request-timeout-ms must be a whole number of milliseconds from 100 to 120000, got "${timeoutText}"`)
+  }
+  const token = values['control-token'] ?? env.GATE_CONTROL_TOKEN
+  return {
+    kind: 'run',
+    sidecarUrl: values.sidecar,
+    controlToken: token === undefined || token === '' ? null : token,
+    spec: values.spec,
+    only: (values.only ?? []).flatMap(v => v.split(',')).map(s => s.trim()).filter(s => s !== ''),
+    json: values.json === true,
+    sdk: values['no-sdk'] !== true,
+    requestTimeoutMs,
+  }
+}

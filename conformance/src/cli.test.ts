@@ -1,0 +1,109 @@
+// The gate-conformance command through its public surface: a child process per case, exit codes
+// 0 / 1 / 2, the table and the JSON report, against the fault-free and a faulty broken sidecar.
+import { spawn } from 'node:child_process'
+import { writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t, { type Test } from 'tap'
+import { CHECKS, DEFAULT_SPEC_TEXT, type Report } from './index.js'
+import { startBrokenSidecar, type SidecarFault } from './testing/broken-sidecar.js'
+
+const CLI = fileURLToPath(new URL('./cli.js', import.meta.url))
+const TOKEN = 'cli-test-control-token'
+
+function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise(resolve => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, GATE_CONTROL_TOKEN: '', ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', c => (stdout += c))
+    child.stderr.on('data', c => (stderr += c))
+    child.on('close', code => resolve({ code, stdout, stderr }))
+  })
+}
+
+async function fake(t: Test, faults: SidecarFault[] = []): Promise<string> {
+  const sidecar = await startBrokenSidecar({ controlToken: TOKEN, faults })
+  t.teardown(() => sidecar.close())
+  return sidecar.url
+}
+
+t.test('usage errors exit 2 and print the usage', async t => {
+  for (const args of [[], ['--bogus'], ['--sidecar'], ['--sidecar', 'ftp://x'], ['--sidecar', 'http://127.0.0.1:9', '--only', 'no.such-check'], ['--sidecar', 'http://127.0.0.1:9', '--request-timeout-ms', '5s']]) {
+    const r = await runCli(args)
+    t.equal(r.code, 2, `gate-conformance ${args.join(' ')} exits 2`)
+    t.match(r.stderr, 'gate-conformance:')
+  }
+  const r = await runCli(['--sidecar', 'http://127.0.0.1:9', '--spec', '/nonexistent/spec.json'])
+  t.equal(r.code, 2, 'an unreadable --spec exits 2')
+  t.match(r.stderr, 'cannot read the document')
+})
+
+t.test('--help, --list and --print-default-spec exit 0', async t => {
+  t.match((await runCli(['--help'])).stdout, 'Usage: gate-conformance')
+  const list = await runCli(['--list', '--json'])
+  t.equal(list.code, 0)
+  t.same((JSON.parse(list.stdout) as { id: string }[]).map(c => c.id), CHECKS.map(c => c.id))
+  const spec = await runCli(['--print-default-spec'])
+  t.equal(spec.stdout, DEFAULT_SPEC_TEXT)
+})
+
+t.test('a conformant sidecar exits 0; the JSON report lists every check', async t => {
+  const url = await fake(t)
+  const r = await runCli(['--sidecar', url, '--json', '--no-sdk'], { GATE_CONTROL_TOKEN: TOKEN })
+  t.equal(r.code, 0, r.stderr)
+  const report = JSON.parse(r.stdout) as Report
+  t.equal(report.ok, true)
+  t.equal(report.results.length, CHECKS.length)
+  t.same(report.results.filter(x => x.result === 'FAIL').map(x => x.id), [])
+  for (const x of report.results.filter(x => x.id.startsWith('sdk.'))) t.same([x.result, x.detail], ['SKIP', 'skipped with --no-sdk'])
+})
+
+t.test('without a control token the issue/revoke checks are skipped with the reason', async t => {
+  const url = await fake(t)
+  const r = await runCli(['--sidecar', url, '--json', '--no-sdk', '--only', 'capabilities.valid-token-allows,capabilities.expired-denied'])
+  t.equal(r.code, 0, r.stderr)
+  const results = (JSON.parse(r.stdout) as Report).results
+  const valid = results.find(x => x.id === 'capabilities.valid-token-allows')
+  const expired = results.find(x => x.id === 'capabilities.expired-denied')
+  t.same([valid?.result, valid?.detail], ['SKIP', 'needs --control-token'])
+  t.equal(expired?.result, 'PASS', 'an expired token is minted locally instead')
+})
+
+t.test('a required failure exits 1 and the table shows it; an advisory failure alone exits 0', async t => {
+  const url = await fake(t, ['allow-mutating-without-token', 'policy-hash-zero'])
+  const r = await runCli(['--sidecar', url, '--only', 'evaluate.deny-unsafe-no-token,receipt.policy-hash'])
+  t.equal(r.code, 1)
+  t.match(r.stdout, /evaluate\.deny-unsafe-no-token\s+FAIL\s/)
+  t.match(r.stdout, /receipt\.policy-hash\s+FAIL\s[^\n]*\n[^\n]*\(advisory\)/)
+  t.match(r.stdout, 'failure: POST /pets (route /pets): expected deny, got allow')
+  t.match(r.stdout, 'NOT CONFORMANT')
+  const advisory = await runCli(['--sidecar', url, '--only', 'receipt.policy-hash'])
+  t.equal(advisory.code, 0)
+})
+
+t.test('a sidecar that is not there fails the required checks, bounded, and exits 1', async t => {
+  const closed = await startBrokenSidecar()
+  const closedUrl = closed.url
+  await closed.close()
+  const r = await runCli(['--sidecar', closedUrl, '--json', '--no-sdk', '--only', 'health.live,evaluate.allow-safe-get'])
+  t.equal(r.code, 1)
+  for (const x of (JSON.parse(r.stdout) as Report).results) t.match(x.detail ?? '', 'ECONNREFUSED')
+})
+
+t.test('--spec with another document: checks whose routes it lacks are skipped, saying so', async t => {
+  const doc = JSON.stringify({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: { '/things': { get: { responses: {} }, post: { responses: {} } } } })
+  const sidecar = await startBrokenSidecar({ controlToken: TOKEN, specText: doc })
+  t.teardown(() => sidecar.close())
+  const path = join(t.testdir(), 'things.json')
+  await writeFile(path, doc)
+  const r = await runCli(['--sidecar', sidecar.url, '--spec', path, '--json', '--no-sdk'], { GATE_CONTROL_TOKEN: TOKEN })
+  t.equal(r.code, 0, r.stderr)
+  const report = JSON.parse(r.stdout) as Report
+  t.same(report.results.filter(x => x.result === 'FAIL').map(x => `${x.id}: ${x.detail}`), [])
+  const skipped = Object.fromEntries(report.results.filter(x => x.result === 'SKIP').map(x => [x.id, x.detail]))
+  t.match(skipped['evaluate.side-effects-false-allows'], `the document (${path}) has no route with x-gate-side-effects: false`)
+  t.match(skipped['evaluate.approval-required-denies'], 'has no route with x-gate-approval-required: true')
+  t.match(skipped['evaluate.param-matches-one-segment'], 'has no route whose pattern ends in a {param} segment')
+  t.equal(report.results.find(x => x.id === 'evaluate.allow-safe-get')?.result, 'PASS')
+})
