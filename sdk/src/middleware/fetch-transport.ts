@@ -1,7 +1,7 @@
 // The edge transport: Web `fetch` only (no node: modules, no undici), for Next.js middleware and any
 // runtime without sockets of its own. Same contract as the undici transport.
 import { GateError } from '../errors.js'
-import { EvaluationFailedError, SidecarTimeoutError, SidecarUnreachableError } from './middleware-errors.js'
+import { EvaluationFailedError, SidecarTimeoutError, SidecarUnreachableError } from '../errors.js'
 import { MAX_SIDECAR_ANSWER_BYTES, type SidecarTransport, type TransportResponse } from './sidecar-client.js'
 
 /** Options of the fetch transport. */

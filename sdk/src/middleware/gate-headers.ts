@@ -2,7 +2,7 @@
 // (X-Gate-Capability, or the gate_capability query parameter; the header wins, spec 01), the approval id
 // of an approved retry, and the execution nonce id of a strict-nonce retry.
 import type { GateRequestInput } from './gate-types.js'
-import { InvalidGateHeaderError } from './middleware-errors.js'
+import { InvalidGateHeaderError } from '../errors.js'
 
 /** The Gate headers to pass on to the sidecar. */
 export interface GateClientHeaders {

@@ -4,7 +4,7 @@ import { InvalidConfigError } from '../errors.js'
 import type { CallerIdentity } from '../types.js'
 import { parsePublicKey } from '../protocol/keys.js'
 import type { GateRequestInput } from './gate-types.js'
-import { UnknownOptionError } from './middleware-errors.js'
+import { UnknownOptionError } from '../errors.js'
 
 /** A custom caller identity (hashes only), or null/undefined for the built-in chain. */
 export type IdentifyHook = (input: GateRequestInput) => CallerIdentity | null | undefined | Promise<CallerIdentity | null | undefined>

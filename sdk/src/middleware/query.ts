@@ -1,6 +1,6 @@
 // The query map of GateHttpRequest, the capability token carried in `gate_capability`, and the query
 // string the app sees once that token is removed (spec 01: the token is a credential, not content).
-import { DuplicateQueryKeyError } from './middleware-errors.js'
+import { DuplicateQueryKeyError } from '../errors.js'
 
 /** The query parameter that may carry the capability token (spec 01, Authentication). */
 export const CAPABILITY_PARAMETER = 'gate_capability'

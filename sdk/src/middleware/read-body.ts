@@ -3,7 +3,7 @@
 // parser that runs after Gate (express.json(), @koa/bodyparser, Fastify's parser) reads the same bytes.
 import { BadRequestError, PayloadTooLargeError } from '../errors.js'
 import type { GateBodySource, GateRequestInput, NodeBodyStream } from './gate-types.js'
-import { BodyConsumedError } from './middleware-errors.js'
+import { BodyConsumedError } from '../errors.js'
 
 const encoder = new TextEncoder()
 

@@ -1,7 +1,6 @@
 // What the Node and edge entry points both export.
 export * from './gate-types.js'
 export * from './options.js'
-export * from './middleware-errors.js'
 export * from './gate-core.js'
 export * from './caller-identity.js'
 export * from './query.js'

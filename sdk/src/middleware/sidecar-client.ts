@@ -2,7 +2,7 @@
 // (undici Pool on Node, fetch on the edge). It checks every answer against its schema before anything
 // reads it; anything but a 200 with a valid body is gate_evaluation_failed.
 import type { EvaluateResponse, GateHttpRequest, HealthResponse, HttpReceipt, VerifyReceiptResponse } from '../types.js'
-import { EvaluationFailedError } from './middleware-errors.js'
+import { EvaluationFailedError } from '../errors.js'
 
 /** A sidecar answer: status and body text. */
 export interface TransportResponse {

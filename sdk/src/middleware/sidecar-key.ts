@@ -4,7 +4,7 @@
 // fetch; a failed fetch is not remembered, so the next request tries again.
 import { parsePublicKey } from '../protocol/keys.js'
 import type { HealthResponse } from '../types.js'
-import { InvalidReceiptError } from './middleware-errors.js'
+import { InvalidReceiptError } from '../errors.js'
 
 /** The pinned sidecar signer key. */
 export class SidecarKey {

@@ -1,6 +1,6 @@
 // Verdict → outcome (spec 02, States and transitions; spec 01, Proxy error bodies) and error → outcome.
 // The one place the middleware assembles error bodies (STYLE, Errors).
-import { isGateError, type GateErrorCode } from '../errors.js'
+import { isGateError, WIRE_ERROR_CODES as WIRE_CODES, type GateErrorCode } from '../errors.js'
 import type { GateErrorBody } from '../types.js'
 import type { GateAllowed, GateContext, GateDenied } from './gate-types.js'
 import type { SidecarEvaluation } from './sidecar-client.js'
@@ -8,20 +8,6 @@ import type { SidecarEvaluation } from './sidecar-client.js'
 const RECEIPT_HEADER = 'x-gate-receipt-id'
 const FAIL_OPEN_HEADER = 'x-gate-fail-open'
 
-/** Codes gate.http.error_body.v1 admits; any other internal code goes out as gate_evaluation_failed. */
-const WIRE_CODES: ReadonlySet<string> = new Set<GateErrorCode>([
-  'gate_bad_request',
-  'gate_access_denied',
-  'gate_approval_required',
-  'gate_evaluation_failed',
-  'gate_receipt_sign_failed',
-  'gate_receipt_persistence_failed',
-  'gate_sidecar_unreachable',
-  'gate_invalid_receipt',
-  'gate_timeout',
-  'gate_sidecar_unavailable',
-  'gate_payload_too_large',
-])
 
 const SUGGESTIONS: Partial<Record<GateErrorCode, string>> = {
   gate_bad_request: 'fix the request as the message describes and send it again',

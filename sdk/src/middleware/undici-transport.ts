@@ -2,7 +2,7 @@
 // never holds up another on the same socket). One deadline covers the response headers and the body.
 import { Pool } from 'undici'
 import { GateError } from '../errors.js'
-import { EvaluationFailedError, SidecarTimeoutError, SidecarUnreachableError } from './middleware-errors.js'
+import { EvaluationFailedError, SidecarTimeoutError, SidecarUnreachableError } from '../errors.js'
 import { MAX_SIDECAR_ANSWER_BYTES, type SidecarTransport, type TransportResponse } from './sidecar-client.js'
 
 /** Options of the undici transport. */
