@@ -5,6 +5,22 @@ import { fileURLToPath } from 'node:url'
 
 export const GATE_MAIN = fileURLToPath(new URL('../cli/main.js', import.meta.url))
 
+// Children never outlive the test process: a test that times out (tap sends SIGTERM) or crashes must
+// not leave a sidecar listening behind it.
+const live = new Set<ChildProcess>()
+function track(child: ChildProcess): void {
+  live.add(child)
+  child.once('exit', () => live.delete(child))
+}
+function killAll(): void {
+  for (const child of live) child.kill('SIGKILL')
+}
+process.on('exit', killAll)
+process.once('SIGTERM', () => {
+  killAll()
+  process.kill(process.pid, 'SIGTERM')
+})
+
 export interface GateProcess {
   url: string
   child: ChildProcess
@@ -29,6 +45,7 @@ export function spawnGate(args: string[], options: SpawnOptions = {}): Promise<G
     cwd: options.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  track(child)
   let out = ''
   const exited = new Promise<number | string>(resolve => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)))
   return new Promise((resolve, reject) => {
@@ -62,14 +79,25 @@ export function spawnGate(args: string[], options: SpawnOptions = {}): Promise<G
   })
 }
 
-/** Runs `gate <args>` to completion and returns its exit code and output. */
-export function runGate(args: string[], options: SpawnOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs `gate <args>` to completion (killed after `timeoutMs`, default 30 s) and returns its exit code and output. */
+export function runGate(
+  args: string[],
+  options: SpawnOptions & { timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise(resolve => {
     const child = spawn(process.execPath, [GATE_MAIN, ...args], { env: { ...process.env, ...options.env }, cwd: options.cwd })
+    track(child)
     let stdout = ''
     let stderr = ''
+    const timer = setTimeout(() => {
+      stderr += `\n(killed: still running after ${options.timeoutMs ?? 30_000} ms)`
+      child.kill('SIGKILL')
+    }, options.timeoutMs ?? 30_000)
     child.stdout.on('data', c => (stdout += c))
     child.stderr.on('data', c => (stderr += c))
-    child.on('close', code => resolve({ code, stdout, stderr }))
+    child.on('close', code => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
   })
 }
