@@ -8,6 +8,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   'route-match': () => import('./openapi/match-github.js'),
   sdk: () => import('./sdk/middleware-overhead.js'),
   'receipt-ingest': () => import('./stores/receipt-ingest.js'),
+  'trust-query': () => import('./trust/query.js'),
 }
 
 const wanted = process.argv.slice(2)

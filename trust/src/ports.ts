@@ -1,7 +1,7 @@
 // What trust-control needs from its host (the sidecar or `gate trust serve`), declared here so this
 // package never imports its caller: an authenticator, the authority that signs, and the stores.
 import type { IncomingMessage } from 'node:http'
-import type { CapabilityScope, CapabilityToken } from '@gate/sdk'
+import type { CapabilityScope, CapabilityToken, Signer } from '@gate/sdk'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string }
@@ -20,4 +20,211 @@ export interface CapabilityIssuerPort {
 export interface RevocationPort {
   /** Durably revokes; `newlyRevoked` is false when it was already revoked. */
   revoke(capabilityId: string): Promise<{ revoked: boolean; newlyRevoked: boolean }>
+}
+
+// ---- the receipt corpus ----
+
+/** `allow`, `deny`, `cancelled`, `incomplete` (spec 03 outcome filter). */
+export type ReceiptOutcome = 'allow' | 'deny' | 'cancelled' | 'incomplete'
+
+/** A corpus filter: present members combine with AND; time and cost bounds are inclusive. */
+export interface CorpusFilter {
+  capabilityId?: string
+  toolServer?: string
+  toolName?: string
+  outcome?: ReceiptOutcome
+  since?: number
+  until?: number
+  minCost?: number
+  maxCost?: number
+  costCurrency?: string
+  /** Only receipts with financial metadata (a charged cost). */
+  withCost?: boolean
+  /** Only receipts that exercised a capability. */
+  withCapability?: boolean
+  /** The read context of a tenant principal: never settable from the wire. */
+  tenant?: string
+  /** The agent: stored subject key, or (for rows without one) a capability issued to it. */
+  subject?: { subjectKey: string; capabilityIds: readonly string[] }
+  /** seq > afterSeq (the cursor). */
+  afterSeq?: number
+  /** seq <= throughSeq (the snapshot a response is computed over). */
+  throughSeq?: number
+}
+
+/** One receipt of a page, with the columns the reports read. */
+export interface CorpusRow {
+  seq: number
+  receiptId: string
+  timestamp: number
+  tenant: string | null
+  outcome: ReceiptOutcome
+  capabilityId: string | null
+  subjectKey: string | null
+  toolServer: string
+  toolName: string
+  costUnits: number | null
+  costCurrency: string | null
+  attemptedCostUnits: number | null
+  /** The signed HttpReceipt exactly as stored. */
+  httpJson: string
+  /** The stored core receipt, or null while the backfill has not reached the row. */
+  coreJson: string | null
+}
+
+/** A receipt loaded by id, with its decision/final linkage. */
+export interface CorpusReceipt extends CorpusRow {
+  kind: 'decision' | 'final'
+  decisionReceiptId: string | null
+}
+
+export type CorpusGrouping = 'none' | 'time' | 'tool' | 'subject' | 'cost'
+
+/** Counts and cost sums of one group. */
+export interface CorpusAggregateRow {
+  bucketStart?: number
+  toolServer?: string
+  toolName?: string
+  subjectKey?: string | null
+  capabilityId?: string | null
+  costCurrency?: string | null
+  total: number
+  allow: number
+  deny: number
+  cancelled: number
+  incomplete: number
+  charged: number
+  attempted: number
+}
+
+/** The receipt store as trust-control reads it. */
+export interface ReceiptCorpusPort {
+  /** The highest committed seq (0 when empty). */
+  latestSeq(): Promise<number>
+  /** Up to `limit` matching receipts by seq: the oldest first (`asc`, default) or the newest first (`desc`). */
+  queryPage(filter: CorpusFilter, limit: number, order?: 'asc' | 'desc'): Promise<CorpusRow[]>
+  countMatching(filter: CorpusFilter): Promise<number>
+  /** Grouped counts and sums; `bucketSeconds` sizes `time` groups and, with `perBucket`, splits the others by time too. */
+  aggregate(filter: CorpusFilter, grouping: CorpusGrouping, bucketSeconds?: number, perBucket?: boolean): Promise<CorpusAggregateRow[]>
+  getById(receiptId: string): Promise<CorpusReceipt | undefined>
+  /** Final receipts that name `receiptId` as their decision (searched after its seq). */
+  findFinals(decisionSeq: number, receiptId: string): Promise<CorpusReceipt[]>
+  /** Persists a core form computed on the read path. */
+  setCoreJson(seq: number, coreJson: string): Promise<unknown>
+}
+
+/** `tool` or `child` receipts appended through trust-control. */
+export type ListedReceiptKind = 'tool' | 'child'
+
+export interface ListedReceiptInput {
+  kind: ListedReceiptKind
+  receiptId: string
+  /** Stored and served unchanged. */
+  json: string
+  timestamp?: number | null
+  tenant?: string | null
+  capabilityId?: string | null
+  toolServer?: string | null
+  toolName?: string | null
+  sessionId?: string | null
+  parentRequestId?: string | null
+  requestId?: string | null
+}
+
+export interface ListedReceiptFilter {
+  receiptId?: string
+  tenant?: string
+  capabilityId?: string
+  toolServer?: string
+  toolName?: string
+  sessionId?: string
+  parentRequestId?: string
+  requestId?: string
+  since?: number
+  until?: number
+}
+
+export interface ListedReceiptPort {
+  /** Where they are kept (`ReceiptListResponse.backend`). */
+  readonly backend: string
+  append(input: ListedReceiptInput): Promise<{ seq: number; stored: boolean }>
+  list(kind: ListedReceiptKind, filter: ListedReceiptFilter, limit: number): Promise<{ seq: number; receiptId: string; json: string }[]>
+}
+
+/** The capability lineage: which tokens were issued to which agent key. */
+export interface LineagePort {
+  idsForSubject(subjectKey: string): Promise<string[]>
+  subjectsOf(capabilityIds: readonly string[]): Promise<Map<string, string>>
+}
+
+/** Invocation usage of one grant (budget store). */
+export interface GrantUsageRow {
+  capabilityId: string
+  grantKey: string
+  used: number
+  maxInvocations: number
+  updatedAt: number
+}
+
+export interface CostUsageRow {
+  capabilityId: string
+  grantKey: string
+  currency: string
+  units: number
+  attemptedUnits: number
+  updatedAt: number
+}
+
+export interface BudgetReportPort {
+  /** Grants, most recently used first. */
+  listGrants(limit: number): Promise<GrantUsageRow[]>
+  usage(capabilityId: string): Promise<{ grants: GrantUsageRow[]; costs: CostUsageRow[] }>
+}
+
+// ---- authority and health ----
+
+/** The spec 03 authority block (without the derived `trustedKeyCount`). */
+export interface AuthorityStatus {
+  publicKey: string
+  /** 1 for the first key, +1 per rotation; 0 when the key is not recorded in an authority store. */
+  generation: number
+  /** Unix seconds the current key became current; null when unknown. */
+  rotatedAt: number | null
+  /** Every key receipts and tokens of this authority verify against, oldest first. */
+  trustedPublicKeys: string[]
+}
+
+export interface AuthorityPort {
+  status(): AuthorityStatus
+  /** The current signer (core receipts are signed with it). */
+  signer(): Signer
+  /** New seed, generation + 1, earlier keys stay trusted; throws gate_conflict when the key is pinned. */
+  rotate(): Promise<AuthorityStatus>
+}
+
+/** One store as `/health` reports it. */
+export interface StoreHealth {
+  backend: 'durable' | 'ephemeral' | 'remote'
+  healthy: boolean
+}
+
+export interface HealthPort {
+  stores(): Record<string, StoreHealth>
+}
+
+/** Everything the trust routes read and write. */
+export interface TrustDeps {
+  auth: TrustAuthenticator
+  corpus: ReceiptCorpusPort
+  listed: ListedReceiptPort
+  lineage: LineagePort
+  budgets: BudgetReportPort
+  authority: AuthorityPort
+  health: HealthPort
+  issuer: CapabilityIssuerPort
+  revocations: RevocationPort
+  /** Unix seconds. */
+  now: () => number
+  /** Operational log line (never given tokens). */
+  log: (line: string) => void
 }

@@ -2,7 +2,7 @@
 // `gate sidecar` runs it as is; `gate api protect` adds the proxy as the fallback handler.
 import { readFile } from 'node:fs/promises'
 import { callerIdentityHash, contentHash, signCapability, uuidv7, type CapabilityScope, type CapabilityToken } from '@gate/sdk'
-import { createIssueRoute, createRevokeRoute, type TrustAuthenticator } from '@gate/trust'
+import type { TrustAuthenticator } from '@gate/trust'
 import { createControlAuth } from '../http/control-auth.js'
 import { Router } from '../http/router.js'
 import { createGateServer, type FallbackHandler, type GateServer } from '../http/server.js'
@@ -17,6 +17,8 @@ import { ConfigError } from '../errors.js'
 import type { Authority } from '../config/authority-seed.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
+import { CoreBackfill } from './core-backfill.js'
+import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 
 export interface ServiceOptions {
   listen: string
@@ -89,8 +91,34 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     .add('GET', '/approvals', createListApprovalsRoute(ctx))
     .add('GET', '/approvals/:id', createGetApprovalRoute(ctx))
     .add('POST', '/approvals/:id/respond', createRespondRoute(ctx))
-    .add('POST', '/v1/capabilities/issue', createIssueRoute({ auth: trustAuth, issuer: { issue: req => issue(kernel, stores, req) } }))
-    .add('POST', '/v1/revocations', createRevokeRoute({ auth: trustAuth, revocations: { revoke: id => revoke(kernel, stores, id) } }))
+  // Trust-control (/v1 receipt query, analytics, reports, authority, issuance, revocation) over the same
+  // stores, admin-only behind the control token. GET /health is left out when a proxy fallback serves
+  // the upstream, whose own /health it would shadow.
+  mountTrustRoutes(
+    router,
+    createTrustDeps({
+      stores: stores.raw,
+      auth: trustAuth,
+      authority: createPinnedAuthority(
+        authority.signer,
+        stores.raw.authority,
+        'this process signs with the key it was started with (--authority-seed-file or a per-boot key); rotate with gate trust serve --authority-db',
+      ),
+      issuer: { issue: req => issue(kernel, stores, req) },
+      revocations: { revoke: id => revoke(kernel, stores, id) },
+      now: () => kernel.now(),
+      log: options.log,
+    }),
+    { health: options.fallback === undefined },
+  )
+  // The core backfill's work list (a partial index: a one-time build on a store that predates it, done
+  // before listening so no evaluation waits on it).
+  try {
+    await stores.raw.receipts.createCorePendingIndex()
+  } catch (err) {
+    await stores.close()
+    throw err
+  }
   const server = createGateServer({
     router,
     fallback: options.fallback?.(kernel),
@@ -103,6 +131,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await stores.close()
     throw new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
+  // Core receipts are added after commit, off the request path (core-backfill.ts).
+  const backfill = new CoreBackfill({
+    receipts: stores.raw.receipts,
+    signer: () => authority.signer,
+    busy: () => server.inFlight() > 0,
+    log: options.log,
+  })
+  backfill.start()
   return {
     url: formatBaseUrl(address.address, address.port),
     host: address.address,
@@ -111,6 +147,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     server,
     async close(graceMs = 25_000) {
       await server.drain(graceMs)
+      await backfill.stop()
       await stores.close()
     },
   }

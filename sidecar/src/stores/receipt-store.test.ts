@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import type { HttpReceipt } from '@gate/sdk'
-import { ID_BUCKET_ROWS, createReceiptRow, openReceiptStore, outcomeOfVerdict, type ReceiptRow, type ReceiptStore } from './receipt-store.js'
+import { ID_BUCKET_ROWS, createReceiptRow, openReceiptStore, outcomeOfVerdict, type ReceiptQueryFilter, type ReceiptRow, type ReceiptStore, type StoredReceipt } from './receipt-store.js'
 import { openDatabase } from './sqlite-driver.js'
 
 const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
@@ -275,4 +275,166 @@ t.test('kill -9 mid-stream: every receipt whose append resolved is in the file',
   }
   t.equal(missing, 0, 'no acknowledged receipt was lost')
   t.ok((await store.count()) >= acknowledged.length)
+})
+
+// ---- trust-control reads: every access path (bucket seeks, covering index, cost index, seq walk)
+// answers exactly what a filter over all rows answers, with the trust indexes and without any.
+
+function queryRows(count: number, offset = 0): ReceiptRow[] {
+  return Array.from({ length: count }, (_, k) => {
+    const n = k + offset
+    const costed = n % 4 === 0
+    return row({
+      timestamp: 1_700_000_000 + ((n * 7919) % 50_000),
+      toolName: ['GET /a', 'POST /b', 'DELETE /c/{id}'][n % 3]!,
+      outcome: (['allow', 'allow', 'deny', 'cancelled', 'incomplete'] as const)[n % 5]!,
+      capabilityId: n % 11 === 0 ? null : `cap-${n % 23}`,
+      tenant: n % 7 === 0 ? null : `tenant-${n % 4}`,
+      subjectKey: n % 11 === 0 || n % 6 === 0 ? null : `${n % 5}`.repeat(64),
+      costUnits: costed ? (n * 37) % 1000 : null,
+      costCurrency: costed ? (n % 8 === 0 ? 'USD' : 'EUR') : null,
+      attemptedCostUnits: costed ? n % 13 : null,
+      coreJson: n % 3 === 0 ? '{}' : null,
+    })
+  })
+}
+
+function matches(r: StoredReceipt, f: ReceiptQueryFilter): boolean {
+  if (f.capabilityId !== undefined && r.capabilityId !== f.capabilityId) return false
+  if (f.toolServer !== undefined && r.toolServer !== f.toolServer) return false
+  if (f.toolName !== undefined && r.toolName !== f.toolName) return false
+  if (f.outcome !== undefined && r.outcome !== f.outcome) return false
+  if (f.tenant !== undefined && r.tenant !== f.tenant) return false
+  if (f.since !== undefined && r.timestamp < f.since) return false
+  if (f.until !== undefined && r.timestamp > f.until) return false
+  if ((f.costCurrency !== undefined || f.minCost !== undefined || f.maxCost !== undefined || f.withCost === true) && r.costUnits === null) return false
+  if (f.costCurrency !== undefined && r.costCurrency !== f.costCurrency) return false
+  if (f.minCost !== undefined && r.costUnits! < f.minCost) return false
+  if (f.maxCost !== undefined && r.costUnits! > f.maxCost) return false
+  if (f.withCapability === true && r.capabilityId === null) return false
+  if (f.subject !== undefined && r.subjectKey !== f.subject.subjectKey && !(r.subjectKey === null && r.capabilityId !== null && f.subject.capabilityIds.includes(r.capabilityId))) return false
+  if (f.afterSeq !== undefined && r.seq <= f.afterSeq) return false
+  if (f.throughSeq !== undefined && r.seq > f.throughSeq) return false
+  return true
+}
+
+function countBy<T>(items: readonly T[], key: (item: T) => number): [number, number][] {
+  const counts = new Map<number, number>()
+  for (const item of items) counts.set(key(item), (counts.get(key(item)) ?? 0) + 1)
+  return [...counts]
+}
+
+const QUERY_FILTERS: ReceiptQueryFilter[] = [
+  {},
+  { capabilityId: 'cap-3' },
+  { capabilityId: 'cap-3', outcome: 'allow', tenant: 'tenant-1' },
+  { tenant: 'tenant-2' },
+  { tenant: 'tenant-2', toolName: 'POST /b' },
+  { toolName: 'GET /a' },
+  { toolServer: 'http', outcome: 'cancelled' },
+  { since: 1_700_010_000, until: 1_700_020_000 },
+  { since: 1_700_040_000, tenant: 'tenant-3' },
+  { until: 1_700_000_500 },
+  { since: 1_700_060_000 },
+  { costCurrency: 'USD' },
+  { costCurrency: 'EUR', minCost: 200, maxCost: 600 },
+  { costCurrency: 'EUR', minCost: 200, tenant: 'tenant-0' },
+  { withCost: true },
+  { withCapability: true, outcome: 'deny' },
+  { subject: { subjectKey: '1'.repeat(64), capabilityIds: [] } },
+  { subject: { subjectKey: '2'.repeat(64), capabilityIds: ['cap-4', 'cap-9', 'cap-17'] } },
+  { subject: { subjectKey: '2'.repeat(64), capabilityIds: ['cap-4'] }, tenant: 'tenant-1', since: 1_700_005_000 },
+  { subject: { subjectKey: '3'.repeat(64), capabilityIds: ['cap-5'] }, capabilityId: 'cap-5' },
+]
+
+t.test('queryPage, countMatching and aggregate agree with a filter over every row, indexed or not', async t => {
+  const dir = t.testdir()
+  const indexed = await open(t, join(dir, 'indexed.db'))
+  await indexed.createTrustIndexes()
+  const plain = await open(t, join(dir, 'plain.db'))
+  // three buckets' worth, in two appends: the second through another connection (another writer)
+  const total = ID_BUCKET_ROWS * 2 + 500
+  const first = queryRows(ID_BUCKET_ROWS + 100)
+  const second = queryRows(total - first.length, first.length)
+  await indexed.appendMany(first)
+  await plain.appendMany(first)
+  const other = await open(t, join(dir, 'indexed.db'))
+  await other.appendMany(second.slice(0, 1000))
+  await indexed.appendMany(second.slice(1000))
+  await plain.appendMany(second)
+  t.same(await indexed.indexNames(), ['receipts_by_capability_bucket', 'receipts_by_cost', 'receipts_by_id', 'receipts_by_subject_bucket', 'receipts_by_tenant_bucket', 'receipts_by_time_covering', 'receipts_core_pending'])
+  const all: StoredReceipt[] = []
+  for await (const r of indexed.iterate(0, 5000)) all.push(r)
+  t.equal(all.length, total)
+  const buckets = await openDatabase(join(dir, 'indexed.db'), { driver })
+  const wrong = await buckets.get<{ n: number }>(`SELECT count(*) AS n FROM receipts WHERE id_bucket != seq / ${ID_BUCKET_ROWS}`)
+  await buckets.close()
+  t.equal(wrong?.n, 0, 'id_bucket is exact even with two writers')
+  for (const filter of QUERY_FILTERS) {
+    const expected = all.filter(r => matches(r, filter))
+    for (const [name, store] of [['indexed', indexed], ['plain', plain]] as const) {
+      const label = `${name} ${JSON.stringify(filter)}`
+      t.equal(await store.countMatching(filter), expected.length, `${label}: count ${expected.length}`)
+      const firstPage = await store.queryPage(filter, 40)
+      t.same(firstPage.map(r => r.seq), expected.slice(0, 40).map(r => r.seq), `${label}: first page`)
+      const cursor = expected[Math.floor(expected.length / 2)]?.seq ?? 0
+      const through = all[Math.floor(total * 0.8)]!.seq
+      const window = { ...filter, afterSeq: cursor, throughSeq: through }
+      const windowed = expected.filter(r => r.seq > cursor && r.seq <= through)
+      t.same((await store.queryPage(window, 25)).map(r => r.seq), windowed.slice(0, 25).map(r => r.seq), `${label}: page after a cursor, bounded`)
+      t.equal(await store.countMatching(window), windowed.length, `${label}: bounded count`)
+      t.same((await store.queryPage(filter, 7, 'desc')).map(r => r.seq), expected.slice(-7).reverse().map(r => r.seq), `${label}: newest first`)
+      const [summary] = await store.aggregate(filter, 'none')
+      t.equal(summary?.total ?? 0, expected.length, `${label}: aggregate total`)
+      t.equal(summary?.charged ?? 0, expected.reduce((n, r) => n + (r.costUnits ?? 0), 0), `${label}: charged`)
+      const tools = await store.aggregate(filter, 'tool')
+      t.equal(tools.reduce((n, r) => n + r.total, 0), expected.length, `${label}: tool groups add up`)
+      const times = await store.aggregate(filter, 'time', 3600)
+      t.same(
+        times.map(r => [r.bucketStart, r.total]).sort((a, b) => a[0]! - b[0]!),
+        [...countBy(expected, r => r.timestamp - (r.timestamp % 3600))].sort((a, b) => a[0]! - b[0]!),
+        `${label}: hour buckets`,
+      )
+    }
+  }
+  const subjects = await indexed.aggregate({}, 'subject')
+  t.equal(subjects.find(r => r.subjectKey === null && r.capabilityId === 'cap-5')?.total, all.filter(r => r.subjectKey === null && r.capabilityId === 'cap-5').length, 'rows without a subject group by capability')
+  const costs = await indexed.aggregate({}, 'cost')
+  t.equal(costs.reduce((n, r) => n + r.total, 0), all.filter(r => r.costUnits !== null).length, 'cost groups hold the receipts with financial metadata')
+  t.same(await indexed.queryPage({ since: 5, until: 4 }, 10), [], 'an empty window')
+})
+
+t.test('the core backlog lists rows without a core form, in seq order', async t => {
+  const store = await open(t, join(t.testdir(), 'receipts.db'))
+  await store.createCorePendingIndex()
+  await store.appendMany(queryRows(30))
+  const pending = await store.listCorePending(0, 100)
+  t.same(pending.map(r => r.seq), Array.from({ length: 30 }, (_, i) => i + 1).filter(seq => (seq - 1) % 3 !== 0))
+  await store.setCoreJson(2, '{"core":true}')
+  t.same((await store.listCorePending(0, 3)).map(r => r.seq), [3, 5, 6])
+  t.same((await store.listCorePending(20, 100)).map(r => r.seq), [21, 23, 24, 26, 27, 29, 30])
+})
+
+t.test('tool and child receipts: append (idempotent, conflicting bytes refused) and list newest first', async t => {
+  const store = await open(t, join(t.testdir(), 'receipts.db'))
+  t.same(await store.appendListed({ kind: 'tool', receiptId: 'r1', json: '{"id":"r1"}', tenant: 'a', toolName: 'read' }), { seq: 1, stored: true })
+  t.same(await store.appendListed({ kind: 'tool', receiptId: 'r1', json: '{"id":"r1"}' }), { seq: 1, stored: false })
+  await t.rejects(store.appendListed({ kind: 'tool', receiptId: 'r1', json: '{"id":"r1","x":1}' }), { code: 'gate_conflict' })
+  await store.appendListed({ kind: 'tool', receiptId: 'r2', json: '{"id":"r2"}', tenant: 'b' })
+  await store.appendListed({ kind: 'child', receiptId: 'r1', json: '{"c":1}', sessionId: 's' })
+  t.same((await store.listListed('tool', {}, 10)).map(r => r.receiptId), ['r1', 'r2'])
+  t.same((await store.listListed('tool', { tenant: 'b' }, 10)).map(r => r.json), ['{"id":"r2"}'])
+  t.same((await store.listListed('tool', {}, 1)).map(r => r.receiptId), ['r2'], 'the newest when limited')
+  t.same((await store.listListed('child', { sessionId: 's', receiptId: 'r1' }, 10)).map(r => r.json), ['{"c":1}'])
+})
+
+t.test('watchAppends is told the last seq after each commit that appended', async t => {
+  const store = await open(t, join(t.testdir(), 'receipts.db'))
+  const seen: number[] = []
+  const stop = store.watchAppends(seq => seen.push(seq))
+  await store.appendMany(queryRows(5))
+  await store.setCoreJson(1, '{}')
+  stop()
+  await store.append(row())
+  t.same(seen, [5])
 })

@@ -11,7 +11,7 @@
 // and a lookup probes the buckets newest first inside one statement: 0.1 ms for a recent receipt,
 // 0.35 ms worst case at 1M receipts (one B-tree seek per 4096). bench/src/stores/receipt-ingest.ts.
 import { InvalidConfigError, type HttpReceipt, type Verdict } from '@gate/sdk'
-import { ReceiptPersistenceError, StoreInputError } from '../errors.js'
+import { DuplicateRecordError, ReceiptPersistenceError, StoreInputError } from '../errors.js'
 import { GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { openDatabase, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqlValue } from './sqlite-driver.js'
@@ -88,6 +88,120 @@ export interface ReceiptRowContext {
   coreJson?: string | null
 }
 
+/** Filters of the trust-control corpus queries (spec 03): present members combine with AND, bounds are inclusive. */
+export interface ReceiptQueryFilter {
+  capabilityId?: string
+  toolServer?: string
+  toolName?: string
+  outcome?: ReceiptOutcome
+  /** timestamp >= since (Unix seconds). */
+  since?: number
+  /** timestamp <= until. */
+  until?: number
+  /** cost_units >= minCost; receipts without financial metadata never match. */
+  minCost?: number
+  maxCost?: number
+  /** Charged in this currency; receipts without financial metadata never match. */
+  costCurrency?: string
+  /** Only receipts with financial metadata (a charged cost). */
+  withCost?: boolean
+  /** Only receipts that exercised a capability. */
+  withCapability?: boolean
+  /** The read context of a tenant principal. */
+  tenant?: string
+  /** The agent: `subject_key` is `subjectKey`, or it is null and `capability_id` is one of `capabilityIds` (the lineage join). */
+  subject?: { subjectKey: string; capabilityIds: readonly string[] }
+  /** seq > afterSeq (the cursor). */
+  afterSeq?: number
+  /** seq <= throughSeq (a snapshot bound). */
+  throughSeq?: number
+}
+
+/** One receipt of a query page, with the columns reports read. */
+export interface ReceiptPageRow {
+  seq: number
+  receiptId: string
+  timestamp: number
+  tenant: string | null
+  outcome: ReceiptOutcome
+  capabilityId: string | null
+  subjectKey: string | null
+  toolServer: string
+  toolName: string
+  costUnits: number | null
+  costCurrency: string | null
+  attemptedCostUnits: number | null
+  httpJson: string
+  coreJson: string | null
+}
+
+/** How `aggregate` groups: one total, per time bucket, per tool, per agent, or per (capability, agent, currency). */
+export type ReceiptGrouping = 'none' | 'time' | 'tool' | 'subject' | 'cost'
+
+/** Counts and cost sums of one group (costs in minor units, summed across currencies except for `cost`). */
+export interface ReceiptAggregateRow {
+  bucketStart?: number
+  toolServer?: string
+  toolName?: string
+  /** `subject` and `cost` groupings: the stored subject key (null when the kernel did not know it). */
+  subjectKey?: string | null
+  /** `subject` grouping: set only when `subjectKey` is null (resolve it through the lineage); `cost`: always. */
+  capabilityId?: string | null
+  costCurrency?: string | null
+  total: number
+  allow: number
+  deny: number
+  cancelled: number
+  incomplete: number
+  charged: number
+  attempted: number
+}
+
+/** A row of the core-receipt backlog. */
+export interface CorePendingRow {
+  seq: number
+  httpJson: string
+}
+
+/** `tool` (core receipts of tool calls) or `child` (nested-flow child receipts), appended through trust-control. */
+export type ListedReceiptKind = 'tool' | 'child'
+
+/** A tool or child receipt to append; `json` is stored and served unchanged. */
+export interface ListedReceiptInput {
+  kind: ListedReceiptKind
+  receiptId: string
+  json: string
+  timestamp?: number | null
+  tenant?: string | null
+  capabilityId?: string | null
+  toolServer?: string | null
+  toolName?: string | null
+  sessionId?: string | null
+  parentRequestId?: string | null
+  requestId?: string | null
+}
+
+/** Filters of the tool and child receipt listings (exact matches, AND). */
+export interface ListedReceiptFilter {
+  receiptId?: string
+  tenant?: string
+  capabilityId?: string
+  toolServer?: string
+  toolName?: string
+  sessionId?: string
+  parentRequestId?: string
+  requestId?: string
+  since?: number
+  until?: number
+}
+
+/** A stored tool or child receipt. */
+export interface ListedReceiptRow {
+  seq: number
+  receiptId: string
+  json: string
+}
+
 /** Options of `openReceiptStore`. */
 export interface ReceiptStoreOptions extends DatabaseOptions {
   /** Largest group-commit batch, default 512. */
@@ -116,35 +230,14 @@ interface ReceiptStoreSettings {
  */
 export const ID_BUCKET_ROWS = 4096
 
-// Rows per INSERT statement: 64 rows x 21 columns = 1344 parameters, well under SQLite's 32766.
-const INSERT_CHUNK_ROWS = 64
 
 const RECEIPT_HEX = /^[0-9a-f]{64}$/
 const OUTCOMES: ReadonlySet<string> = new Set(['allow', 'deny', 'cancelled', 'incomplete'])
 const KINDS: ReadonlySet<string> = new Set(['decision', 'final'])
 
-const INSERT_COLUMNS = [
-  'receipt_id',
-  'id_bucket',
-  'id_prefix',
-  'timestamp',
-  'request_id',
-  'method',
-  'route_pattern',
-  'tool_server',
-  'tool_name',
-  'outcome',
-  'capability_id',
-  'tenant',
-  'subject_key',
-  'cost_units',
-  'cost_currency',
-  'attempted_cost_units',
-  'kind',
-  'decision_receipt_id',
-  'http_json',
-  'core_json',
-] as const
+const PAGE_COLUMNS = `seq, receipt_id AS receiptId, timestamp, tenant, outcome, capability_id AS capabilityId, subject_key AS subjectKey,
+  tool_server AS toolServer, tool_name AS toolName, cost_units AS costUnits, cost_currency AS costCurrency,
+  attempted_cost_units AS attemptedCostUnits, http_json AS httpJson, core_json AS coreJson`
 
 const SELECT_COLUMNS = `seq, receipt_id AS receiptId, timestamp, request_id AS requestId, method, route_pattern AS routePattern,
   tool_server AS toolServer, tool_name AS toolName, outcome, capability_id AS capabilityId, tenant, subject_key AS subjectKey,
@@ -183,13 +276,39 @@ export const RECEIPT_SCHEMA: StoreSchema = Object.freeze({
   migrations: [],
 })
 
-/** Indexes for the spec 03 query filters; not created by default (see RECEIPT_STORE_DEFAULTS). */
+/** The core-receipt backlog: rows whose core form is not stored yet (partial, so it stays a few pages long). */
+export const RECEIPT_CORE_PENDING_INDEX = 'CREATE INDEX IF NOT EXISTS receipts_core_pending ON receipts (seq) WHERE core_json IS NULL'
+
+/** Indexes for the spec 03 query filters, one per filter column; not created by default (they cost ingest). */
 export const RECEIPT_QUERY_INDEXES: readonly string[] = Object.freeze([
   'CREATE INDEX IF NOT EXISTS receipts_by_timestamp ON receipts (timestamp)',
   'CREATE INDEX IF NOT EXISTS receipts_by_capability ON receipts (capability_id, seq)',
   'CREATE INDEX IF NOT EXISTS receipts_by_tool ON receipts (tool_server, tool_name, seq)',
   'CREATE INDEX IF NOT EXISTS receipts_by_tenant ON receipts (tenant, seq)',
   'CREATE INDEX IF NOT EXISTS receipts_by_subject ON receipts (subject_key, seq)',
+])
+
+/**
+ * The indexes trust-control creates (`createTrustIndexes`), chosen by measured ingest cost
+ * (bench/src/trust/query.ts, docs/trust-control.md):
+ * - `receipts_by_time_covering`: every column a filter or an aggregate reads, led by the timestamp.
+ *   Timestamps grow with seq, so inserts append at its end (cheap), and counts and analytics over a
+ *   time window, or over everything, read this index alone, never the large table rows.
+ * - `receipts_by_*_bucket` on (id_bucket, column) for the high-cardinality filters that need seeks
+ *   (capability, agent subject, tenant): like `receipts_by_id`, a commit dirties only the current
+ *   bucket's pages instead of one page per distinct value; queries probe bucket by bucket.
+ * - `receipts_by_cost` (partial: only receipts with financial metadata) and `receipts_core_pending`
+ *   (partial: only rows whose core form is missing, so it stays a few pages long).
+ * Tool name and outcome get no index of their own: the covering index counts them, pages walk seq.
+ */
+export const RECEIPT_TRUST_INDEXES: readonly string[] = Object.freeze([
+  `CREATE INDEX IF NOT EXISTS receipts_by_time_covering ON receipts
+    (timestamp, outcome, tool_server, tool_name, subject_key, capability_id, tenant, cost_currency, cost_units, attempted_cost_units)`,
+  'CREATE INDEX IF NOT EXISTS receipts_by_capability_bucket ON receipts (id_bucket, capability_id)',
+  'CREATE INDEX IF NOT EXISTS receipts_by_subject_bucket ON receipts (id_bucket, subject_key)',
+  'CREATE INDEX IF NOT EXISTS receipts_by_tenant_bucket ON receipts (id_bucket, tenant)',
+  'CREATE INDEX IF NOT EXISTS receipts_by_cost ON receipts (cost_currency, cost_units) WHERE cost_units IS NOT NULL',
+  RECEIPT_CORE_PENDING_INDEX,
 ])
 
 // Probe each bucket's (id_bucket, id_prefix) index entry, newest bucket first, in one statement, and
@@ -260,7 +379,16 @@ export async function openReceiptStore(path: string, options: ReceiptStoreOption
       await reader.exec('PRAGMA query_only = ON')
     }
     const latest = await writer.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM receipts')
-    return new ReceiptStore(writer, reader, latest?.seq ?? 0, settings)
+    const openReader = writer.isEphemeral
+      ? undefined
+      : async () => {
+          const db = await openDatabase(path, databaseOptions, { store: 'receipts' })
+          await db.exec('PRAGMA query_only = ON')
+          return db
+        }
+    const store = new ReceiptStore(writer, reader, latest?.seq ?? 0, settings, openReader)
+    await store.indexNames()
+    return store
   } catch (err) {
     if (reader !== writer) await reader.close().catch(() => undefined)
     await writer.close().catch(() => undefined)
@@ -273,19 +401,33 @@ export class ReceiptStore {
   readonly #writer: SqliteDatabase
   readonly #reader: SqliteDatabase
   readonly #queue: GroupCommit<ReceiptWrite, number>
-  // seq the next appended row will most likely get; only steers id_bucket, so a wrong guess costs
-  // index locality, never correctness (lookups probe every bucket up to max(id_bucket)).
+  // The highest seq this process committed or saw; each transaction re-reads the real end of the
+  // table before appending, so id_bucket is exact even with several writer processes.
   #latestSeq: number
   #closing: Promise<void> | undefined
+  readonly #appendListeners = new Set<(lastSeq: number) => void>()
+  // Index names present in the file (query planning hints only name indexes that exist).
+  #indexes = new Set<string>()
+  // Seq window [lo, hi] of a time filter, see #timeWindow.
+  readonly #timeWindows = new Map<string, { lo: number; hi: number; through: number }>()
+  #listedReady: Promise<void> | undefined
+  // Connections of their own for counts and for aggregates, opened on first use: a statement holds its
+  // connection until done, so a count or an analytics scan of a million receipts (hundreds of ms) on
+  // the page reader would stall every short page and point load queued behind it.
+  readonly #openReader: (() => Promise<SqliteDatabase>) | undefined
+  #countReader: Promise<SqliteDatabase> | undefined
+  #aggregateReader: Promise<SqliteDatabase> | undefined
 
   constructor(
     writer: SqliteDatabase,
     reader: SqliteDatabase,
     latestSeq: number,
     settings: ReceiptStoreSettings,
+    openReader?: () => Promise<SqliteDatabase>,
   ) {
     this.#writer = writer
     this.#reader = reader
+    this.#openReader = openReader
     this.#latestSeq = latestSeq
     this.#queue = new GroupCommit<ReceiptWrite, number>({
       store: 'receipts',
@@ -389,6 +531,308 @@ export class ReceiptStore {
   /** Creates the query-filter indexes (idempotent). They slow ingest: see the benchmark. */
   async createQueryIndexes(): Promise<void> {
     for (const sql of RECEIPT_QUERY_INDEXES) await this.#writer.exec(sql)
+    await this.#loadIndexNames()
+  }
+
+  /** Creates trust-control's indexes (RECEIPT_TRUST_INDEXES); idempotent. */
+  async createTrustIndexes(): Promise<void> {
+    for (const sql of RECEIPT_TRUST_INDEXES) await this.#writer.exec(sql)
+    await this.#loadIndexNames()
+  }
+
+  /** Creates the core-backlog index only (what the core backfill needs); idempotent. */
+  async createCorePendingIndex(): Promise<void> {
+    await this.#writer.exec(RECEIPT_CORE_PENDING_INDEX)
+    await this.#loadIndexNames()
+  }
+
+  /** Names of the indexes on the receipts table. */
+  async indexNames(): Promise<string[]> {
+    await this.#loadIndexNames()
+    return [...this.#indexes].sort()
+  }
+
+  /** Calls `listener` with the last committed seq after each commit that appended receipts; returns an unsubscribe. */
+  watchAppends(listener: (lastSeq: number) => void): () => void {
+    this.#appendListeners.add(listener)
+    return () => this.#appendListeners.delete(listener)
+  }
+
+  // ---- trust-control reads (spec 03 receipt query, analytics, operator report) ----
+
+  /** Up to `limit` receipts matching `filter` by seq: the oldest first (`asc`, default) or the newest first. */
+  async queryPage(filter: ReceiptQueryFilter, limit: number, order: 'asc' | 'desc' = 'asc'): Promise<ReceiptPageRow[]> {
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
+    if (order !== 'asc' && order !== 'desc') throw new StoreInputError('order', 'asc or desc', order)
+    const narrowed = await this.#narrow(filter)
+    if (narrowed === undefined) return []
+    const maxBucket = await this.#maxBucket(narrowed)
+    const pages: ReceiptPageRow[][] = []
+    for (const branch of subjectBranches(narrowed)) {
+      const plan = planQuery(branch, order === 'asc' ? 'page' : 'page-desc', this.#indexes, maxBucket)
+      // Bucket plans yield rows bucket by bucket, each bucket in seq order, so no sort is needed; buckets
+      // are exact (floor(seq / ID_BUCKET_ROWS)) and the order is checked anyway, falling back to a sort.
+      const orderBy = plan.bucketed && order === 'asc' ? '' : `ORDER BY seq ${order === 'asc' ? 'ASC' : 'DESC'}`
+      let page = await this.#reader.all<ReceiptPageRow & { idBucket?: number }>(
+        `${plan.with}SELECT ${PAGE_COLUMNS}${orderBy === '' ? ', id_bucket AS idBucket' : ''} ${plan.from} ${plan.where} ${orderBy} LIMIT ?`,
+        [...plan.params, limit],
+      )
+      if (orderBy === '' && !isBucketOrdered(page)) {
+        const fallback = planQuery(branch, 'page', new Set(), maxBucket)
+        page = await this.#reader.all<ReceiptPageRow>(`SELECT ${PAGE_COLUMNS} ${fallback.from} ${fallback.where} ORDER BY seq LIMIT ?`, [...fallback.params, limit])
+      }
+      pages.push(page)
+    }
+    if (pages.length === 1) return pages[0]!
+    return pages.flat().sort((a, b) => (order === 'asc' ? a.seq - b.seq : b.seq - a.seq)).slice(0, limit)
+  }
+
+  /** Number of receipts matching `filter`. */
+  async countMatching(filter: ReceiptQueryFilter): Promise<number> {
+    const narrowed = emptyWindow(filter) ? undefined : filter
+    if (narrowed === undefined) return 0
+    const maxBucket = await this.#maxBucket(narrowed)
+    let total = 0
+    for (const branch of subjectBranches(narrowed)) {
+      const plan = planQuery(branch, 'count', this.#indexes, maxBucket)
+      const row = await (await this.#counts()).get<{ n: number }>(`${plan.with}SELECT count(*) AS n ${plan.from} ${plan.where}`, plan.params)
+      total += row?.n ?? 0
+    }
+    return total
+  }
+
+  /**
+   * Counts and cost sums of the receipts matching `filter`, grouped as asked: `time` by buckets of
+   * `bucketSeconds`; with `perBucket`, the `tool`, `subject` and `cost` groups are also split by bucket.
+   */
+  async aggregate(filter: ReceiptQueryFilter, grouping: ReceiptGrouping, bucketSeconds = 86400, perBucket = false): Promise<ReceiptAggregateRow[]> {
+    if (!Number.isSafeInteger(bucketSeconds) || bucketSeconds < 1) throw new StoreInputError('bucketSeconds', 'a positive integer', bucketSeconds)
+    const narrowed = emptyWindow(filter) ? undefined : filter
+    if (narrowed === undefined) return []
+    const plan = planQuery(narrowed, 'aggregate', this.#indexes, await this.#maxBucket(narrowed))
+    const metrics = `count(*) AS total, sum(outcome = 'allow') AS allow, sum(outcome = 'deny') AS deny,
+      sum(outcome = 'cancelled') AS cancelled, sum(outcome = 'incomplete') AS incomplete,
+      coalesce(sum(cost_units), 0) AS charged, coalesce(sum(attempted_cost_units), 0) AS attempted`
+    const body = `${plan.from} ${plan.where}`
+    const split = perBucket && grouping !== 'none' && grouping !== 'time'
+    const bucket = split ? 'timestamp - timestamp % ? AS bucketStart, ' : ''
+    const keys = (n: number) => Array.from({ length: n + (split ? 1 : 0) }, (_, i) => i + 1).join(', ')
+    let sql: string
+    const params: SqlValue[] = split ? [bucketSeconds] : []
+    switch (grouping) {
+      case 'none':
+        sql = `SELECT ${metrics} ${body}`
+        break
+      case 'time':
+        sql = `SELECT timestamp - timestamp % ? AS bucketStart, ${metrics} ${body} GROUP BY 1`
+        params.push(bucketSeconds)
+        break
+      case 'tool':
+        sql = `SELECT ${bucket}tool_server AS toolServer, tool_name AS toolName, ${metrics} ${body} GROUP BY ${keys(2)}`
+        break
+      case 'subject':
+        sql = `SELECT ${bucket}subject_key AS subjectKey, CASE WHEN subject_key IS NULL THEN capability_id END AS capabilityId, ${metrics} ${body} GROUP BY ${keys(2)}`
+        break
+      case 'cost':
+        sql = `SELECT ${bucket}capability_id AS capabilityId, subject_key AS subjectKey, cost_currency AS costCurrency, ${metrics}
+          ${body} ${plan.where === '' ? 'WHERE' : 'AND'} (cost_units IS NOT NULL OR attempted_cost_units IS NOT NULL) GROUP BY ${keys(3)}`
+        break
+      default:
+        throw new StoreInputError('grouping', 'none, time, tool, subject or cost', grouping)
+    }
+    // `bucketSeconds` is the first placeholder of the select list, before the plan's own
+    const all = plan.with === '' ? [...params, ...plan.params] : [plan.params[0]!, ...params, ...plan.params.slice(1)]
+    const rows = await (await this.#aggregates()).all<ReceiptAggregateRow>(`${plan.with}${sql}`, all)
+    // An ungrouped aggregate over nothing still yields one row (with null sums): keep rows with receipts.
+    return rows.filter(r => r.total > 0)
+  }
+
+  /** Up to `limit` rows after `afterSeq` whose core form is not stored yet, ascending (the core backfill's work list). */
+  async listCorePending(afterSeq: number, limit: number): Promise<CorePendingRow[]> {
+    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new StoreInputError('afterSeq', 'a non-negative integer', afterSeq)
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
+    // The partial index holds only the backlog; without it this walks the table from `afterSeq`.
+    const from = this.#indexes.has('receipts_core_pending') ? 'receipts INDEXED BY receipts_core_pending' : 'receipts'
+    return this.#reader.all<CorePendingRow>(`SELECT seq, http_json AS httpJson FROM ${from} WHERE core_json IS NULL AND seq > ? ORDER BY seq LIMIT ?`, [
+      afterSeq,
+      limit,
+    ])
+  }
+
+  /** Final receipts that name `decisionReceiptId`, searched among the `window` receipts after the decision's seq. */
+  async findFinals(decisionSeq: number, decisionReceiptId: string, window = 50_000): Promise<StoredReceipt[]> {
+    return this.#reader.all<StoredReceipt>(
+      `SELECT ${SELECT_COLUMNS} FROM receipts WHERE seq > ? AND seq <= ? AND +decision_receipt_id = ? ORDER BY seq`,
+      [decisionSeq, decisionSeq + window, decisionReceiptId],
+    )
+  }
+
+  // ---- tool and child receipts (spec 03 ReceiptListResponse routes) ----
+
+  /** Creates the table of appended tool and child receipts (idempotent; not part of revision 3's required schema). */
+  ensureListedReceipts(): Promise<void> {
+    this.#listedReady ??= (async () => {
+      for (const sql of LISTED_SCHEMA) await this.#writer.exec(sql)
+    })()
+    return this.#listedReady
+  }
+
+  /**
+   * Appends a tool or child receipt; resolves with its seq once committed. An id already stored with the
+   * same bytes answers its seq with `stored: false`; with other bytes it is refused (gate_conflict).
+   */
+  async appendListed(input: ListedReceiptInput): Promise<{ seq: number; stored: boolean }> {
+    await this.ensureListedReceipts()
+    if (input.kind !== 'tool' && input.kind !== 'child') throw new StoreInputError('kind', 'tool or child', input.kind)
+    if (typeof input.receiptId !== 'string' || input.receiptId === '') throw new StoreInputError('receiptId', 'a non-empty string', input.receiptId)
+    if (typeof input.json !== 'string' || input.json === '') throw new StoreInputError('json', 'a non-empty string', input.json)
+    return this.#writer.transaction(async tx => {
+      const existing = await tx.get<{ seq: number; json: string }>('SELECT seq, json FROM listed_receipts WHERE kind = ? AND receipt_id = ?', [
+        input.kind,
+        input.receiptId,
+      ])
+      if (existing !== undefined) {
+        if (existing.json !== input.json) throw new DuplicateRecordError(`${input.kind} receipts`, input.receiptId)
+        return { seq: existing.seq, stored: false }
+      }
+      const { lastInsertRowid } = await tx.run(
+        `INSERT INTO listed_receipts (kind, receipt_id, timestamp, tenant, capability_id, tool_server, tool_name, session_id, parent_request_id, request_id, json)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          input.kind,
+          input.receiptId,
+          input.timestamp ?? null,
+          input.tenant ?? null,
+          input.capabilityId ?? null,
+          input.toolServer ?? null,
+          input.toolName ?? null,
+          input.sessionId ?? null,
+          input.parentRequestId ?? null,
+          input.requestId ?? null,
+          input.json,
+        ],
+      )
+      return { seq: lastInsertRowid, stored: true }
+    })
+  }
+
+  /** The newest `limit` tool or child receipts matching `filter`, in ascending seq order. */
+  async listListed(kind: ListedReceiptKind, filter: ListedReceiptFilter, limit: number): Promise<ListedReceiptRow[]> {
+    await this.ensureListedReceipts()
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
+    const terms = ['kind = ?']
+    const params: SqlValue[] = [kind]
+    const exact: [keyof ListedReceiptFilter, string][] = [
+      ['receiptId', 'receipt_id'],
+      ['tenant', 'tenant'],
+      ['capabilityId', 'capability_id'],
+      ['toolServer', 'tool_server'],
+      ['toolName', 'tool_name'],
+      ['sessionId', 'session_id'],
+      ['parentRequestId', 'parent_request_id'],
+      ['requestId', 'request_id'],
+    ]
+    for (const [key, column] of exact) {
+      const value = filter[key]
+      if (value !== undefined) {
+        terms.push(`${column} = ?`)
+        params.push(value)
+      }
+    }
+    if (filter.since !== undefined) {
+      terms.push('timestamp >= ?')
+      params.push(filter.since)
+    }
+    if (filter.until !== undefined) {
+      terms.push('timestamp <= ?')
+      params.push(filter.until)
+    }
+    const rows = await this.#reader.all<ListedReceiptRow>(
+      `SELECT seq, receipt_id AS receiptId, json FROM listed_receipts WHERE ${terms.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
+      [...params, limit],
+    )
+    return rows.reverse()
+  }
+
+  // The last bucket a bucket plan probes: the one of the snapshot bound, else of the newest row.
+  async #maxBucket(filter: ReceiptQueryFilter): Promise<number> {
+    const through = filter.throughSeq ?? (await this.latestSeq())
+    return Math.floor(through / ID_BUCKET_ROWS)
+  }
+
+  #counts(): Promise<SqliteDatabase> {
+    if (this.#openReader === undefined) return Promise.resolve(this.#reader)
+    this.#countReader ??= this.#openReader()
+    return this.#countReader
+  }
+
+  #aggregates(): Promise<SqliteDatabase> {
+    if (this.#openReader === undefined) return Promise.resolve(this.#reader)
+    this.#aggregateReader ??= this.#openReader()
+    return this.#aggregateReader
+  }
+
+  async #loadIndexNames(): Promise<void> {
+    const rows = await this.#writer.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'receipts'")
+    this.#indexes = new Set(rows.map(r => r.name))
+  }
+
+  // A time filter narrows a page walk to the seq window its receipts occupy: receipts are appended in
+  // roughly timestamp order, so [min(seq), max(seq)] of the window is tight, and a cursor page or an
+  // index range then starts inside it instead of walking every older receipt. The window is found
+  // once through the covering time index; `lo` never changes afterwards (rows are never deleted) and
+  // `hi` is extended over rows appended since. Returns undefined when nothing can match.
+  async #narrow(filter: ReceiptQueryFilter): Promise<ReceiptQueryFilter | undefined> {
+    if (filter.since === undefined && filter.until === undefined) return filter
+    if (emptyWindow(filter)) return undefined
+    // Selective drivers (bucket seeks on a capability or an agent) check the time residually: finding
+    // the window would cost more than it saves.
+    if (filter.capabilityId !== undefined || filter.subject !== undefined) return filter
+    if (!this.#indexes.has(COVERING)) return filter
+    const window = await this.#timeWindow(filter.since, filter.until)
+    if (window === undefined) return undefined
+    const afterSeq = Math.max(filter.afterSeq ?? 0, window.lo - 1)
+    const throughSeq = Math.min(filter.throughSeq ?? Number.MAX_SAFE_INTEGER, window.hi)
+    if (afterSeq >= throughSeq) return undefined
+    return { ...filter, afterSeq, throughSeq }
+  }
+
+  async #timeWindow(since: number | undefined, until: number | undefined): Promise<{ lo: number; hi: number } | undefined> {
+    const key = `${since ?? ''}:${until ?? ''}`
+    const latest = await this.latestSeq()
+    const terms: string[] = []
+    const params: SqlValue[] = []
+    if (since !== undefined) {
+      terms.push('timestamp >= ?')
+      params.push(since)
+    }
+    if (until !== undefined) {
+      terms.push('timestamp <= ?')
+      params.push(until)
+    }
+    const cached = this.#timeWindows.get(key)
+    if (cached !== undefined) {
+      if (cached.through < latest) {
+        // Only receipts appended since can move `hi`; scan them by seq (a short rowid range).
+        const plus = terms.map(t => `+${t}`)
+        const row = await (await this.#counts()).get<{ hi: number | null }>(
+          `SELECT max(seq) AS hi FROM receipts WHERE seq > ? AND seq <= ? AND ${plus.join(' AND ')}`,
+          [cached.through, latest, ...params],
+        )
+        if (row?.hi !== null && row?.hi !== undefined) cached.hi = Math.max(cached.hi, row.hi)
+        cached.through = latest
+      }
+      return cached
+    }
+    const row = await (await this.#counts()).get<{ lo: number | null; hi: number | null }>(
+      `SELECT min(seq) AS lo, max(seq) AS hi FROM receipts INDEXED BY ${COVERING} WHERE ${terms.join(' AND ')} AND seq <= ?`,
+      [...params, latest],
+    )
+    if (row === undefined || row.lo === null || row.hi === null) return undefined
+    const window = { lo: row.lo, hi: row.hi, through: latest }
+    if (this.#timeWindows.size >= TIME_WINDOW_CACHE_SIZE) this.#timeWindows.delete(this.#timeWindows.keys().next().value as string)
+    this.#timeWindows.set(key, window)
+    return window
   }
 
   /** Resolves when every receipt appended so far is committed (or failed). */
@@ -400,69 +844,259 @@ export class ReceiptStore {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#queue.close()
+      for (const extra of [this.#countReader, this.#aggregateReader]) {
+        if (extra !== undefined) await (await extra.catch(() => undefined))?.close()
+      }
       if (this.#reader !== this.#writer) await this.#reader.close()
       await this.#writer.close()
     })()
     return this.#closing
   }
 
+  // One statement per kind of write, each atomic on its own, issued back to back: a batch costs one
+  // round trip to the SQLite thread instead of one per statement (BEGIN, INSERT chunks, UPDATEs, COMMIT),
+  // which under load is what bounded the commit latency every evaluate answer waits for. The rows travel
+  // as one JSON parameter; SQLite assigns seq and id_bucket itself from the table's end, inside the
+  // statement, so another process appending to the same file cannot skew the buckets.
   async #commit(writes: readonly ReceiptWrite[]): Promise<number[]> {
-    let lastSeq = this.#latestSeq
-    try {
-      const results = await this.#writer.transaction(async tx => {
-        const seqs: number[] = []
-        let i = 0
-        while (i < writes.length) {
-          const write = writes[i]!
-          if (write.type === 'core') {
-            const { changes } = await tx.run('UPDATE receipts SET core_json = ? WHERE seq = ?', [write.coreJson, write.seq])
-            seqs.push(changes)
-            i++
-            continue
+    const results = new Array<number>(writes.length)
+    const appendAt: number[] = []
+    const appendRows: unknown[] = []
+    const coreAt: number[] = []
+    const coreRows: [number, string][] = []
+    writes.forEach((write, i) => {
+      if (write.type === 'append') {
+        appendAt.push(i)
+        appendRows.push(rowValues(write.row))
+      } else {
+        coreAt.push(i)
+        coreRows.push([write.seq, write.coreJson])
+      }
+    })
+    const pending: Promise<void>[] = []
+    if (appendRows.length > 0) {
+      pending.push(
+        this.#writer.run(APPEND_SQL, [JSON.stringify(appendRows)]).then(({ lastInsertRowid }) => {
+          // seq = end + position + 1: consecutive, in array order; the last one is lastInsertRowid
+          for (let k = 0; k < appendAt.length; k++) results[appendAt[k]!] = lastInsertRowid - (appendAt.length - 1 - k)
+          if (lastInsertRowid > this.#latestSeq) this.#latestSeq = lastInsertRowid
+        }),
+      )
+    }
+    if (coreRows.length > 0) {
+      pending.push(
+        this.#writer.run(CORE_SQL, [JSON.stringify(coreRows)]).then(async ({ changes }) => {
+          if (changes === coreRows.length) {
+            for (const i of coreAt) results[i] = 1
+            return
           }
-          const rows: StoredReceiptInput[] = []
-          while (i < writes.length && rows.length < INSERT_CHUNK_ROWS) {
-            const next = writes[i]!
-            if (next.type !== 'append') break
-            rows.push(next.row)
-            i++
+          // some rows were missing: say which
+          for (let k = 0; k < coreAt.length; k++) {
+            const row = await this.#writer.get<{ n: number }>('SELECT count(*) AS n FROM receipts WHERE seq = ?', [coreRows[k]![0]])
+            results[coreAt[k]!] = row?.n ?? 0
           }
-          const params: SqlValue[] = []
-          for (let k = 0; k < rows.length; k++) pushRowParams(params, rows[k]!, Math.floor((lastSeq + 1 + k) / ID_BUCKET_ROWS))
-          const { lastInsertRowid } = await tx.run(insertSql(rows.length), params)
-          // One INSERT appends its rows with consecutive rowids (max(rowid) + 1 each), in VALUES order.
-          for (let k = rows.length - 1; k >= 0; k--) seqs.push(lastInsertRowid - k)
-          lastSeq = lastInsertRowid
+        }),
+      )
+    }
+    await Promise.all(pending)
+    if (appendRows.length > 0) {
+      for (const listener of this.#appendListeners) {
+        try {
+          listener(this.#latestSeq)
+        } catch {
+          // a listener's failure is its own; the commit stands
         }
-        return seqs
-      })
-      this.#latestSeq = lastSeq
-      return results
-    } catch (err) {
-      // The rolled-back rows never got their seqs; re-read where the table really ends.
-      const latest = await this.#writer.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM receipts').catch(() => undefined)
-      if (latest !== undefined) this.#latestSeq = latest.seq
-      throw err
+      }
+    }
+    return results
+  }
+}
+
+const TIME_WINDOW_CACHE_SIZE = 256
+
+/** Tool and child receipts appended through trust-control, beside the HTTP receipts (same file). */
+const LISTED_SCHEMA: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS listed_receipts (
+    seq INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    receipt_id TEXT NOT NULL,
+    timestamp INTEGER,
+    tenant TEXT,
+    capability_id TEXT,
+    tool_server TEXT,
+    tool_name TEXT,
+    session_id TEXT,
+    parent_request_id TEXT,
+    request_id TEXT,
+    json TEXT NOT NULL
+  )`,
+  'CREATE UNIQUE INDEX IF NOT EXISTS listed_receipts_by_id ON listed_receipts (kind, receipt_id)',
+]
+
+type Purpose = 'page' | 'page-desc' | 'count' | 'aggregate'
+
+type BranchFilter = ReceiptQueryFilter & { subjectOnly?: string; lineageIds?: readonly string[] }
+
+// A seq range this short is cheaper to walk by rowid than through any index (count-cache deltas).
+const SHORT_SEQ_RANGE = 20_000
+
+const COVERING = 'receipts_by_time_covering'
+const BUCKETS = { capability: 'receipts_by_capability_bucket', subject: 'receipts_by_subject_bucket', tenant: 'receipts_by_tenant_bucket' } as const
+
+type Driver =
+  | { kind: 'seq' }
+  | { kind: 'time' }
+  | { kind: 'cost' }
+  | { kind: 'bucket'; index: string; column: 'capability_id' | 'subject_key' | 'tenant'; values: readonly string[] }
+
+interface QueryPlan {
+  /** The WITH clause (bucket list), or empty. */
+  with: string
+  from: string
+  where: string
+  params: SqlValue[]
+  bucketed: boolean
+}
+
+// Which access path leads. SQLite without ANALYZE statistics guesses poorly between usable indexes, so
+// the plan names one: the leading terms are written plainly, every other as `+column` (which SQLite
+// cannot match to an index). Seeks for the selective filters (capability, agent, tenant) go bucket by
+// bucket; counts and aggregates otherwise read the covering time index alone; pages otherwise walk
+// the table in seq order from the cursor (with a time filter, inside the window's seq range).
+function chooseDriver(f: BranchFilter, purpose: Purpose, indexes: ReadonlySet<string>): Driver {
+  const bucket = (name: keyof typeof BUCKETS, column: 'capability_id' | 'subject_key' | 'tenant', values: readonly string[]): Driver | undefined =>
+    indexes.has(BUCKETS[name]) ? { kind: 'bucket', index: BUCKETS[name], column, values } : undefined
+  if (f.afterSeq !== undefined && f.throughSeq !== undefined && f.throughSeq - f.afterSeq <= SHORT_SEQ_RANGE) return { kind: 'seq' }
+  const selective =
+    (f.capabilityId !== undefined ? bucket('capability', 'capability_id', [f.capabilityId]) : undefined) ??
+    (f.lineageIds !== undefined ? bucket('capability', 'capability_id', f.lineageIds) : undefined) ??
+    (f.subjectOnly !== undefined ? bucket('subject', 'subject_key', [f.subjectOnly]) : undefined)
+  if (selective !== undefined) return selective
+  const tenant = f.tenant !== undefined ? bucket('tenant', 'tenant', [f.tenant]) : undefined
+  if (purpose === 'page') return tenant ?? { kind: 'seq' }
+  if (purpose === 'page-desc') return { kind: 'seq' }
+  const window = f.since !== undefined || f.until !== undefined
+  if (purpose === 'count' && !window && (f.costCurrency !== undefined || f.withCost === true) && indexes.has('receipts_by_cost')) return { kind: 'cost' }
+  const onlyTenant = Object.entries(f).every(([k, v]) => v === undefined || ['tenant', 'afterSeq', 'throughSeq'].includes(k))
+  if (purpose === 'count' && onlyTenant && tenant !== undefined) return tenant
+  if (indexes.has(COVERING)) return { kind: 'time' }
+  return tenant ?? { kind: 'seq' }
+}
+
+// The agent filter is an OR of two access paths (the stored subject key, or the lineage join on
+// capability ids for rows without one); as two disjoint branches each keeps its index and seq order.
+function subjectBranches(f: ReceiptQueryFilter): BranchFilter[] {
+  if (f.subject === undefined || f.capabilityId !== undefined) return [f]
+  const { subject, ...rest } = f
+  const branches: BranchFilter[] = [{ ...rest, subjectOnly: subject.subjectKey }]
+  if (subject.capabilityIds.length > 0) branches.push({ ...rest, lineageIds: subject.capabilityIds })
+  return branches
+}
+
+function planQuery(f: BranchFilter, purpose: Purpose, indexes: ReadonlySet<string>, maxBucket: number): QueryPlan {
+  const driver = chooseDriver(f, purpose, indexes)
+  const terms: string[] = []
+  const params: SqlValue[] = []
+  const add = (term: string, ...values: SqlValue[]) => {
+    terms.push(term)
+    params.push(...values)
+  }
+  const time = driver.kind === 'time'
+  const cost = driver.kind === 'cost'
+  const bucketColumn = driver.kind === 'bucket' ? driver.column : undefined
+  // the driver's own columns are matched in the join (bucket plans) or written plainly
+  if (f.capabilityId !== undefined && bucketColumn !== 'capability_id') add('+capability_id = ?', f.capabilityId)
+  if (f.toolServer !== undefined) add('+tool_server = ?', f.toolServer)
+  if (f.toolName !== undefined) add('+tool_name = ?', f.toolName)
+  if (f.outcome !== undefined) add('+outcome = ?', f.outcome)
+  if (f.tenant !== undefined && bucketColumn !== 'tenant') add('+tenant = ?', f.tenant)
+  if (f.since !== undefined) add(`${time ? '' : '+'}timestamp >= ?`, f.since)
+  if (f.until !== undefined) add(`${time ? '' : '+'}timestamp <= ?`, f.until)
+  // Plain cost terms imply `cost_units IS NOT NULL`, which is what lets SQLite use the partial index.
+  const c = cost ? '' : '+'
+  if (f.costCurrency !== undefined) add(`${c}cost_currency = ? AND ${c}cost_units IS NOT NULL`, f.costCurrency)
+  if (f.minCost !== undefined) add(`${c}cost_units >= ?`, f.minCost)
+  if (f.maxCost !== undefined) add(`${c}cost_units <= ?`, f.maxCost)
+  if (f.withCost === true) add(`${c}cost_units IS NOT NULL`)
+  if (f.withCapability === true) add('+capability_id IS NOT NULL')
+  if (f.subjectOnly !== undefined && bucketColumn !== 'subject_key') add('+subject_key = ?', f.subjectOnly)
+  if (f.lineageIds !== undefined) {
+    add('+subject_key IS NULL')
+    if (bucketColumn !== 'capability_id') add(`+capability_id IN (${f.lineageIds.map(() => '?').join(', ')})`, ...f.lineageIds)
+  }
+  if (f.subject !== undefined && f.subjectOnly === undefined && f.lineageIds === undefined) {
+    const ids = f.subject.capabilityIds
+    const lineage = ids.length === 0 ? '' : ` OR (+subject_key IS NULL AND +capability_id IN (${ids.map(() => '?').join(', ')}))`
+    add(`(+subject_key = ?${lineage})`, f.subject.subjectKey, ...ids)
+  }
+  if (f.afterSeq !== undefined) add('seq > ?', f.afterSeq)
+  if (f.throughSeq !== undefined) add('seq <= ?', f.throughSeq)
+  const where = terms.length === 0 ? '' : `WHERE ${terms.join(' AND ')}`
+  if (driver.kind === 'bucket') {
+    // Probe (bucket, value) for every bucket in one statement; CROSS JOIN keeps the bucket list the outer
+    // loop. Buckets start at 0: one seek each, and rows of an older file whose writer guessed a bucket
+    // low are still found. (`bucket` has only column `b`, so receipt columns need no qualifier.)
+    const match = driver.values.length === 1 ? '= ?' : `IN (${driver.values.map(() => '?').join(', ')})`
+    return {
+      with: 'WITH RECURSIVE bucket(b) AS (SELECT 0 UNION ALL SELECT b + 1 FROM bucket WHERE b < ?) ',
+      from: `FROM bucket CROSS JOIN receipts AS r INDEXED BY ${driver.index} ON r.id_bucket = bucket.b AND r.${driver.column} ${match}`,
+      where,
+      params: [maxBucket, ...driver.values, ...params],
+      bucketed: true,
     }
   }
+  const from = time ? `FROM receipts INDEXED BY ${COVERING}` : cost ? 'FROM receipts INDEXED BY receipts_by_cost' : 'FROM receipts'
+  return { with: '', from, where, params, bucketed: false }
 }
 
-const insertSqlCache = new Map<number, string>()
+function emptyWindow(f: ReceiptQueryFilter): boolean {
+  return f.since !== undefined && f.until !== undefined && f.since > f.until
+}
 
-function insertSql(rowCount: number): string {
-  let sql = insertSqlCache.get(rowCount)
-  if (sql === undefined) {
-    const placeholders = `(${INSERT_COLUMNS.map(() => '?').join(', ')})`
-    sql = `INSERT INTO receipts (${INSERT_COLUMNS.join(', ')}) VALUES ${Array.from({ length: rowCount }, () => placeholders).join(', ')}`
-    insertSqlCache.set(rowCount, sql)
+// Bucket order is seq order when every row sits in its exact bucket (a file written by an older
+// binary with several writers may hold rows in a lower bucket); anything else is re-read sorted.
+function isBucketOrdered(rows: (ReceiptPageRow & { idBucket?: number })[]): boolean {
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!
+    if (row.idBucket !== Math.floor(row.seq / ID_BUCKET_ROWS)) return false
+    if (i > 0 && row.seq <= rows[i - 1]!.seq) return false
+    delete row.idBucket
   }
-  return sql
+  return true
 }
 
-function pushRowParams(params: SqlValue[], row: StoredReceiptInput, bucket: number): void {
-  params.push(
+
+// The JSON parameter of APPEND_SQL carries these columns per row, in this order; seq and id_bucket
+// are computed by the statement (id_bucket = floor(seq / ID_BUCKET_ROWS)).
+const APPEND_SQL = `INSERT INTO receipts (seq, id_bucket, receipt_id, id_prefix, timestamp, request_id, method, route_pattern, tool_server, tool_name, outcome, capability_id, tenant, subject_key, cost_units, cost_currency, attempted_cost_units, kind, decision_receipt_id, http_json, core_json)
+  SELECT m.s + j.key + 1, (m.s + j.key + 1) / ${ID_BUCKET_ROWS},
+    j.value ->> 0,
+    j.value ->> 1,
+    j.value ->> 2,
+    j.value ->> 3,
+    j.value ->> 4,
+    j.value ->> 5,
+    j.value ->> 6,
+    j.value ->> 7,
+    j.value ->> 8,
+    j.value ->> 9,
+    j.value ->> 10,
+    j.value ->> 11,
+    j.value ->> 12,
+    j.value ->> 13,
+    j.value ->> 14,
+    j.value ->> 15,
+    j.value ->> 16,
+    j.value ->> 17,
+    j.value ->> 18
+  FROM (SELECT coalesce(max(seq), 0) AS s FROM receipts) AS m, json_each(?) AS j
+  ORDER BY j.key`
+
+const CORE_SQL = 'UPDATE receipts SET core_json = j.value ->> 1 FROM json_each(?) AS j WHERE receipts.seq = j.value ->> 0'
+
+function rowValues(row: StoredReceiptInput): unknown[] {
+  return [
     row.receiptId,
-    bucket,
     idPrefix(row.receiptId),
     row.timestamp,
     row.requestId,
@@ -481,7 +1115,7 @@ function pushRowParams(params: SqlValue[], row: StoredReceiptInput, bucket: numb
     row.decisionReceiptId,
     row.httpJson,
     row.coreJson,
-  )
+  ]
 }
 
 // The id's first 13 hex digits (52 bits): exact as a JavaScript number, stored as a SQLite INTEGER.

@@ -1,8 +1,9 @@
 // POST /v1/capabilities/issue and POST /v1/revocations (spec 03, "Issuance and revocation shapes"),
 // admin-only. Inputs are checked field by field with messages naming the field.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { ControlAuthError, type CapabilityScope } from '@gate/sdk'
+import type { CapabilityScope } from '@gate/sdk'
 import { readBody, sendJson, sendTrustError } from '@gate/sdk/server'
+import { requireAdmin } from '../authorize.js'
 import { TrustRequestError } from '../errors.js'
 import type { CapabilityIssuerPort, RevocationPort, TrustAuthenticator } from '../ports.js'
 
@@ -48,13 +49,6 @@ export function createRevokeRoute(deps: { auth: TrustAuthenticator; revocations:
       sendTrustError(res, err)
     }
   }
-}
-
-/** Throws 401/403 unless the caller is the admin service principal. */
-export function requireAdmin(auth: TrustAuthenticator, req: IncomingMessage, surface: string): void {
-  const result = auth.authenticate(req)
-  if (!result.ok) throw new ControlAuthError(result.status, result.message)
-  if (result.principal.kind !== 'admin') throw new ControlAuthError(403, `${surface} requires admin receipt read authority`)
 }
 
 async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {

@@ -1,0 +1,228 @@
+// The core-receipt backfill. Trust-control serves stored core receipts (spec 03), but signing a second
+// time on the evaluate hot path would halve its throughput, so receipts are committed in their HTTP form
+// only and this background task adds the core form afterwards: it reads rows whose `core_json` is null
+// (through a partial index that holds only those rows), converts them with the authority signer and
+// stores the result with `setCoreJson` (through the receipt store's group commit, so the updates share
+// transactions with appends). Ed25519 signatures are deterministic, so the stored bytes are the ones the
+// read path would compute for the same row at any time.
+//
+// Never on the request path: it wakes after receipts commit, converts a few rows per event-loop turn and
+// yields (setImmediate) between chunks; while requests are in flight it sleeps between chunks, so under
+// load it takes a small share of the CPU and catches up when the service is idle. It is flushed (run to
+// the end without sleeping) before an authority rotation, since rows signed by the old key can no longer
+// be converted once the old seed is gone, and on shutdown.
+//
+// Rows signed by a key this process does not hold (another authority's, or a retired one) are skipped:
+// they stay in their HTTP form and the read path serves them as stored (docs/trust-control.md).
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
+import type { Signer } from '@gate/sdk'
+import { toCoreJson } from '@gate/trust'
+import type { ReceiptStore } from '../stores/index.js'
+
+/** The receipt store surface the backfill uses. */
+export type BackfillReceipts = Pick<ReceiptStore, 'listCorePending' | 'setCoreJson' | 'flush' | 'latestSeq' | 'watchAppends'>
+
+/** Options of `CoreBackfill`. */
+export interface CoreBackfillOptions {
+  receipts: BackfillReceipts
+  /** The current authority signer (read at every chunk: it changes on rotation). */
+  signer: () => Signer
+  /** Rows read per batch, default 256. */
+  batchSize?: number
+  /** Rows converted per event-loop turn, default 32 (about 2 ms of signing). */
+  chunkSize?: number
+  /** True while the service is serving requests; the backfill then sleeps between chunks. Default: never busy. */
+  busy?: () => boolean
+  /** Sleep between chunks while busy, default 25 ms. */
+  busyDelayMs?: number
+  /** Also look for new rows this often (receipts another process appended), 0 (default) for commit notifications only. */
+  pollIntervalMs?: number
+  log?: (line: string) => void
+}
+
+/** Defaults of `CoreBackfillOptions`. */
+export const CORE_BACKFILL_DEFAULTS = Object.freeze({ batchSize: 256, chunkSize: 32, busyDelayMs: 25, pollIntervalMs: 0 })
+
+/** Counters (tests, logs, /health). */
+export interface CoreBackfillStats {
+  converted: number
+  /** Rows signed by a key this process does not hold. */
+  skippedForeign: number
+  /** Rows whose HTTP form could not be read or mapped. */
+  skippedInvalid: number
+  failedWrites: number
+}
+
+/** Background conversion of stored HttpReceipts to their core form. */
+export class CoreBackfill {
+  readonly #receipts: BackfillReceipts
+  readonly #signer: () => Signer
+  readonly #batchSize: number
+  readonly #chunkSize: number
+  readonly #busy: () => boolean
+  readonly #busyDelayMs: number
+  readonly #pollIntervalMs: number
+  readonly #log: (line: string) => void
+  readonly stats: CoreBackfillStats = { converted: 0, skippedForeign: 0, skippedInvalid: 0, failedWrites: 0 }
+  // Rows with seq <= #cursor were looked at; every row with seq <= #doneThrough is converted (or skipped) and committed.
+  #cursor = 0
+  #doneThrough = 0
+  #loop: Promise<void> | undefined
+  #stopped = false
+  #pendingWake = false
+  #wake: (() => void) | undefined
+  #urgent = 0
+  #waiters: { target: number; resolve: () => void }[] = []
+  #unwatch: (() => void) | undefined
+
+  constructor(options: CoreBackfillOptions) {
+    this.#receipts = options.receipts
+    this.#signer = options.signer
+    this.#batchSize = options.batchSize ?? CORE_BACKFILL_DEFAULTS.batchSize
+    this.#chunkSize = options.chunkSize ?? CORE_BACKFILL_DEFAULTS.chunkSize
+    this.#busy = options.busy ?? (() => false)
+    this.#busyDelayMs = options.busyDelayMs ?? CORE_BACKFILL_DEFAULTS.busyDelayMs
+    this.#pollIntervalMs = options.pollIntervalMs ?? CORE_BACKFILL_DEFAULTS.pollIntervalMs
+    this.#log = options.log ?? (() => undefined)
+  }
+
+  /** Starts the loop (idempotent); it wakes on every commit that appended receipts. */
+  start(): void {
+    if (this.#loop !== undefined || this.#stopped) return
+    this.#unwatch = this.#receipts.watchAppends(() => this.notify())
+    this.#loop = this.#run().catch(err => this.#log(`core backfill stopped: ${(err as Error).message}`))
+  }
+
+  /** New receipts were committed. */
+  notify(): void {
+    this.#pendingWake = true
+    const wake = this.#wake
+    this.#wake = undefined
+    wake?.()
+  }
+
+  /** Resolves once every receipt committed before the call has its core form stored (or was skipped). */
+  async flush(): Promise<void> {
+    await this.#receipts.flush()
+    const target = await this.#receipts.latestSeq()
+    if (target <= this.#doneThrough || this.#loop === undefined) {
+      if (this.#loop === undefined && !this.#stopped) await this.#drainOnce(target)
+      return
+    }
+    this.#urgent++
+    try {
+      await new Promise<void>(resolve => {
+        this.#waiters.push({ target, resolve })
+        this.notify()
+      })
+    } finally {
+      this.#urgent--
+    }
+  }
+
+  /** Flushes (at most `timeoutMs`), then stops the loop. */
+  async stop(timeoutMs = 20_000): Promise<void> {
+    if (this.#stopped) return
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.flush().catch(() => undefined), new Promise<void>(resolve => (timer = setTimeout(resolve, timeoutMs).unref()))])
+    clearTimeout(timer)
+    this.#stopped = true
+    this.#unwatch?.()
+    this.notify()
+    await this.#loop
+    for (const waiter of this.#waiters.splice(0)) waiter.resolve()
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      this.#pendingWake = false
+      const latest = await this.#receipts.latestSeq()
+      const rows = await this.#receipts.listCorePending(this.#cursor, this.#batchSize)
+      if (rows.length === 0) {
+        this.#cursor = Math.max(this.#cursor, latest)
+        this.#markDone(latest)
+        if (!this.#pendingWake && !this.#stopped) await this.#sleepUntilWoken()
+        continue
+      }
+      await this.#convert(rows)
+      const last = rows[rows.length - 1]!.seq
+      // Everything up to `last` is handled; when the batch ran out, so is everything up to `latest`.
+      this.#markDone(rows.length < this.#batchSize ? Math.max(last, latest) : last)
+    }
+  }
+
+  // Without a running loop (not started): one synchronous pass for flush().
+  async #drainOnce(target: number): Promise<void> {
+    while (this.#doneThrough < target) {
+      const rows = await this.#receipts.listCorePending(this.#cursor, this.#batchSize)
+      if (rows.length === 0) {
+        this.#cursor = Math.max(this.#cursor, target)
+        this.#doneThrough = Math.max(this.#doneThrough, target)
+        return
+      }
+      this.#urgent++
+      try {
+        await this.#convert(rows)
+      } finally {
+        this.#urgent--
+      }
+      this.#doneThrough = rows[rows.length - 1]!.seq
+    }
+  }
+
+  async #convert(rows: readonly { seq: number; httpJson: string }[]): Promise<void> {
+    const writes: Promise<unknown>[] = []
+    for (let i = 0; i < rows.length; i += this.#chunkSize) {
+      const signer = this.#signer()
+      for (const row of rows.slice(i, i + this.#chunkSize)) {
+        const core = toCoreJson(row.httpJson, signer)
+        if ('json' in core) {
+          this.stats.converted++
+          writes.push(
+            this.#receipts.setCoreJson(row.seq, core.json).catch(err => {
+              this.stats.failedWrites++
+              this.#log(`core receipt of seq ${row.seq} not stored: ${(err as Error).message}`)
+            }),
+          )
+        } else if (core.problem === 'foreign_key') {
+          this.stats.skippedForeign++
+        } else {
+          this.stats.skippedInvalid++
+          this.#log(`receipt at seq ${row.seq} has no core form: ${core.detail}`)
+        }
+        this.#cursor = row.seq
+      }
+      // never hold the event loop for a whole batch
+      await yieldToEventLoop()
+      if (this.#urgent === 0 && !this.#stopped && this.#busy()) await delay(this.#busyDelayMs)
+    }
+    await Promise.all(writes)
+  }
+
+  #markDone(through: number): void {
+    this.#doneThrough = Math.max(this.#doneThrough, through)
+    const ready = this.#waiters.filter(w => w.target <= this.#doneThrough)
+    this.#waiters = this.#waiters.filter(w => w.target > this.#doneThrough)
+    for (const waiter of ready) waiter.resolve()
+  }
+
+  #sleepUntilWoken(): Promise<void> {
+    return new Promise(resolve => {
+      let timer: NodeJS.Timeout | undefined
+      this.#wake = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+      if (this.#pollIntervalMs > 0) {
+        timer = setTimeout(() => {
+          this.#wake = undefined
+          resolve()
+        }, this.#pollIntervalMs).unref()
+      }
+    })
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, ms).unref())
+}

@@ -1,0 +1,244 @@
+// Wires trust-control (@gate/trust) onto the SQLite stores: adapts the receipt, capability, budget and
+// authority stores to trust's ports, provides the two authority flavours (the sidecar's pinned signer,
+// `gate trust serve`'s rotating authority store) and mounts the trust route table into a Router.
+import {
+  callerIdentityHash,
+  contentHash,
+  createSigner,
+  generateSecret,
+  sha256Hex,
+  signCapability,
+  signHttpReceiptJson,
+  uuidv7,
+  type CapabilityScope,
+  type CapabilityToken,
+  type Signer,
+} from '@gate/sdk'
+import {
+  AnalyticsRollup,
+  AuthorityPinnedError,
+  createTrustRoutes,
+  ReceiptQueryEngine,
+  type AuthorityPort,
+  type AuthorityStatus,
+  type BudgetReportPort,
+  type CapabilityIssuerPort,
+  type HealthPort,
+  type LineagePort,
+  type ListedReceiptPort,
+  type ReceiptCorpusPort,
+  type RevocationPort,
+  type TrustAuthenticator,
+  type TrustDeps,
+  type TrustRouteOptions,
+} from '@gate/trust'
+import type { Router } from '../http/router.js'
+import { createReceiptRow, type AuthorityStore, type ReceiptStore, type Stores } from '../stores/index.js'
+
+/** The receipt store as trust-control's corpus. */
+export function createCorpusPort(receipts: ReceiptStore): ReceiptCorpusPort {
+  return {
+    latestSeq: () => receipts.latestSeq(),
+    queryPage: (filter, limit, order) => receipts.queryPage(filter, limit, order),
+    countMatching: filter => receipts.countMatching(filter),
+    aggregate: (filter, grouping, bucketSeconds, perBucket) => receipts.aggregate(filter, grouping, bucketSeconds, perBucket),
+    getById: id => receipts.getById(id),
+    findFinals: (seq, id) => receipts.findFinals(seq, id),
+    setCoreJson: (seq, json) => receipts.setCoreJson(seq, json),
+  }
+}
+
+/** Tool and child receipts, kept in the receipt file's `listed_receipts` table. */
+export function createListedPort(receipts: ReceiptStore): ListedReceiptPort {
+  return {
+    backend: receipts.isEphemeral ? 'memory' : 'sqlite',
+    append: input => receipts.appendListed(input),
+    list: (kind, filter, limit) => receipts.listListed(kind, filter, limit),
+  }
+}
+
+export function createLineagePort(stores: Stores): LineagePort {
+  return {
+    idsForSubject: subject => stores.capabilities.idsForSubject(subject),
+    subjectsOf: ids => stores.capabilities.subjectsOf(ids),
+  }
+}
+
+export function createBudgetReportPort(stores: Stores): BudgetReportPort {
+  return {
+    listGrants: limit => stores.budgets.listGrants(limit),
+    usage: id => stores.budgets.usage(id),
+  }
+}
+
+export function createHealthPort(stores: Stores): HealthPort {
+  const backend = (ephemeral: boolean) => (ephemeral ? 'ephemeral' : 'durable') as 'ephemeral' | 'durable'
+  return {
+    stores: () => ({
+      receipts: { backend: backend(stores.receipts.isEphemeral), healthy: stores.receipts.healthy },
+      revocations: { backend: backend(stores.revocations.isEphemeral), healthy: true },
+      budgets: { backend: backend(stores.budgets.isEphemeral), healthy: stores.budgets.healthy },
+      authority: { backend: backend(stores.authority.isEphemeral), healthy: true },
+      capabilities: { backend: backend(stores.capabilities.isEphemeral), healthy: true },
+    }),
+  }
+}
+
+/**
+ * The sidecar's authority: the signer it was started with (seed file or per-boot key) is pinned for the
+ * process lifetime, so rotation answers 409. Status is read from the authority store without writing
+ * it: generation and rotation time when the store holds this key, 0 and null otherwise.
+ */
+export function createPinnedAuthority(signer: Signer, store: AuthorityStore, reason: string): AuthorityPort {
+  return {
+    signer: () => signer,
+    status(): AuthorityStatus {
+      const keys = store.trustedPublicKeys()
+      const current = store.current()
+      const index = keys.indexOf(signer.publicKey)
+      return {
+        publicKey: signer.publicKey,
+        generation: index === -1 ? 0 : index + 1,
+        rotatedAt: current?.publicKey === signer.publicKey ? current.rotatedAt : null,
+        trustedPublicKeys: index === -1 ? [...keys, signer.publicKey] : keys,
+      }
+    },
+    rotate: () => Promise.reject(new AuthorityPinnedError(reason)),
+  }
+}
+
+/** `gate trust serve`'s authority: the authority store's current key, rotated in place. */
+export interface RotatingAuthority extends AuthorityPort {
+  /** Runs `fn` while no rotation can happen (sign-and-append of a receipt). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T>
+}
+
+/**
+ * An authority backed by the authority store. `beforeRotate` runs inside the rotation's critical
+ * section, before the old seed is wiped: the core backfill is flushed there, because a row signed by
+ * the old key cannot get its core form once that seed is gone.
+ */
+export function createRotatingAuthority(store: AuthorityStore, options: { beforeRotate?: () => Promise<void>; pinnedReason?: string } = {}): RotatingAuthority {
+  const current = store.current()
+  if (current === undefined) throw new AuthorityPinnedError('the authority store has no key')
+  let signer = createSigner({ secret: current.seed })
+  let tail: Promise<unknown> = Promise.resolve()
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn, fn)
+    tail = run.catch(() => undefined)
+    return run
+  }
+  const status = (): AuthorityStatus => {
+    const state = store.current()!
+    return { publicKey: state.publicKey, generation: state.generation, rotatedAt: state.rotatedAt, trustedPublicKeys: store.trustedPublicKeys() }
+  }
+  return {
+    signer: () => signer,
+    status,
+    exclusive,
+    rotate: () =>
+      exclusive(async () => {
+        if (options.pinnedReason !== undefined) throw new AuthorityPinnedError(options.pinnedReason)
+        await options.beforeRotate?.()
+        const next = await store.rotate(generateSecret('ed25519'))
+        signer = createSigner({ secret: next.seed })
+        return status()
+      }),
+  }
+}
+
+/** Issues capability tokens with `signer()` and remembers them (the lineage the agent filter joins on). */
+export function createIssuer(stores: Stores, signer: () => Signer, now: () => number): CapabilityIssuerPort {
+  return {
+    async issue(request: { subjectPublicKey: string; scope: CapabilityScope; ttlSeconds: number }): Promise<CapabilityToken> {
+      const at = now()
+      const token = signCapability(
+        { schema: 'gate.capability.v1', id: `cap_${uuidv7()}`, subject: request.subjectPublicKey, scope: request.scope, issued_at: at, expires_at: at + request.ttlSeconds },
+        signer(),
+      )
+      await stores.capabilities.remember(token)
+      return token
+    },
+  }
+}
+
+/** policy_hash of trust-control's own receipts: it loads no policy document (SHA-256 of zero bytes, as the kernel without one). */
+export const NO_POLICY_HASH = sha256Hex('')
+
+/**
+ * Revokes and, on a new revocation, stores a signed receipt of it before answering (spec 02:
+ * gate_receipt_sign_failed covers a revocation receipt that could not be signed). Signing and the
+ * append run inside `exclusive`, so a rotation never retires the key between them.
+ */
+export function createRevoker(stores: Stores, authority: RotatingAuthority, now: () => number): RevocationPort {
+  return {
+    async revoke(capabilityId: string) {
+      const result = await stores.revocations.revoke(capabilityId)
+      if (result.newlyRevoked) {
+        await authority.exclusive(async () => {
+          const pattern = '/v1/revocations'
+          const { receipt, json } = signHttpReceiptJson(
+            {
+              request_id: uuidv7(),
+              route_pattern: pattern,
+              method: 'POST',
+              caller_identity_hash: callerIdentityHash({ subject: 'control', auth_method: { method: 'anonymous' } }),
+              verdict: { verdict: 'allow' },
+              receipt_kind: 'mediated_decision',
+              boundary_class: 'prevent',
+              tool_origin: 'caller_executed',
+              redaction_mode: 'none',
+              evidence: [{ guard_name: 'RevocationGuard', verdict: true, details: `capability ${capabilityId} revoked` }],
+              response_status: 200,
+              timestamp: now(),
+              content_hash: contentHash({ method: 'POST', path: pattern, route_pattern: pattern, query: {}, body_hash: null }),
+              policy_hash: NO_POLICY_HASH,
+              trust_level: 'mediated',
+              capability_id: capabilityId,
+              metadata: { gate_revocation: true },
+            },
+            authority.signer(),
+          )
+          await stores.receipts.append(createReceiptRow(receipt, json, { kind: 'decision' }))
+        })
+      }
+      return result
+    },
+  }
+}
+
+export interface TrustDepsOptions {
+  stores: Stores
+  auth: TrustAuthenticator
+  authority: AuthorityPort
+  issuer: CapabilityIssuerPort
+  revocations: RevocationPort
+  now?: () => number
+  log: (line: string) => void
+}
+
+/** Trust-control's ports over the opened stores. */
+export function createTrustDeps(options: TrustDepsOptions): TrustDeps {
+  const { stores } = options
+  return {
+    auth: options.auth,
+    corpus: createCorpusPort(stores.receipts),
+    listed: createListedPort(stores.receipts),
+    lineage: createLineagePort(stores),
+    budgets: createBudgetReportPort(stores),
+    authority: options.authority,
+    health: createHealthPort(stores),
+    issuer: options.issuer,
+    revocations: options.revocations,
+    now: options.now ?? (() => Math.floor(Date.now() / 1000)),
+    log: options.log,
+  }
+}
+
+/** Mounts every trust-control route into `router`; returns the query engine and analytics rollup the routes share. */
+export function mountTrustRoutes(router: Router, deps: TrustDeps, options: TrustRouteOptions = {}): { engine: ReceiptQueryEngine; rollup: AnalyticsRollup } {
+  const engine = options.engine ?? new ReceiptQueryEngine({ corpus: deps.corpus, lineage: deps.lineage, authority: deps.authority, log: deps.log })
+  const rollup = options.rollup ?? new AnalyticsRollup(deps.corpus, { log: deps.log })
+  for (const route of createTrustRoutes(deps, { ...options, engine, rollup })) router.add(route.method, route.path, route.handler)
+  return { engine, rollup }
+}

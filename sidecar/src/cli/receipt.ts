@@ -1,0 +1,517 @@
+// `gate receipt list|verify|explain` (spec 03, Receipt CLI).
+//   list     the receipt query, locally over --receipt-db or remotely over --control-url, one JSON receipt
+//            per line on stdout, exactly as stored (pipes into jq); the next cursor goes to stderr
+//   verify   offline verification of HTTP or core receipts (JSON lines, an array, one object, or a query
+//            response), one line per receipt: ok, or the failing step; exit 1 if any fails
+//   explain  one receipt in words, from --receipt-db or --control-url
+import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { request } from 'undici'
+import {
+  checkHttpReceipt,
+  createSigner,
+  generateSecret,
+  hexToBytes,
+  parseJsonExact,
+  verifyCoreReceipt,
+  type GuardEvidence,
+  type HttpReceipt,
+  type Signer,
+} from '@gate/sdk'
+import { parseReceiptQuery, ReceiptQueryEngine, PAGE_LIMIT, type Principal } from '@gate/trust'
+import { ConfigError, UsageError } from '../errors.js'
+import { GLOBAL_FLAG_OPTIONS, readGlobalFlags, type GlobalFlags } from '../config/global-flags.js'
+import { openReceiptStore, type ReceiptStore, type StoredReceipt } from '../stores/index.js'
+import { createCorpusPort } from '../app/trust-wiring.js'
+import { parseFlags, runWithExitCodes } from './parse-flags.js'
+
+const SOURCE_HELP = `Receipt source (one of):
+  --receipt-db PATH           read the SQLite receipt store directly
+  --control-url URL           read from trust-control (gate trust serve) or a sidecar's /v1 routes
+  --control-token TOKEN       bearer token for --control-url; prefer the GATE_CONTROL_TOKEN environment
+                              variable (argv is visible to other local users)`
+
+export const LIST_USAGE = `Usage: gate receipt list (--receipt-db PATH (--tenant ID | --admin-all) | --control-url URL) [filters]
+
+Prints the receipts matching every filter given, oldest first, one JSON receipt per line exactly as
+stored (core receipts; a receipt whose core form cannot be produced is printed in its signed HTTP form).
+When the page is full, "next cursor: N" is written to stderr: pass --cursor N for the next page.
+
+Filters:
+  --capability ID             capability id (exact)
+  --tool-server NAME          tool server (exact; "http" for HTTP receipts)
+  --tool-name NAME            tool name (exact; "METHOD /route" for HTTP receipts)
+  --outcome OUTCOME           allow, deny, cancelled or incomplete
+  --since SEC                 timestamp >= SEC (Unix seconds, inclusive)
+  --until SEC                 timestamp <= SEC (inclusive)
+  --min-cost UNITS            charged cost >= UNITS minor units (requires --cost-currency)
+  --max-cost UNITS            charged cost <= UNITS minor units (requires --cost-currency)
+  --cost-currency CODE        three uppercase letters (e.g. USD)
+  --limit N                   page size, clamped to 1..200 (default 50)
+  --cursor SEQ                only receipts after this cursor (a value printed as "next cursor")
+Read context (local --receipt-db mode: exactly one is required; over --control-url the token decides):
+  --tenant ID                 only receipts whose caller tenant is ID
+  --admin-all                 every receipt
+  --authority-seed-file PATH  local mode: produce the core form of rows the backfill has not reached yet
+                              (otherwise they print in their HTTP form)
+
+${SOURCE_HELP}`
+
+export const VERIFY_USAGE = `Usage: gate receipt verify FILE|- [--trusted-key KEY ...]
+
+Verifies receipts offline: HTTP receipts (spec 02: semantics, id, signature, signer, content hash) and
+core receipts (spec 03: kind coherence, content hash, signature, signer). Input: JSON lines (as printed
+by gate receipt list), a JSON array, one receipt object, or a receipt query response. Prints one line
+per receipt, "ok ..." or "FAIL <id> <step>: <why>", and exits 1 if any fails.
+
+Options:
+  --trusted-key KEY           a trusted signer public key (repeatable). Without any, signatures are still
+                              checked and each receipt is reported "signer untrusted"`
+
+export const EXPLAIN_USAGE = `Usage: gate receipt explain ID (--receipt-db PATH | --control-url URL)
+
+Prints one receipt in words: verdict, route, caller hash, capability, guards and their evidence, status,
+times, and the decision/final linkage.
+
+${SOURCE_HELP}`
+
+const LIST_FLAGS = {
+  capability: { type: 'string' },
+  'tool-server': { type: 'string' },
+  'tool-name': { type: 'string' },
+  outcome: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  'min-cost': { type: 'string' },
+  'max-cost': { type: 'string' },
+  'cost-currency': { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  tenant: { type: 'string' },
+  'admin-all': { type: 'boolean' },
+  ...GLOBAL_FLAG_OPTIONS,
+} as const
+
+// CLI flag → query parameter of GET /v1/receipts/query
+const FILTER_PARAMETERS: [keyof typeof LIST_FLAGS, string][] = [
+  ['capability', 'capabilityId'],
+  ['tool-server', 'toolServer'],
+  ['tool-name', 'toolName'],
+  ['outcome', 'outcome'],
+  ['since', 'since'],
+  ['until', 'until'],
+  ['min-cost', 'minCost'],
+  ['max-cost', 'maxCost'],
+  ['cost-currency', 'costCurrency'],
+  ['limit', 'limit'],
+  ['cursor', 'cursor'],
+]
+
+export async function run(argv: string[]): Promise<number> {
+  const [verb, ...rest] = argv
+  if (verb === 'list') return runWithExitCodes('receipt list', LIST_USAGE, () => list(rest))
+  if (verb === 'verify') return runWithExitCodes('receipt verify', VERIFY_USAGE, () => verify(rest))
+  if (verb === 'explain') return runWithExitCodes('receipt explain', EXPLAIN_USAGE, () => explain(rest))
+  const help = `Usage: gate receipt (list|verify|explain) ...\n\n${LIST_USAGE}\n\n${VERIFY_USAGE}\n\n${EXPLAIN_USAGE}\n`
+  if (verb === '--help' || verb === '-h' || verb === 'help') {
+    process.stdout.write(help)
+    return 0
+  }
+  process.stderr.write(verb === undefined ? help : `gate receipt: unknown subcommand "${verb}"\n\n${help}`)
+  return 2
+}
+
+// ---- list ----
+
+async function list(argv: string[]): Promise<number> {
+  const { values } = parseFlags(argv, LIST_FLAGS)
+  if (values.help === true) {
+    process.stdout.write(LIST_USAGE + '\n')
+    return 0
+  }
+  // Checked before anything runs (spec 03: both is rejected before the command runs).
+  if (values.tenant !== undefined && values['admin-all'] === true) throw new UsageError('--tenant and --admin-all are mutually exclusive')
+  for (const bound of ['min-cost', 'max-cost'] as const) {
+    if (values[bound] !== undefined && values['cost-currency'] === undefined) throw new UsageError(`--${bound} requires --cost-currency`)
+  }
+  const global = readGlobalFlags(values)
+  const params = new URLSearchParams()
+  for (const [flag, parameter] of FILTER_PARAMETERS) {
+    const value = values[flag]
+    if (typeof value === 'string') params.set(parameter, value)
+  }
+  if (!params.has('limit')) params.set('limit', String(PAGE_LIMIT.default))
+  let query
+  try {
+    query = parseReceiptQuery(new URL(`http://gate.local/v1/receipts/query?${params}`))
+  } catch (err) {
+    // the same validation as the route: a bad filter is a usage error here
+    throw new UsageError(flagWording((err as Error).message))
+  }
+  const mode = chooseSource(global, values['tenant'] !== undefined || values['admin-all'] === true)
+  if (mode === 'remote') {
+    if (values.tenant !== undefined || values['admin-all'] === true) {
+      throw new UsageError('--tenant and --admin-all apply to --receipt-db; over --control-url the token decides what is read')
+    }
+    const { status, text } = await fetchControl(global, `/v1/receipts/query?${params}`)
+    if (status !== 200) throw new Error(`GET /v1/receipts/query answered ${status}: ${errorOf(text)}`)
+    const receipts = rawArrayMember(text, 'receipts')
+    for (const receipt of receipts) process.stdout.write(receipt + '\n')
+    const next = (JSON.parse(text) as { nextCursor: number | null }).nextCursor
+    if (next !== null) process.stderr.write(`next cursor: ${next}\n`)
+    return 0
+  }
+  if (values.tenant === undefined && values['admin-all'] !== true) throw new UsageError('--receipt-db needs exactly one of --tenant ID or --admin-all')
+  const principal: Principal = values['admin-all'] === true ? { kind: 'admin' } : { kind: 'tenant', tenant: values.tenant as string }
+  const store = await openExistingStore(global.receiptDb!)
+  try {
+    const signer = global.authoritySeedFile === undefined ? unmatchedSigner() : await readSigner(global.authoritySeedFile)
+    const engine = new ReceiptQueryEngine({
+      corpus: createCorpusPort(store),
+      // the CLI has no agent filter, so the lineage is never consulted
+      lineage: { idsForSubject: async () => [], subjectsOf: async () => new Map() },
+      authority: { signer: () => signer },
+      persistCoreForms: false,
+      log: line => process.stderr.write(`gate receipt list: ${line}\n`),
+    })
+    const result = await engine.query(query, principal)
+    for (const receipt of result.receipts) process.stdout.write(receipt + '\n')
+    if (result.nextCursor !== null) process.stderr.write(`next cursor: ${result.nextCursor}\n`)
+  } finally {
+    await store.close()
+  }
+  return 0
+}
+
+// ---- verify ----
+
+async function verify(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, { 'trusted-key': { type: 'string', multiple: true } }, true)
+  if (values.help === true) {
+    process.stdout.write(VERIFY_USAGE + '\n')
+    return 0
+  }
+  if (positionals.length !== 1) throw new UsageError('expected exactly one FILE (or - for stdin)')
+  const trustedKeys = (values['trusted-key'] as string[] | undefined) ?? []
+  const source = positionals[0]!
+  let text: string
+  try {
+    text = source === '-' ? await readStdin() : await readFile(source, 'utf8')
+  } catch (err) {
+    throw new ConfigError(`cannot read ${source}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
+  }
+  const entries = splitReceipts(text)
+  if (entries.length === 0) throw new Error(`no receipts found in ${source === '-' ? 'stdin' : source}`)
+  let failures = 0
+  for (const entry of entries) {
+    const line = verifyOne(entry, trustedKeys)
+    if (line.startsWith('FAIL')) failures++
+    process.stdout.write(line + '\n')
+  }
+  process.stderr.write(`${entries.length - failures} of ${entries.length} receipt(s) verified${trustedKeys.length === 0 ? ' (signatures only: no --trusted-key given, signers untrusted)' : ''}\n`)
+  return failures === 0 ? 0 : 1
+}
+
+type Entry = { label: string; value: unknown } | { label: string; error: string }
+
+/** One line: `ok <id> (<form>, ...)` or `FAIL <id> <step>: <detail>`. */
+export function verifyOne(entry: Entry, trustedKeys: readonly string[]): string {
+  if ('error' in entry) return `FAIL ${entry.label} parse: ${entry.error}`
+  const receipt = entry.value
+  if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) return `FAIL ${entry.label} shape: not a JSON object`
+  const r = receipt as Record<string, unknown>
+  const id = typeof r.id === 'string' ? r.id : entry.label
+  const untrusted = trustedKeys.length === 0
+  if ('verdict' in r && 'request_id' in r) {
+    const check = checkHttpReceipt(r, { trustedKeys })
+    if (check.failedStep === null) return `ok ${id} (http receipt, signer trusted)`
+    if (check.failedStep === 'signer' && untrusted) {
+      if (!check.response.parameter_hash_valid) return `FAIL ${id} parameter_hash: content_hash is not a 64-character lowercase hex digest`
+      return `ok ${id} (http receipt, signature valid, signer untrusted)`
+    }
+    return `FAIL ${id} ${check.failedStep}: ${check.detail}`
+  }
+  const check = verifyCoreReceipt(r, { trustedKeys })
+  if (check.failedStep === null) return `ok ${id} (core receipt, signer trusted)`
+  if (check.failedStep === 'signer' && untrusted) return `ok ${id} (core receipt, signature valid, signer untrusted)`
+  return `FAIL ${id} ${check.failedStep}: ${check.detail}`
+}
+
+/** The receipts in `text`: a query response, an array, one object, or JSON lines. */
+export function splitReceipts(text: string): Entry[] {
+  const trimmed = text.trim()
+  if (trimmed === '') return []
+  let whole: unknown
+  let parsedWhole = false
+  try {
+    whole = parseJsonExact(trimmed)
+    parsedWhole = true
+  } catch {
+    // not one JSON document: JSON lines
+  }
+  if (parsedWhole) {
+    if (Array.isArray(whole)) return whole.map((value, i) => ({ label: `#${i + 1}`, value }))
+    if (typeof whole === 'object' && whole !== null && Array.isArray((whole as { receipts?: unknown }).receipts)) {
+      return ((whole as { receipts: unknown[] }).receipts).map((value, i) => ({ label: `#${i + 1}`, value }))
+    }
+    return [{ label: '#1', value: whole }]
+  }
+  const entries: Entry[] = []
+  trimmed.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return
+    try {
+      entries.push({ label: `line-${i + 1}`, value: parseJsonExact(line) })
+    } catch (err) {
+      entries.push({ label: `line-${i + 1}`, error: (err as Error).message })
+    }
+  })
+  return entries
+}
+
+// ---- explain ----
+
+async function explain(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(argv, GLOBAL_FLAG_OPTIONS, true)
+  if (values.help === true) {
+    process.stdout.write(EXPLAIN_USAGE + '\n')
+    return 0
+  }
+  if (positionals.length !== 1) throw new UsageError('expected exactly one receipt ID')
+  const id = positionals[0]!
+  if (!/^[0-9a-f]{64}$/.test(id)) throw new UsageError(`a receipt ID is 64 lowercase hex characters, got "${id}"`)
+  const global = readGlobalFlags(values)
+  let view: ExplainView
+  if (chooseSource(global, false) === 'remote') {
+    const { status, text } = await fetchControl(global, `/v1/receipts/${id}`)
+    if (status === 404) throw new Error(`receipt ${id} not found`)
+    if (status !== 200) throw new Error(`GET /v1/receipts/${id} answered ${status}: ${errorOf(text)}`)
+    const body = JSON.parse(text) as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt }
+    view = { seq: body.seq, kind: body.kind, decisionReceiptId: body.decisionReceiptId, finalReceiptIds: body.finalReceiptIds, http: body.httpReceipt, coreStored: 'decision' in body.receipt }
+  } else {
+    const store = await openExistingStore(global.receiptDb!)
+    try {
+      const row = await store.getById(id)
+      if (row === undefined) throw new Error(`receipt ${id} not found in ${global.receiptDb}`)
+      const finals = row.kind === 'decision' ? await store.findFinals(row.seq, row.receiptId) : []
+      view = fromStored(row, finals.map(f => f.receiptId))
+    } finally {
+      await store.close()
+    }
+  }
+  process.stdout.write(describeReceipt(view))
+  return 0
+}
+
+interface ExplainView {
+  seq: number
+  kind: string
+  decisionReceiptId: string | null
+  finalReceiptIds: string[]
+  http: HttpReceipt
+  coreStored: boolean
+  tenant?: string | null
+  subjectKey?: string | null
+}
+
+function fromStored(row: StoredReceipt, finals: string[]): ExplainView {
+  return {
+    seq: row.seq,
+    kind: row.kind,
+    decisionReceiptId: row.decisionReceiptId,
+    finalReceiptIds: finals,
+    http: JSON.parse(row.httpJson) as HttpReceipt,
+    coreStored: row.coreJson !== null,
+    tenant: row.tenant,
+    subjectKey: row.subjectKey,
+  }
+}
+
+/** One receipt in words. */
+export function describeReceipt(view: ExplainView): string {
+  const r = view.http
+  const v = r.verdict
+  const verdict =
+    v.verdict === 'allow'
+      ? 'allow: the request may proceed'
+      : v.verdict === 'deny'
+        ? `deny by ${v.guard}: ${v.reason} (HTTP ${v.http_status ?? 403})${v.details?.reason_code ? `, reason code ${v.details.reason_code}` : ''}`
+        : v.verdict === 'cancel'
+          ? `cancel: ${v.reason} (evaluation cancelled; treated as denied)`
+          : `incomplete: ${v.reason} (evaluation did not finish; treated as denied)`
+  const lines = [
+    `receipt ${r.id}`,
+    `  kind:        ${view.kind === 'final' ? 'final receipt (records the status the client was answered with)' : 'decision receipt'}, seq ${view.seq}, ${r.receipt_kind}/${r.boundary_class}/${r.trust_level}`,
+    `  verdict:     ${verdict}`,
+    `  route:       ${r.method} ${r.route_pattern} (request ${r.request_id})`,
+    `  caller:      identity hash ${r.caller_identity_hash}${view.tenant ? `, tenant ${view.tenant}` : ''}`,
+    `  session:     ${r.session_id ?? 'none'}`,
+    `  capability:  ${r.capability_id ?? 'none presented'}${view.subjectKey ? ` (agent ${view.subjectKey})` : ''}`,
+    `  guards:      ${r.evidence === undefined || r.evidence.length === 0 ? 'no guard evidence recorded' : ''}`,
+    ...(r.evidence ?? []).map((e: GuardEvidence) => `    - ${e.guard_name}: ${e.verdict ? 'passed' : 'failed'}${e.details ? `: ${e.details}` : ''}`),
+    `  status:      ${r.response_status} (${statusScope(r)})`,
+    `  time:        ${new Date(r.timestamp * 1000).toISOString()} (${r.timestamp})`,
+    `  hashes:      content ${r.content_hash}, policy ${r.policy_hash}`,
+    `  signer:      ${r.kernel_key}`,
+    `  core form:   ${view.coreStored ? 'stored' : 'not stored yet (served in its HTTP form until the backfill reaches it)'}`,
+    `  linkage:     ${linkage(view)}`,
+  ]
+  return lines.join('\n') + '\n'
+}
+
+function statusScope(r: HttpReceipt): string {
+  const scope = r.metadata?.['gate_http_status_scope']
+  if (scope === 'final') return 'the status answered to the client'
+  if (scope === 'decision') return 'the status the decision maps to'
+  return 'status at signing'
+}
+
+function linkage(view: ExplainView): string {
+  if (view.kind === 'final') return `finalizes decision receipt ${view.decisionReceiptId ?? '(unknown)'}`
+  if (view.finalReceiptIds.length === 0) return 'no final receipt names this decision'
+  return `final receipt${view.finalReceiptIds.length > 1 ? 's' : ''} ${view.finalReceiptIds.join(', ')}`
+}
+
+// ---- shared ----
+
+function chooseSource(global: GlobalFlags, _readContext: boolean): 'local' | 'remote' {
+  if (global.receiptDb !== undefined && global.controlUrl !== undefined) throw new UsageError('give either --receipt-db or --control-url, not both')
+  if (global.controlUrl !== undefined) return 'remote'
+  if (global.receiptDb !== undefined) return 'local'
+  throw new UsageError('a receipt source is required: --receipt-db PATH or --control-url URL')
+}
+
+async function openExistingStore(path: string): Promise<ReceiptStore> {
+  // Never create a store by reading one.
+  if (!existsSync(path)) throw new ConfigError(`--receipt-db ${path} does not exist`)
+  return openReceiptStore(path)
+}
+
+async function fetchControl(global: GlobalFlags, path: string): Promise<{ status: number; text: string }> {
+  let base: URL
+  try {
+    base = new URL(global.controlUrl!)
+  } catch {
+    throw new UsageError(`--control-url must be an http(s) URL, got "${global.controlUrl}"`)
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError(`--control-url must be http or https, got ${base.protocol}`)
+  const url = new URL(path, base)
+  const headers: Record<string, string> = { accept: 'application/json' }
+  if (global.controlToken !== undefined) headers.authorization = `Bearer ${global.controlToken}`
+  try {
+    const res = await request(url, { method: 'GET', headers, headersTimeout: 15_000, bodyTimeout: 60_000 })
+    return { status: res.statusCode, text: await res.body.text() }
+  } catch (err) {
+    throw new Error(`cannot reach ${url.origin}: ${(err as Error).message}`)
+  }
+}
+
+function errorOf(text: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown }
+    return String(body.message ?? body.error ?? text)
+  } catch {
+    return text.slice(0, 200)
+  }
+}
+
+// The query parameter names in a validation message, as the CLI flags the user typed.
+function flagWording(message: string): string {
+  let out = message
+  for (const [flag, parameter] of FILTER_PARAMETERS) out = out.replaceAll(parameter, `--${flag}`)
+  return out
+}
+
+/**
+ * The raw texts of the elements of the top-level array member `name` of a JSON object: receipts stay
+ * byte for byte as the server sent them (JSON.parse would round big integers and reorder keys).
+ */
+export function rawArrayMember(text: string, name: string): string[] {
+  let i = skipWs(text, 0)
+  if (text[i] !== '{') throw new Error('the response is not a JSON object')
+  i++
+  for (;;) {
+    i = skipWs(text, i)
+    if (text[i] === '}') break
+    const keyEnd = skipString(text, i)
+    const key = JSON.parse(text.slice(i, keyEnd)) as string
+    i = skipWs(text, keyEnd)
+    i = skipWs(text, i + 1) // ':'
+    if (key === name && text[i] === '[') {
+      const items: string[] = []
+      i = skipWs(text, i + 1)
+      if (text[i] === ']') return items
+      for (;;) {
+        const end = skipValue(text, i)
+        items.push(text.slice(i, end))
+        i = skipWs(text, end)
+        if (text[i] === ',') i = skipWs(text, i + 1)
+        else return items
+      }
+    }
+    i = skipWs(text, skipValue(text, i))
+    if (text[i] === ',') i++
+  }
+  throw new Error(`the response has no "${name}" array`)
+}
+
+function skipWs(t: string, i: number): number {
+  while (i < t.length && (t[i] === ' ' || t[i] === '\n' || t[i] === '\r' || t[i] === '\t')) i++
+  return i
+}
+
+function skipString(t: string, i: number): number {
+  let j = i + 1
+  while (j < t.length && t[j] !== '"') j += t[j] === '\\' ? 2 : 1
+  return j + 1
+}
+
+function skipValue(t: string, i: number): number {
+  if (t[i] === '"') return skipString(t, i)
+  if (t[i] === '{' || t[i] === '[') {
+    let depth = 0
+    let j = i
+    while (j < t.length) {
+      const c = t[j]
+      if (c === '"') {
+        j = skipString(t, j)
+        continue
+      }
+      if (c === '{' || c === '[') depth++
+      else if (c === '}' || c === ']') {
+        depth--
+        if (depth === 0) return j + 1
+      }
+      j++
+    }
+    return j
+  }
+  let j = i
+  while (j < t.length && !',}] \n\r\t'.includes(t[j]!)) j++
+  return j
+}
+
+async function readSigner(path: string): Promise<Signer> {
+  let text: string
+  try {
+    text = (await readFile(path, 'utf8')).trim().toLowerCase()
+  } catch (err) {
+    throw new ConfigError(`cannot read --authority-seed-file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
+  }
+  const seed = hexToBytes(text)
+  if (seed === undefined || seed.length !== 32) throw new ConfigError(`--authority-seed-file ${path} must contain 64 hex characters (an Ed25519 seed)`)
+  return createSigner({ secret: seed })
+}
+
+// Without a seed no stored key matches, so rows without a core form are printed as stored.
+function unmatchedSigner(): Signer {
+  return createSigner({ secret: generateSecret('ed25519') })
+}
+
+function readStdin(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    process.stdin.on('data', (c: Buffer) => chunks.push(c))
+    process.stdin.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    process.stdin.on('error', reject)
+  })
+}

@@ -1,0 +1,289 @@
+// `gate trust serve`: the trust-control service (spec 03) over the same SQLite files a sidecar writes:
+// receipt query, analytics, operator report, tool and child receipts, authority status and rotation,
+// capability issuance and revocation. Admin service token from --service-token-file or
+// GATE_CONTROL_TOKEN; per-tenant read tokens from --tenant-token TENANT=FILE. Usage errors exit 2,
+// startup failures exit 1; SIGTERM drains, flushes the core backfill and closes the stores.
+import { readFile, stat } from 'node:fs/promises'
+import { createSigner, generateSecret, hexToBytes, MethodNotAllowedError, NotFoundError, publicKeyFor } from '@gate/sdk'
+import { sendTrustError } from '@gate/sdk/server'
+import { createTrustAuthenticator, TRUST_RESPONSE_HEADERS, withTrustHeaders } from '@gate/trust'
+import { ConfigError, UsageError } from '../errors.js'
+import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
+import { Router } from '../http/router.js'
+import { createGateServer } from '../http/server.js'
+import { closeStores, isInMemoryPath, openStores, type Stores } from '../stores/index.js'
+import { CoreBackfill } from '../app/core-backfill.js'
+import { createIssuer, createRevoker, createRotatingAuthority, createTrustDeps, mountTrustRoutes } from '../app/trust-wiring.js'
+import { parseFlags, runWithExitCodes } from './parse-flags.js'
+
+/** Trust-control's default listen address: the sidecar's port + 1, loopback. */
+export const TRUST_DEFAULT_LISTEN = '127.0.0.1:9091'
+
+export const TRUST_SERVE_USAGE = `Usage: gate trust serve --receipt-db PATH (--service-token-file PATH | GATE_CONTROL_TOKEN) [--listen ADDR]
+                       [--authority-seed-file PATH | --authority-db PATH] [--revocation-db PATH] [--budget-db PATH]
+                       [--tenant-token TENANT=FILE ...]
+
+Serves trust-control over a Gate receipt store: GET /v1/receipts/query, /v1/agents/{subject_key}/receipts,
+/v1/receipts/analytics, /v1/reports/operator, GET/POST /v1/receipts/tools and /v1/receipts/children,
+GET/POST /v1/authority, POST /v1/capabilities/issue and /v1/revocations, and GET /health (no auth).
+Every /v1 route needs Authorization: Bearer <token>. The service token reads and writes everything; a
+tenant token reads only receipts whose caller tenant is its tenant, and only through the receipt query,
+agent and tool-receipt routes.
+
+Options:
+  --listen ADDR               listen address (default ${TRUST_DEFAULT_LISTEN}; port 0 picks a free port)
+  --receipt-db PATH           the SQLite receipt store (required; e.g. the --receipt-store of gate sidecar).
+                              Issued capabilities (the agent lineage) are read from its sibling
+                              PATH-stem.capabilities.db
+  --revocation-db PATH        SQLite revocation store (default: beside the receipt store)
+  --budget-db PATH            SQLite budget store (default: beside the receipt store)
+  --authority-seed-file PATH  sign with this Ed25519 seed (64 hex; gate keygen PATH). The key is recorded in
+                              the authority store so earlier keys stay trusted; rotation is refused (the file
+                              pins the key)
+  --authority-db PATH         SQLite authority store holding the signing key (created with a fresh key when
+                              empty); POST /v1/authority rotates it. Default when neither is given:
+                              beside the receipt store
+  --service-token-file PATH   file holding the admin service token (at least 16 characters); else the
+                              GATE_CONTROL_TOKEN environment variable. Tokens are never taken from argv
+  --tenant-token TENANT=FILE  a read token for tenant TENANT (the CallerIdentity.tenant of its receipts),
+                              read from FILE (repeatable)
+  -h, --help                  show this help`
+
+const FLAG_OPTIONS = {
+  listen: { type: 'string' },
+  'receipt-db': { type: 'string' },
+  'revocation-db': { type: 'string' },
+  'budget-db': { type: 'string' },
+  'authority-seed-file': { type: 'string' },
+  'authority-db': { type: 'string' },
+  'service-token-file': { type: 'string' },
+  'tenant-token': { type: 'string', multiple: true },
+} as const
+
+const TENANT_TOKEN_FLAG = /^([^=]+)=(.+)$/
+
+export async function run(argv: string[]): Promise<number> {
+  // `gate trust serve ...` reaches here with argv after `serve`; `gate trust` alone lands here too.
+  return runWithExitCodes('trust serve', TRUST_SERVE_USAGE, async () => {
+    const { values } = parseFlags(argv, FLAG_OPTIONS)
+    if (values.help === true) {
+      process.stdout.write(TRUST_SERVE_USAGE + '\n')
+      return 0
+    }
+    const server = await startTrustServer(values)
+    await server.stopped
+    return 0
+  })
+}
+
+interface TrustServer {
+  url: string
+  stopped: Promise<void>
+}
+
+async function startTrustServer(values: Record<string, unknown>): Promise<TrustServer> {
+  const log = (line: string) => process.stdout.write(`gate trust serve: ${line}\n`)
+  // (1) usage: everything checkable without touching a file
+  const receiptDb = values['receipt-db'] as string | undefined
+  if (receiptDb === undefined || isInMemoryPath(receiptDb)) throw new UsageError('--receipt-db PATH is required (a durable SQLite receipt store)')
+  const seedFile = values['authority-seed-file'] as string | undefined
+  const authorityDb = values['authority-db'] as string | undefined
+  if (seedFile !== undefined && authorityDb !== undefined) throw new UsageError('--authority-seed-file and --authority-db are mutually exclusive')
+  const listen = parseListenAddress((values.listen as string | undefined) ?? TRUST_DEFAULT_LISTEN)
+  const tenantFlags = ((values['tenant-token'] as string[] | undefined) ?? []).map(flag => {
+    const match = TENANT_TOKEN_FLAG.exec(flag)
+    if (match === null) throw new UsageError(`--tenant-token must be TENANT=FILE, got "${flag}"`)
+    return { tenant: match[1]!, file: match[2]! }
+  })
+  const tokenFile = values['service-token-file'] as string | undefined
+  const envToken = process.env.GATE_CONTROL_TOKEN
+  if (tokenFile === undefined && (envToken === undefined || envToken === '')) {
+    throw new UsageError('an admin service token is required: --service-token-file PATH or the GATE_CONTROL_TOKEN environment variable')
+  }
+
+  // (2) tokens, then the authenticator (validated once, here)
+  const serviceToken = tokenFile === undefined ? envToken! : await readSecretFile(tokenFile, '--service-token-file')
+  const tenantTokens = new Map<string, string>()
+  for (const { tenant, file } of tenantFlags) {
+    if (tenantTokens.has(tenant)) throw new UsageError(`--tenant-token names tenant "${tenant}" twice`)
+    tenantTokens.set(tenant, await readSecretFile(file, `--tenant-token ${tenant}`))
+  }
+  const auth = createTrustAuthenticator({ serviceToken, tenantTokens })
+
+  // (3) stores and authority
+  const seed = seedFile === undefined ? undefined : await readSeedFile(seedFile)
+  const stores = await openStores({
+    receiptDb,
+    revocationDb: values['revocation-db'] as string | undefined,
+    budgetDb: values['budget-db'] as string | undefined,
+    authorityDb,
+    derivePublicKey: s => publicKeyFor(s),
+  })
+  try {
+    await bindAuthority(stores, seed, seedFile)
+    const started = Date.now()
+    await stores.receipts.createTrustIndexes()
+    log(`receipt indexes ready (${Date.now() - started} ms)`)
+  } catch (err) {
+    await closeStores(stores).catch(() => undefined)
+    throw err
+  }
+
+  // (4) routes and server
+  let backfill: CoreBackfill | undefined
+  const authority = createRotatingAuthority(stores.authority, {
+    beforeRotate: async () => backfill?.flush(),
+    pinnedReason: seed === undefined ? undefined : 'the signing key is pinned by --authority-seed-file; run with --authority-db to rotate',
+  })
+  const now = () => Math.floor(Date.now() / 1000)
+  const deps = createTrustDeps({
+    stores,
+    auth,
+    authority,
+    issuer: createIssuer(stores, () => authority.signer(), now),
+    revocations: createRevoker(stores, authority, now),
+    now,
+    log,
+  })
+  const router = new Router()
+  const { rollup } = mountTrustRoutes(router, deps)
+  addMethodNotAllowed(router)
+  const server = createGateServer({
+    router,
+    // spec 03 error bodies everywhere on this service, unknown routes included
+    fallback: (req, res, url) => {
+      for (const [name, value] of Object.entries(TRUST_RESPONSE_HEADERS)) res.setHeader(name, value)
+      sendTrustError(res, new NotFoundError(`route ${req.method ?? 'GET'} ${url.pathname}`))
+    },
+    onError: err => log(`error: ${err instanceof Error ? err.message : String(err)}`),
+  })
+  let address
+  try {
+    address = await server.listen(listen.host, listen.port)
+  } catch (err) {
+    await closeStores(stores).catch(() => undefined)
+    throw new ConfigError(`cannot listen on ${listen.host}:${listen.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
+  }
+  backfill = new CoreBackfill({
+    receipts: stores.receipts,
+    signer: () => authority.signer(),
+    busy: () => server.inFlight() > 0,
+    // receipts a sidecar appends to the same file arrive without a notification here
+    pollIntervalMs: 2000,
+    log,
+  })
+  backfill.start()
+  // Analytics over the whole corpus reads an in-memory rollup; fold the stored receipts in now, in the
+  // background (requests meanwhile wait for it, or aggregate in SQL when they filter receipts).
+  const warmStarted = Date.now()
+  rollup.warm().then(
+    () => log(`analytics rollup ready through seq ${rollup.through} (${Date.now() - warmStarted} ms)`),
+    err => log(`analytics rollup failed: ${(err as Error).message}`),
+  )
+  const status = authority.status()
+  log(`receipts: sqlite ${stores.paths.receipts} (${stores.receipts.driver})`)
+  log(`authority: generation ${status.generation}, public key ${status.publicKey}, ${status.trustedPublicKeys.length} trusted key(s)${seed === undefined ? '' : ' (pinned by --authority-seed-file)'}`)
+  log(`tokens: service token${tokenFile === undefined ? ' from GATE_CONTROL_TOKEN' : ' from --service-token-file'}, ${tenantTokens.size} tenant token(s)`)
+  const url = formatBaseUrl(address.address, address.port)
+  log(`listening on ${url}`)
+
+  const stopped = new Promise<void>(resolve => {
+    const stop = (signal: string) => {
+      log(`${signal} received, draining ${server.inFlight()} in-flight request(s)`)
+      void (async () => {
+        try {
+          await server.drain(25_000)
+          await backfill?.stop()
+          await closeStores(stores)
+          log('stores flushed, stopped')
+        } catch (err) {
+          process.stderr.write(`gate trust serve: shutdown failed: ${(err as Error).message}\n`)
+          process.exitCode = 1
+        }
+        resolve()
+      })()
+    }
+    process.once('SIGTERM', () => stop('SIGTERM'))
+    process.once('SIGINT', () => stop('SIGINT'))
+  })
+  return { url, stopped }
+}
+
+// The authority store is the source of truth for the trusted keys. With a seed file its key is made
+// current (recorded as a new generation when it differs), unless an earlier generation already used it:
+// going back to a retired key is refused. Without one, the store's key is used, created when empty.
+async function bindAuthority(stores: Stores, seed: Uint8Array | undefined, seedFile: string | undefined): Promise<void> {
+  if (seed === undefined) {
+    await stores.authority.ensureKey(() => createSeed())
+    return
+  }
+  const publicKey = createSigner({ secret: seed }).publicKey
+  if (stores.authority.current()?.publicKey === publicKey) return
+  if (stores.authority.trustedPublicKeys().includes(publicKey)) {
+    throw new ConfigError(`the key of --authority-seed-file ${seedFile} was retired by a later generation in ${stores.paths.authority}; refusing to sign with it again`)
+  }
+  await stores.authority.rotate(seed)
+}
+
+function createSeed(): Uint8Array {
+  return generateSecret('ed25519')
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
+
+// The other methods of every trust path answer 405 in the spec 03 body form (with an Allow header).
+function addMethodNotAllowed(router: Router): void {
+  for (const path of TRUST_PATHS) {
+    const allowed = METHODS.filter(method => router.lookup(method, concretePath(path)).kind === 'found')
+    for (const method of METHODS) {
+      if (allowed.includes(method)) continue
+      router.add(
+        method,
+        path,
+        withTrustHeaders((req, res, _params, url) => {
+          res.setHeader('allow', allowed.join(', '))
+          sendTrustError(res, new MethodNotAllowedError(req.method ?? method, url.pathname))
+        }),
+      )
+    }
+  }
+}
+
+const TRUST_PATHS = [
+  '/health',
+  '/v1/authority',
+  '/v1/capabilities/issue',
+  '/v1/revocations',
+  '/v1/receipts/query',
+  '/v1/agents/:subject_key/receipts',
+  '/v1/receipts/analytics',
+  '/v1/reports/operator',
+  '/v1/receipts/tools',
+  '/v1/receipts/children',
+  '/v1/receipts/:receipt_id',
+]
+
+function concretePath(path: string): string {
+  return path.replace(/:[a-z_]+/g, 'x')
+}
+
+async function readSeedFile(path: string): Promise<Uint8Array> {
+  const text = await readSecretFile(path, '--authority-seed-file')
+  const seed = hexToBytes(text.toLowerCase())
+  if (seed === undefined || seed.length !== 32) throw new ConfigError(`--authority-seed-file ${path} must contain 64 hex characters (an Ed25519 seed)`)
+  return seed
+}
+
+// A secret from a file, trimmed; a file others can read is warned about (never its content).
+async function readSecretFile(path: string, flag: string): Promise<string> {
+  let text: string
+  try {
+    text = (await readFile(path, 'utf8')).trim()
+  } catch (err) {
+    throw new ConfigError(`cannot read ${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
+  }
+  if (text === '') throw new ConfigError(`${flag} ${path} is empty`)
+  const mode = (await stat(path)).mode & 0o777
+  if ((mode & 0o077) !== 0) process.emitWarning(`${flag} ${path} is readable by others (mode ${mode.toString(8)}); chmod 600 it`)
+  return text
+}

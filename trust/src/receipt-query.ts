@@ -1,0 +1,226 @@
+// The receipt query engine behind GET /v1/receipts/query, the agent route and `gate receipt list`
+// (spec 03): filters AND-combined, pages by `seq`, `totalCount` over every match regardless of cursor
+// and limit, and stored core receipts served byte for byte.
+//
+// Consistency: each response is computed over one snapshot bound M = the highest committed seq read
+// first. Group commit assigns seqs in commit order, so every receipt with seq <= M is already committed
+// and no later commit can add one: the page (seq in (cursor, M]) and the count (seq <= M) describe the
+// same set, and a client paging while receipts keep arriving visits every receipt exactly once.
+//
+// Counts are cached per filter as (M, count); the next page only counts receipts appended since M
+// (a short seq range), so paging through a broad filter pays for one full count, not one per page.
+import { canonicalJson } from '@gate/sdk'
+import { toCoreJson } from './core-form.js'
+import type { AuthorityPort, CorpusFilter, CorpusRow, LineagePort, Principal, ReceiptCorpusPort } from './ports.js'
+import {
+  lowerBound,
+  readClamped,
+  readCurrency,
+  readOutcome,
+  readQueryParameters,
+  readSubjectKey,
+  readText,
+  readU64,
+  upperBound,
+} from './query-params.js'
+import { TrustRequestError } from './errors.js'
+
+/** Page size limits of spec 03: clamped to 1..200, default 50. */
+export const PAGE_LIMIT = Object.freeze({ min: 1, max: 200, default: 50 })
+
+/** The filters of GET /v1/receipts/query. */
+export const RECEIPT_QUERY_PARAMETERS: readonly string[] = Object.freeze([
+  'capabilityId',
+  'toolServer',
+  'toolName',
+  'outcome',
+  'since',
+  'until',
+  'minCost',
+  'maxCost',
+  'costCurrency',
+  'agentSubject',
+  'cursor',
+  'limit',
+])
+
+/** The agent-scoped route accepts only these. */
+export const AGENT_QUERY_PARAMETERS: readonly string[] = Object.freeze(['cursor', 'limit'])
+
+/** A parsed receipt query. */
+export interface ReceiptQueryRequest {
+  filter: CorpusFilter
+  agentSubject?: string
+  /** seq > cursor; undefined when the cursor lies beyond every stored seq. */
+  cursor: number | undefined
+  limit: number
+  /** A bound nothing stored can meet (a u64 beyond 2^53): the answer is empty without a query. */
+  impossible: boolean
+}
+
+/** Parses and validates the query string of GET /v1/receipts/query. */
+export function parseReceiptQuery(url: URL): ReceiptQueryRequest {
+  const values = readQueryParameters(url, RECEIPT_QUERY_PARAMETERS)
+  const minCost = readU64(values, 'minCost')
+  const maxCost = readU64(values, 'maxCost')
+  const costCurrency = readCurrency(values, 'costCurrency')
+  // spec 03, Errors 400: cost filters invalid
+  if ((minCost !== undefined || maxCost !== undefined) && costCurrency === undefined) {
+    throw new TrustRequestError('costCurrency is required whenever minCost or maxCost is present')
+  }
+  if (minCost !== undefined && maxCost !== undefined && minCost > maxCost) throw new TrustRequestError(`minCost (${minCost}) is above maxCost (${maxCost})`)
+  const since = lowerBound(readU64(values, 'since'))
+  const min = lowerBound(minCost)
+  const filter: CorpusFilter = {
+    capabilityId: readText(values, 'capabilityId'),
+    toolServer: readText(values, 'toolServer'),
+    toolName: readText(values, 'toolName'),
+    outcome: readOutcome(values, 'outcome'),
+    since: since.value,
+    until: upperBound(readU64(values, 'until')),
+    minCost: min.value,
+    maxCost: upperBound(maxCost),
+    costCurrency,
+  }
+  const cursor = readU64(values, 'cursor')
+  return {
+    filter: dropUndefined(filter),
+    agentSubject: readSubjectKey(values, 'agentSubject'),
+    cursor: cursor === undefined ? 0 : cursor > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : Number(cursor),
+    limit: readClamped(values, 'limit', PAGE_LIMIT.min, PAGE_LIMIT.max, PAGE_LIMIT.default),
+    impossible: since.impossible || min.impossible,
+  }
+}
+
+/** Parses the query string of GET /v1/agents/{subject_key}/receipts (only cursor and limit). */
+export function parseAgentQuery(url: URL, subjectKey: string): ReceiptQueryRequest {
+  const values = readQueryParameters(url, AGENT_QUERY_PARAMETERS)
+  const key = readSubjectKey(new Map([['subject_key', subjectKey]]), 'subject_key')
+  const cursor = readU64(values, 'cursor')
+  return {
+    filter: {},
+    agentSubject: key,
+    cursor: cursor === undefined ? 0 : cursor > BigInt(Number.MAX_SAFE_INTEGER) ? undefined : Number(cursor),
+    limit: readClamped(values, 'limit', PAGE_LIMIT.min, PAGE_LIMIT.max, PAGE_LIMIT.default),
+    impossible: false,
+  }
+}
+
+/** The filter a principal may read with: a tenant principal's tenant is always added. */
+export function scopeFilter(filter: CorpusFilter, principal: Principal): CorpusFilter {
+  return principal.kind === 'tenant' ? { ...filter, tenant: principal.tenant } : filter
+}
+
+const COUNT_CACHE_SIZE = 512
+
+export interface ReceiptQueryEngineDeps {
+  corpus: ReceiptCorpusPort
+  lineage: LineagePort
+  authority: Pick<AuthorityPort, 'signer'>
+  log: (line: string) => void
+  /** Persist core forms computed on the read path (default true). */
+  persistCoreForms?: boolean
+}
+
+/** One query response, ready to send: the JSON text and what it holds. */
+export interface ReceiptQueryResult {
+  json: string
+  totalCount: number
+  nextCursor: number | null
+  /** The served receipt texts, in order. */
+  receipts: string[]
+}
+
+/** Runs receipt queries; keeps the count cache. */
+export class ReceiptQueryEngine {
+  readonly #deps: ReceiptQueryEngineDeps
+  readonly #counts = new Map<string, { through: number; count: number }>()
+
+  constructor(deps: ReceiptQueryEngineDeps) {
+    this.#deps = deps
+  }
+
+  /** Answers a parsed query for `principal`. */
+  async query(request: ReceiptQueryRequest, principal: Principal): Promise<ReceiptQueryResult> {
+    if (request.impossible) return buildResult(0, null, [])
+    const filter = scopeFilter(await this.resolveAgent(request.filter, request.agentSubject), principal)
+    const snapshot = await this.#deps.corpus.latestSeq()
+    // The count and the page read different connections of the store: run them side by side.
+    const [totalCount, rows] = await Promise.all([
+      this.count(filter, snapshot),
+      request.cursor === undefined || request.cursor >= snapshot
+        ? Promise.resolve([])
+        : this.#deps.corpus.queryPage({ ...filter, afterSeq: request.cursor, throughSeq: snapshot }, request.limit),
+    ])
+    const receipts = await this.servedTexts(rows)
+    // spec 03: nextCursor only when the page came back full
+    const nextCursor = rows.length === request.limit ? rows[rows.length - 1]!.seq : null
+    return buildResult(totalCount, nextCursor, receipts)
+  }
+
+  /** Adds the agent filter: the stored subject key, plus the lineage join for rows without one. */
+  async resolveAgent(filter: CorpusFilter, agentSubject: string | undefined): Promise<CorpusFilter> {
+    if (agentSubject === undefined) return filter
+    const capabilityIds = (await this.#deps.lineage.idsForSubject(agentSubject)).sort()
+    return { ...filter, subject: { subjectKey: agentSubject, capabilityIds } }
+  }
+
+  /** Matches of `filter` among seq <= snapshot, from the cache plus a count of what is new. */
+  async count(filter: CorpusFilter, snapshot: number): Promise<number> {
+    const key = canonicalJson(filter)
+    const cached = this.#counts.get(key)
+    let count: number
+    if (cached === undefined) {
+      count = await this.#deps.corpus.countMatching({ ...filter, throughSeq: snapshot })
+    } else if (cached.through <= snapshot) {
+      count = cached.through === snapshot ? cached.count : cached.count + (await this.#deps.corpus.countMatching({ ...filter, afterSeq: cached.through, throughSeq: snapshot }))
+    } else {
+      // a concurrent request already counted a later snapshot: subtract what lies beyond ours
+      count = cached.count - (await this.#deps.corpus.countMatching({ ...filter, afterSeq: snapshot, throughSeq: cached.through }))
+    }
+    const latest = this.#counts.get(key)
+    if (latest === undefined || latest.through < snapshot) {
+      this.#counts.delete(key)
+      this.#counts.set(key, { through: snapshot, count })
+      if (this.#counts.size > COUNT_CACHE_SIZE) this.#counts.delete(this.#counts.keys().next().value as string)
+    }
+    return count
+  }
+
+  /**
+   * The text served for each row: its stored core receipt; else the core form computed now with the
+   * current authority key (and persisted); else, when the row was signed by a key this process does not
+   * hold (another authority, or a key retired before the backfill reached the row), the stored
+   * HttpReceipt itself, byte for byte. It is signed and verifies offline (spec 02); a receipt is never
+   * dropped from a page or re-signed under a key that did not sign it.
+   */
+  async servedTexts(rows: readonly CorpusRow[]): Promise<string[]> {
+    const texts: string[] = []
+    let signer
+    for (const row of rows) {
+      if (row.coreJson !== null) {
+        texts.push(row.coreJson)
+        continue
+      }
+      signer ??= this.#deps.authority.signer()
+      const core = toCoreJson(row.httpJson, signer)
+      if ('json' in core) {
+        texts.push(core.json)
+        if (this.#deps.persistCoreForms !== false) {
+          this.#deps.corpus.setCoreJson(row.seq, core.json).catch(err => this.#deps.log(`core receipt of seq ${row.seq} not persisted: ${(err as Error).message}`))
+        }
+      } else {
+        texts.push(row.httpJson)
+      }
+    }
+    return texts
+  }
+}
+
+function buildResult(totalCount: number, nextCursor: number | null, receipts: string[]): ReceiptQueryResult {
+  return { json: `{"totalCount":${totalCount},"nextCursor":${nextCursor === null ? 'null' : nextCursor},"receipts":[${receipts.join(',')}]}`, totalCount, nextCursor, receipts }
+}
+
+function dropUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T
+}

@@ -1,0 +1,37 @@
+// GET /v1/authority (status) and POST /v1/authority (rotation), service token only (spec 03). Rotation
+// makes a new seed current at generation + 1 and keeps every earlier public key trusted, so receipts
+// and tokens signed before it still verify.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { readBody, sendJson, sendTrustError } from '@gate/sdk/server'
+import { requireAdmin } from '../authorize.js'
+import type { AuthorityPort, TrustAuthenticator } from '../ports.js'
+import { TRUST_POST_BODY_LIMIT } from './capabilities.js'
+import { authorityBlock } from './health.js'
+
+export function createAuthorityStatusRoute(deps: { auth: TrustAuthenticator; authority: AuthorityPort }) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    try {
+      requireAdmin(deps.auth, req, 'authority status')
+      sendJson(res, 200, authorityBlock(deps.authority))
+    } catch (err) {
+      sendTrustError(res, err)
+    }
+  }
+}
+
+export function createAuthorityRotateRoute(deps: { auth: TrustAuthenticator; authority: AuthorityPort; log: (line: string) => void }) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    try {
+      requireAdmin(deps.auth, req, 'authority rotation')
+      // The body carries nothing; read it (bounded) so the connection stays usable.
+      await readBody(req, TRUST_POST_BODY_LIMIT)
+      const previousPublicKey = deps.authority.status().publicKey
+      await deps.authority.rotate()
+      const block = authorityBlock(deps.authority)
+      deps.log(`authority rotated to generation ${String(block.generation)} (${String(block.publicKey)})`)
+      sendJson(res, 200, { ...block, previousPublicKey })
+    } catch (err) {
+      sendTrustError(res, err)
+    }
+  }
+}

@@ -1,0 +1,30 @@
+// GET /health (spec 03): per-node health without authentication. A single node is never clustered, so
+// the cluster block is absent; `federation` says federation is off. No build identifier is published
+// (spec 03, clustered upgrade procedure) and no store paths either (the route is unauthenticated).
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { sendJson } from '@gate/sdk/server'
+import type { AuthorityPort, HealthPort } from '../ports.js'
+
+export function createTrustHealthRoute(deps: { authority: AuthorityPort; health: HealthPort }) {
+  return (_req: IncomingMessage, res: ServerResponse): void => {
+    const stores = deps.health.stores()
+    const healthy = Object.values(stores).every(store => store.healthy)
+    sendJson(res, healthy ? 200 : 503, {
+      status: healthy ? 'healthy' : 'unhealthy',
+      clustered: false,
+      authority: authorityBlock(deps.authority),
+      stores: {
+        healthy,
+        backends: Object.fromEntries(Object.entries(stores).map(([name, store]) => [name, store.backend])),
+        unhealthy: Object.entries(stores).filter(([, store]) => !store.healthy).map(([name]) => name),
+      },
+      federation: { enabled: false, providerCount: 0 },
+    })
+  }
+}
+
+/** The spec 03 authority block: publicKey, generation, rotatedAt, trustedPublicKeys, trustedKeyCount. */
+export function authorityBlock(authority: AuthorityPort): Record<string, unknown> {
+  const status = authority.status()
+  return { ...status, trustedKeyCount: status.trustedPublicKeys.length }
+}

@@ -1,0 +1,73 @@
+// Every trust-control route in one table, so `gate trust serve` and the sidecar mount the same set.
+// Each handler is wrapped with the response headers spec 03 puts on every trust-control response
+// (a Content-Security-Policy layer) plus no-store: receipts and reports are never cached by proxies.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { TrustDeps } from '../ports.js'
+import { AnalyticsRollup } from '../analytics-rollup.js'
+import { ReceiptQueryEngine } from '../receipt-query.js'
+import { createAnalyticsRoute } from './analytics.js'
+import { createAuthorityRotateRoute, createAuthorityStatusRoute } from './authority.js'
+import { createIssueRoute, createRevokeRoute } from './capabilities.js'
+import { createTrustHealthRoute } from './health.js'
+import { createAppendReceiptRoute, createListReceiptsRoute } from './listed-receipts.js'
+import { createAgentReceiptsRoute, createReceiptByIdRoute, createReceiptQueryRoute } from './receipts.js'
+import { createOperatorReportRoute } from './reports.js'
+
+/** The handler shape of the host's router: `params` from `:name` segments, `url` parsed once. */
+export type TrustHandler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: URL) => void | Promise<void>
+
+export interface TrustRoute {
+  method: 'GET' | 'POST'
+  /** Literal path, or `:name` segments. */
+  path: string
+  handler: TrustHandler
+}
+
+export interface TrustRouteOptions {
+  /** Mount `GET /health` (off where it would shadow a proxied upstream's own /health). Default true. */
+  health?: boolean
+  /** Share a query engine (and its count cache) with other callers. */
+  engine?: ReceiptQueryEngine
+  /** Share the analytics rollup (e.g. to warm it at startup). */
+  rollup?: AnalyticsRollup
+}
+
+/** Headers on every trust-control response. */
+export const TRUST_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+})
+
+/** The trust-control route table over `deps`. */
+export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = {}): TrustRoute[] {
+  const engine = options.engine ?? new ReceiptQueryEngine({ corpus: deps.corpus, lineage: deps.lineage, authority: deps.authority, log: deps.log })
+  const rollup = options.rollup ?? new AnalyticsRollup(deps.corpus, { log: deps.log })
+  const read = { auth: deps.auth, engine, corpus: deps.corpus }
+  const listed = { auth: deps.auth, listed: deps.listed, authority: deps.authority }
+  const routes: TrustRoute[] = [
+    { method: 'GET', path: '/v1/authority', handler: createAuthorityStatusRoute(deps) },
+    { method: 'POST', path: '/v1/authority', handler: createAuthorityRotateRoute(deps) },
+    { method: 'POST', path: '/v1/capabilities/issue', handler: createIssueRoute(deps) },
+    { method: 'POST', path: '/v1/revocations', handler: createRevokeRoute(deps) },
+    { method: 'GET', path: '/v1/receipts/query', handler: createReceiptQueryRoute(read) },
+    { method: 'GET', path: '/v1/agents/:subject_key/receipts', handler: createAgentReceiptsRoute(read) },
+    { method: 'GET', path: '/v1/receipts/analytics', handler: createAnalyticsRoute({ ...read, lineage: deps.lineage, rollup }) },
+    { method: 'GET', path: '/v1/reports/operator', handler: createOperatorReportRoute({ ...read, lineage: deps.lineage, budgets: deps.budgets, rollup, now: deps.now }) },
+    { method: 'GET', path: '/v1/receipts/tools', handler: createListReceiptsRoute(listed, 'tool') },
+    { method: 'POST', path: '/v1/receipts/tools', handler: createAppendReceiptRoute(listed, 'tool') },
+    { method: 'GET', path: '/v1/receipts/children', handler: createListReceiptsRoute(listed, 'child') },
+    { method: 'POST', path: '/v1/receipts/children', handler: createAppendReceiptRoute(listed, 'child') },
+    { method: 'GET', path: '/v1/receipts/:receipt_id', handler: createReceiptByIdRoute(read) },
+  ]
+  if (options.health !== false) routes.unshift({ method: 'GET', path: '/health', handler: createTrustHealthRoute(deps) })
+  return routes.map(route => ({ ...route, handler: withTrustHeaders(route.handler) }))
+}
+
+/** Sets the trust-control response headers, then runs `handler`. */
+export function withTrustHeaders(handler: TrustHandler): TrustHandler {
+  return (req, res, params, url) => {
+    for (const [name, value] of Object.entries(TRUST_RESPONSE_HEADERS)) res.setHeader(name, value)
+    return handler(req, res, params, url)
+  }
+}
