@@ -1,14 +1,8 @@
 // GateHttpRequests the checks send (spec 02, GateHttpRequest) and the callers they carry.
-import { sha256Hex, uuidv7, type CallerIdentity, type GateHttpRequest, type HttpMethod } from '@gate/sdk'
+import { ANONYMOUS_CALLER, sha256Hex, uuidv7, type CallerIdentity, type GateHttpRequest, type HttpMethod } from '@gate/sdk'
 
 /** The anonymous identity, every field written. */
-export const ANONYMOUS_CALLER: CallerIdentity = Object.freeze({
-  subject: 'anonymous',
-  auth_method: Object.freeze({ method: 'anonymous' as const }),
-  verified: false,
-  tenant: null,
-  agent_id: null,
-})
+export { ANONYMOUS_CALLER }
 
 /** A bearer caller as the proxy derives it (spec 01, Caller identity), every field written. */
 export function bearerCaller(token: string): CallerIdentity {

@@ -1,7 +1,7 @@
 // Assembles a running Gate service: policy, authority, stores, kernel, routes and the HTTP server.
 // `gate sidecar` runs it as is; `gate api protect` adds the proxy as the fallback handler.
 import { readFile } from 'node:fs/promises'
-import { callerIdentityHash, contentHash, signCapability, uuidv7, type CapabilityScope, type CapabilityToken } from '@gate/sdk'
+import { signCapability, uuidv7, type CapabilityScope, type CapabilityToken } from '@gate/sdk'
 import type { TrustAuthenticator } from '@gate/trust'
 import { createControlAuth } from '../http/control-auth.js'
 import { Router } from '../http/router.js'
@@ -19,6 +19,7 @@ import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
 import { CoreBackfill } from './core-backfill.js'
 import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
+import { revocationReceiptBody } from './revocation-receipt.js'
 
 export interface ServiceOptions {
   listen: string
@@ -171,28 +172,6 @@ async function issue(
 // could not be signed), stored before the answer.
 async function revoke(kernel: Kernel, stores: ServiceStores, capabilityId: string) {
   const result = await stores.capabilities.revoke(capabilityId)
-  if (result.newlyRevoked) {
-    const now = kernel.now()
-    const pattern = '/v1/revocations'
-    await kernel.recordEvent({
-      request_id: uuidv7(),
-      route_pattern: pattern,
-      method: 'POST',
-      caller_identity_hash: callerIdentityHash({ subject: 'control', auth_method: { method: 'anonymous' } }),
-      verdict: { verdict: 'allow' },
-      receipt_kind: 'mediated_decision',
-      boundary_class: 'prevent',
-      tool_origin: 'caller_executed',
-      redaction_mode: 'none',
-      evidence: [{ guard_name: 'RevocationGuard', verdict: true, details: `capability ${capabilityId} revoked` }],
-      response_status: 200,
-      timestamp: now,
-      content_hash: contentHash({ method: 'POST', path: pattern, route_pattern: pattern, query: {}, body_hash: null }),
-      policy_hash: kernel.policyHash,
-      trust_level: 'mediated',
-      capability_id: capabilityId,
-      metadata: { gate_revocation: true },
-    })
-  }
+  if (result.newlyRevoked) await kernel.recordEvent(revocationReceiptBody(capabilityId, kernel.policyHash, kernel.now()))
   return result
 }

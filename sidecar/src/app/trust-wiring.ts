@@ -2,8 +2,6 @@
 // authority stores to trust's ports, provides the two authority flavours (the sidecar's pinned signer,
 // `gate trust serve`'s rotating authority store) and mounts the trust route table into a Router.
 import {
-  callerIdentityHash,
-  contentHash,
   createSigner,
   generateSecret,
   sha256Hex,
@@ -34,6 +32,7 @@ import {
 } from '@gate/trust'
 import type { Router } from '../http/router.js'
 import { createReceiptRow, type AuthorityStore, type ReceiptStore, type Stores } from '../stores/index.js'
+import { revocationReceiptBody } from './revocation-receipt.js'
 
 /** The receipt store as trust-control's corpus. */
 export function createCorpusPort(receipts: ReceiptStore): ReceiptCorpusPort {
@@ -176,27 +175,8 @@ export function createRevoker(stores: Stores, authority: RotatingAuthority, now:
       const result = await stores.revocations.revoke(capabilityId)
       if (result.newlyRevoked) {
         await authority.exclusive(async () => {
-          const pattern = '/v1/revocations'
           const { receipt, json } = signHttpReceiptJson(
-            {
-              request_id: uuidv7(),
-              route_pattern: pattern,
-              method: 'POST',
-              caller_identity_hash: callerIdentityHash({ subject: 'control', auth_method: { method: 'anonymous' } }),
-              verdict: { verdict: 'allow' },
-              receipt_kind: 'mediated_decision',
-              boundary_class: 'prevent',
-              tool_origin: 'caller_executed',
-              redaction_mode: 'none',
-              evidence: [{ guard_name: 'RevocationGuard', verdict: true, details: `capability ${capabilityId} revoked` }],
-              response_status: 200,
-              timestamp: now(),
-              content_hash: contentHash({ method: 'POST', path: pattern, route_pattern: pattern, query: {}, body_hash: null }),
-              policy_hash: NO_POLICY_HASH,
-              trust_level: 'mediated',
-              capability_id: capabilityId,
-              metadata: { gate_revocation: true },
-            },
+            revocationReceiptBody(capabilityId, NO_POLICY_HASH, now()),
             authority.signer(),
           )
           await stores.receipts.append(createReceiptRow(receipt, json, { kind: 'decision' }))
