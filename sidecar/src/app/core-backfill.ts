@@ -7,8 +7,9 @@
 // read path would compute for the same row at any time.
 //
 // Never on the request path: it wakes after receipts commit, converts a few rows per event-loop turn and
-// yields (setImmediate) between chunks; while requests are in flight it sleeps between chunks, so under
-// load it takes a small share of the CPU and catches up when the service is idle. It is flushed (run to
+// yields (setImmediate) between chunks; while requests are in flight it does not convert at all (it
+// checks again every busyDelayMs), so under load it takes no CPU from evaluations and catches up when
+// the service is idle. Queries meeting an unconverted row convert it on the spot. It is flushed (run to
 // the end without sleeping) before an authority rotation, since rows signed by the old key can no longer
 // be converted once the old seed is gone, and on shutdown.
 //
@@ -31,9 +32,9 @@ export interface CoreBackfillOptions {
   batchSize?: number
   /** Rows converted per event-loop turn, default 32 (about 2 ms of signing). */
   chunkSize?: number
-  /** True while the service is serving requests; the backfill then sleeps between chunks. Default: never busy. */
+  /** True while the service is serving requests; the backfill then waits. Default: never busy. */
   busy?: () => boolean
-  /** Sleep between chunks while busy, default 25 ms. */
+  /** How often to look again while busy, default 25 ms. */
   busyDelayMs?: number
   /** Also look for new rows this often (receipts another process appended), 0 (default) for commit notifications only. */
   pollIntervalMs?: number
@@ -173,6 +174,8 @@ export class CoreBackfill {
   async #convert(rows: readonly { seq: number; httpJson: string }[]): Promise<void> {
     const writes: Promise<unknown>[] = []
     for (let i = 0; i < rows.length; i += this.#chunkSize) {
+      // requests first: while any is in flight, wait (a flush, `#urgent`, does not wait)
+      while (this.#urgent === 0 && !this.#stopped && this.#busy()) await delay(this.#busyDelayMs)
       const signer = this.#signer()
       for (const row of rows.slice(i, i + this.#chunkSize)) {
         const core = toCoreJson(row.httpJson, signer)
@@ -194,7 +197,6 @@ export class CoreBackfill {
       }
       // never hold the event loop for a whole batch
       await yieldToEventLoop()
-      if (this.#urgent === 0 && !this.#stopped && this.#busy()) await delay(this.#busyDelayMs)
     }
     await Promise.all(writes)
   }
