@@ -23,32 +23,54 @@ export function signHttpReceipt(body: HttpReceiptBody, signer: Signer): HttpRece
 
 /** Signs a receipt body; returns the receipt and its canonical JSON. */
 export function signHttpReceiptJson(body: HttpReceiptBody, signer: Signer): SignedHttpReceipt {
+  const prepared = prepareHttpReceipt(body, signer.publicKey)
+  let signature: string
+  try {
+    signature = signer.sign(utf8(prepared.signingInput))
+  } catch (err) {
+    throw new SigningError('the signer failed', err)
+  }
+  return prepared.attach(signature)
+}
+
+/** A receipt with its id assigned, waiting for the signature over `signingInput`. */
+export interface PreparedHttpReceipt {
+  /** The canonical JSON of the body with `kernel_key` and `id`: the bytes to sign (UTF-8). */
+  signingInput: string
+  /** Attaches the signature over `signingInput`. */
+  attach(signature: string): SignedHttpReceipt
+}
+
+/**
+ * Steps (1)-(3) of the signing order for a signer reached asynchronously (the sidecar signs on a
+ * worker thread); `signHttpReceiptJson` is this plus a synchronous signature.
+ */
+export function prepareHttpReceipt(body: HttpReceiptBody, publicKey: string): PreparedHttpReceipt {
   // (1) the body: every field but `signature`; a caller-supplied id is overwritten below
   const b = body as Record<string, unknown>
-  if (b.kernel_key !== undefined && b.kernel_key !== signer.publicKey) {
+  if (b.kernel_key !== undefined && b.kernel_key !== publicKey) {
     throw new SigningError('kernel_key does not match the signer public key')
   }
   const skip = b.observation_outcome === null ? SKIP_WITH_NULL_OUTCOME : SKIP
   const members = new CanonicalMembers(b, skip)
-  members.set('kernel_key', `"${signer.publicKey}"`)
+  members.set('kernel_key', `"${publicKey}"`)
   // (2) the content-addressed id
   const id = sha256Hex(members.join())
   // (3) authority semantics
   const problem = authoritySemanticsProblem(b)
   if (problem !== undefined) throw new SigningError(problem)
-  // (4) sign the canonical bytes of the body with its id
+  // (4) the canonical bytes of the body with its id are what gets signed
   members.set('id', `"${id}"`)
-  let signature: string
-  try {
-    signature = signer.sign(utf8(members.join()))
-  } catch (err) {
-    throw new SigningError('the signer failed', err)
+  return {
+    signingInput: members.join(),
+    attach(signature: string): SignedHttpReceipt {
+      // (5) attach the signature
+      members.set('signature', `"${signature}"`)
+      const receipt = { ...b, kernel_key: publicKey, id, signature } as unknown as HttpReceipt
+      if (skip === SKIP_WITH_NULL_OUTCOME) delete (receipt as { observation_outcome?: unknown }).observation_outcome
+      return { receipt, json: members.join() }
+    },
   }
-  // (5) attach the signature
-  members.set('signature', `"${signature}"`)
-  const receipt = { ...b, kernel_key: signer.publicKey, id, signature } as unknown as HttpReceipt
-  if (skip === SKIP_WITH_NULL_OUTCOME) delete (receipt as { observation_outcome?: unknown }).observation_outcome
-  return { receipt, json: members.join() }
 }
 
 const SKIP = new Set(['id', 'signature', 'kernel_key'])

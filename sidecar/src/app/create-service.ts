@@ -54,8 +54,11 @@ export async function packageVersion(): Promise<string> {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { host, port } = parseListenAddress(options.listen)
   const { stores, authority } = options
+  // receipts are signed on their own thread (signing/worker-signer.ts)
+  const receiptSigner = await authority.startReceiptSigner(options.log)
   const kernel = new Kernel({
     signer: authority.signer,
+    receiptSigner,
     routeTable: options.policy.routeTable,
     policyHash: options.policy.policyHash,
     ports: stores.ports,
@@ -117,6 +120,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     await stores.raw.receipts.createCorePendingIndex()
   } catch (err) {
+    await receiptSigner.close()
     await stores.close()
     throw err
   }
@@ -129,6 +133,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     address = await server.listen(host, port)
   } catch (err) {
+    await receiptSigner.close()
     await stores.close()
     throw new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
@@ -149,6 +154,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     async close(graceMs = 25_000) {
       await server.drain(graceMs)
       await backfill.stop()
+      await receiptSigner.close()
       await stores.close()
     },
   }

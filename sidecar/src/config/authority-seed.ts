@@ -3,15 +3,23 @@
 import { readFile, writeFile, stat } from 'node:fs/promises'
 import { createSigner, generateSecret, hexToBytes, bytesToHex, type Signer } from '@gate/sdk'
 import { ConfigError } from '../errors.js'
+import { startWorkerSigner, type TextSigner } from '../signing/worker-signer.js'
 
 export interface Authority {
   signer: Signer
   /** True when the key was generated for this process only. */
   ephemeral: boolean
+  /** Starts a thread that signs receipts with the same key (the seed goes to that thread only). */
+  startReceiptSigner(log?: (line: string) => void): Promise<TextSigner>
+}
+
+function authorityFor(seed: Uint8Array, ephemeral: boolean): Authority {
+  const signer = createSigner({ secret: seed })
+  return { signer, ephemeral, startReceiptSigner: log => startWorkerSigner(seed, signer, log) }
 }
 
 export async function loadAuthority(seedFile: string | undefined): Promise<Authority> {
-  if (seedFile === undefined) return { signer: createSigner({ secret: generateSecret('ed25519') }), ephemeral: true }
+  if (seedFile === undefined) return authorityFor(generateSecret('ed25519'), true)
   let text: string
   try {
     text = await readFile(seedFile, 'utf8')
@@ -24,7 +32,7 @@ export async function loadAuthority(seedFile: string | undefined): Promise<Autho
   if ((mode & 0o077) !== 0) {
     process.emitWarning(`authority seed file ${seedFile} is readable by others (mode ${mode.toString(8)}); chmod 600 it`)
   }
-  return { signer: createSigner({ secret: seed }), ephemeral: false }
+  return authorityFor(seed, false)
 }
 
 /** Writes a new seed file with mode 0600; refuses to overwrite an existing file. Returns the public key. */

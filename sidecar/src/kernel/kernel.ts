@@ -15,7 +15,8 @@ import {
   canonicalJson,
   contentHash,
   SAFE_METHODS,
-  signHttpReceiptJson,
+  prepareHttpReceipt,
+  SigningError,
   utf8,
   verdictResult,
   type CapabilityToken,
@@ -40,9 +41,12 @@ import type { GuardContext, GuardOutcome } from './guards/guard.js'
 import { NonceGuard } from './guards/nonce.js'
 import { RevocationGuard } from './guards/revocation.js'
 import type { KernelPorts, ReceiptRecord } from './ports.js'
+import type { TextSigner } from '../signing/worker-signer.js'
 
 export interface KernelOptions {
   signer: Signer
+  /** Signs receipts (same key as `signer`), e.g. on a worker thread; default: `signer`, inline. */
+  receiptSigner?: TextSigner
   /** Route table from the OpenAPI document; null applies the method rule to every path. */
   routeTable: RouteTable | null
   /** SHA-256 hex of the loaded policy document bytes. */
@@ -98,6 +102,9 @@ export class Kernel {
   readonly #approval: ApprovalGuard
   readonly #nonce: NonceGuard
   readonly #budget: BudgetGuard
+  // evaluations under way: with company, receipts are signed on the receiptSigner's thread (throughput);
+  // alone, inline (latency: the thread hop costs more than it saves when nothing else is waiting)
+  #active = 0
 
   constructor(options: KernelOptions) {
     this.#options = options
@@ -135,6 +142,15 @@ export class Kernel {
 
   /** Evaluates one request, signs its receipt and waits until the receipt is durably stored. */
   async evaluate(input: EvaluateInput): Promise<Evaluation> {
+    this.#active++
+    try {
+      return await this.#evaluate(input)
+    } finally {
+      this.#active--
+    }
+  }
+
+  async #evaluate(input: EvaluateInput): Promise<Evaluation> {
     const { request } = input
     const now = this.#clock()
     const route = this.matchRoute(request.method, request.path)
@@ -146,7 +162,7 @@ export class Kernel {
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
 
-    const signed = this.signReceipt(
+    const signed = await this.signReceipt(
       {
         request_id: ctx.boundRequestId ?? request.request_id,
         route_pattern: routePattern,
@@ -221,7 +237,7 @@ export class Kernel {
   async finalize(decision: Pick<Evaluation, 'receipt' | 'record'>, answeredStatus: number): Promise<{ receipt: HttpReceipt; json: string }> {
     const { id: _id, signature: _sig, ...body } = decision.receipt
     const metadata = { ...(body.metadata ?? {}), gate_http_status_scope: 'final', gate_decision_receipt_id: decision.receipt.id }
-    const signed = this.signReceipt(
+    const signed = await this.signReceipt(
       { ...body, response_status: answeredStatus, timestamp: this.#clock(), metadata },
       { tenant: decision.record.tenant, subjectKey: decision.record.subjectKey, kind: 'final', decisionReceiptId: decision.receipt.id },
     )
@@ -230,11 +246,19 @@ export class Kernel {
   }
 
   /** Signs a receipt body with this authority and builds its store record (not yet stored). */
-  signReceipt(
+  async signReceipt(
     body: HttpReceiptBody,
     extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey' | 'kind' | 'decisionReceiptId'>,
-  ): { receipt: HttpReceipt; json: string; record: ReceiptRecord } {
-    const { receipt, json } = signHttpReceiptJson(body, this.signer)
+  ): Promise<{ receipt: HttpReceipt; json: string; record: ReceiptRecord }> {
+    const prepared = prepareHttpReceipt(body, this.signer.publicKey)
+    let signature: string
+    try {
+      const offload = this.#options.receiptSigner !== undefined && this.#active > 1
+      signature = offload ? await this.#options.receiptSigner!.signText(prepared.signingInput) : this.signer.sign(utf8(prepared.signingInput))
+    } catch (err) {
+      throw err instanceof SigningError ? err : new SigningError('the signer failed', err)
+    }
+    const { receipt, json } = prepared.attach(signature)
     const record: ReceiptRecord = {
       receiptId: receipt.id,
       httpJson: json,
@@ -253,7 +277,7 @@ export class Kernel {
 
   /** Signs and durably stores a receipt for a non-request event (approval transition, revocation). */
   async recordEvent(body: HttpReceiptBody, extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey'> = { tenant: null, subjectKey: null }) {
-    const signed = this.signReceipt(body, { ...extra, kind: 'decision', decisionReceiptId: null })
+    const signed = await this.signReceipt(body, { ...extra, kind: 'decision', decisionReceiptId: null })
     await this.#ports.receipts.append(signed.record)
     return signed
   }

@@ -1,0 +1,55 @@
+import t from 'tap'
+import { createSigner, prepareHttpReceipt, utf8, verifyHttpReceipt, type SignedHttpReceipt } from '@gate/sdk'
+import { exampleReceiptBody } from '@gate/sdk/testing'
+import { inlineTextSigner, startWorkerSigner } from './worker-signer.js'
+
+const seed = new Uint8Array(32).fill(9)
+const inline = createSigner({ secret: seed })
+
+t.test('the signing thread signs exactly what the inline signer signs, in order, across batches', async t => {
+  const worker = await startWorkerSigner(seed, inline)
+  t.teardown(() => worker.close())
+  t.equal(worker.publicKey, inline.publicKey)
+  const texts = Array.from({ length: 300 }, (_, i) => `{"n":${i},"text":"receipt ${'x'.repeat(i % 17)}"}`)
+  // a burst in one turn (one batch) and then one per turn (many batches)
+  const burst = await Promise.all(texts.slice(0, 200).map(text => worker.signText(text)))
+  const trickle: string[] = []
+  for (const text of texts.slice(200)) trickle.push(await worker.signText(text))
+  t.same([...burst, ...trickle], texts.map(text => inline.sign(utf8(text))))
+})
+
+t.test('a receipt signed through the thread verifies', async t => {
+  const worker = await startWorkerSigner(seed, inline)
+  t.teardown(() => worker.close())
+  const prepared = prepareHttpReceipt(exampleReceiptBody(), worker.publicKey)
+  const signed: SignedHttpReceipt = prepared.attach(await worker.signText(prepared.signingInput))
+  const check = verifyHttpReceipt(JSON.parse(signed.json), { trustedKeys: [inline.publicKey] })
+  t.equal(check.signature_valid, true)
+  t.equal(check.signer_trusted, true)
+  t.equal(check.receipt_id_valid, true)
+})
+
+t.test('after close, signing goes on on the calling thread', async t => {
+  const worker = await startWorkerSigner(seed, inline)
+  const pending = worker.signText('before close')
+  await worker.close()
+  t.equal(await pending, inline.sign(utf8('before close')), 'a batch already sent comes back before the thread stops')
+  t.equal(await worker.signText('after close'), inline.sign(utf8('after close')))
+  await worker.close()
+})
+
+t.test('a thread that fails is replaced by the calling thread, and says so', async t => {
+  const lines: string[] = []
+  // a seed the thread cannot use: it fails at start-up, after coming online
+  const worker = await startWorkerSigner(new Uint8Array(5), inline, line => lines.push(line))
+  for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise(resolve => setTimeout(resolve, 20))
+  t.match(lines.join('\n'), /signing thread stopped/)
+  t.equal(await worker.signText('still signed'), inline.sign(utf8('still signed')))
+  await worker.close()
+})
+
+t.test('inlineTextSigner signs on the calling thread', async t => {
+  const signer = inlineTextSigner(inline)
+  t.equal(await signer.signText('x'), inline.sign(utf8('x')))
+  await signer.close()
+})
