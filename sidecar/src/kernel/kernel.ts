@@ -19,6 +19,7 @@ import {
   SigningError,
   utf8,
   verdictResult,
+  type CallerIdentity,
   type CapabilityToken,
   type GateHttpRequest,
   type GuardEvidence,
@@ -87,6 +88,8 @@ export interface Evaluation {
   responseJson: string
 }
 
+const CALLER_HASH_CACHE_SIZE = 1024
+
 const STATUS_FOR: Record<Verdict['verdict'], number> = { allow: 200, deny: 403, cancel: 500, incomplete: 428 }
 
 export class Kernel {
@@ -105,6 +108,7 @@ export class Kernel {
   // evaluations under way: with company, receipts are signed on the receiptSigner's thread (throughput);
   // alone, inline (latency: the thread hop costs more than it saves when nothing else is waiting)
   #active = 0
+  readonly #callerHashes = new Map<string, string>()
 
   constructor(options: KernelOptions) {
     this.#options = options
@@ -301,7 +305,7 @@ export class Kernel {
       route,
       routePattern,
       operationId: route.matched ? route.route.operationId : undefined,
-      callerIdentityHash: callerIdentityHash(request.caller),
+      callerIdentityHash: this.#callerHash(request.caller),
       contentHash: contentHash({ body_hash: request.body_hash, method: request.method, path: request.path, query, route_pattern: routePattern }),
       now,
       presentedToken,
@@ -342,6 +346,19 @@ export class Kernel {
       }
     }
     return run(this.#budget.check(ctx))
+  }
+
+  // Most traffic comes from a few callers: their hashes are remembered, keyed by the identity's JSON
+  // text (equal text, equal canonical form, equal hash). Bounded; cleared when full.
+  #callerHash(caller: CallerIdentity): string {
+    const key = JSON.stringify(caller)
+    let hash = this.#callerHashes.get(key)
+    if (hash === undefined) {
+      hash = callerIdentityHash(caller)
+      if (this.#callerHashes.size >= CALLER_HASH_CACHE_SIZE) this.#callerHashes.clear()
+      this.#callerHashes.set(key, hash)
+    }
+    return hash
   }
 
   #signNonce(requestId: string, ctx: GuardContext, now: number): SignedExecutionNonce {

@@ -8,6 +8,7 @@
 // (gate_receipt_sign_failed, so they fail closed) and later receipts are signed on the main thread.
 import { Worker } from 'node:worker_threads'
 import { SigningError, utf8, type Signer } from '@gate/sdk'
+import { BATCH_SEPARATOR, type SignBatch, type SignBatchResult } from './sign-batch.js'
 
 /** Signs the UTF-8 bytes of a text, possibly elsewhere; resolves to the wire-form signature. */
 export interface TextSigner {
@@ -16,15 +17,6 @@ export interface TextSigner {
   /** Stops any thread behind it; signing afterwards falls back to the main thread. */
   close(): Promise<void>
 }
-
-/** One batch sent to the signing thread. */
-export interface SignBatch {
-  id: number
-  texts: string[]
-}
-
-/** The signing thread's answer to a batch. */
-export type SignBatchResult = { id: number; signatures: string[] } | { id: number; error: string }
 
 interface Waiting {
   resolve: (signature: string) => void
@@ -87,7 +79,7 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, log:
     queued = []
     const id = nextId++
     inFlight.set(id, batch.map(b => b.waiting))
-    worker.postMessage({ id, texts: batch.map(b => b.text) } satisfies SignBatch)
+    worker.postMessage({ id, texts: batch.map(b => b.text).join(BATCH_SEPARATOR) } satisfies SignBatch)
   }
 
   worker.on('message', (answer: SignBatchResult) => {
@@ -98,8 +90,9 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, log:
       for (const w of waiting) w.reject(new SigningError(`the signing thread failed: ${answer.error}`))
       return
     }
+    const signatures = answer.signatures.split(',')
     for (let i = 0; i < waiting.length; i++) {
-      const signature = answer.signatures[i]
+      const signature = signatures[i]
       if (typeof signature === 'string') waiting[i]!.resolve(signature)
       else waiting[i]!.reject(new SigningError('the signing thread answered fewer signatures than asked'))
     }
@@ -112,7 +105,7 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, log:
     signText(text: string): Promise<string> {
       return new Promise<string>((resolve, reject) => {
         const waiting = { resolve, reject }
-        if (gone !== undefined) return signInline(text, waiting)
+        if (gone !== undefined || text.includes(BATCH_SEPARATOR)) return signInline(text, waiting)
         queued.push({ text, waiting })
         if (!scheduled) {
           scheduled = true
