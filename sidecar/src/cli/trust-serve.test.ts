@@ -31,7 +31,7 @@ const CONTROL_TOKEN = 'sidecar-control-token-0123456789'
 const SERVICE_TOKEN = 'trust-service-token-0123456789abcdef'
 const TENANT_TOKENS: Record<string, string> = { acme: 'acme-read-token-0123456789abcdef', globex: 'globex-read-token-0123456789abcd' }
 const TENANTS = ['acme', 'globex', 'initech', null] as const
-const EVALUATIONS = 4000
+const EVALUATIONS = 10_000
 const SEEDED = 7000
 const DAY = 86400
 
