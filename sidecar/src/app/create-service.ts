@@ -141,6 +141,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const backfill = new CoreBackfill({
     receipts: stores.raw.receipts,
     signer: () => authority.signer,
+    convert: httpJsons => receiptSigner.toCoreJsons(httpJsons),
     busy: () => server.inFlight() > 0,
     log: options.log,
   })

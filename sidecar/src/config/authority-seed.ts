@@ -15,7 +15,7 @@ export interface Authority {
 
 function authorityFor(seed: Uint8Array, ephemeral: boolean): Authority {
   const signer = createSigner({ secret: seed })
-  return { signer, ephemeral, startReceiptSigner: log => startWorkerSigner(seed, signer, log) }
+  return { signer, ephemeral, startReceiptSigner: log => startWorkerSigner(seed, signer, { log }) }
 }
 
 export async function loadAuthority(seedFile: string | undefined): Promise<Authority> {

@@ -260,7 +260,7 @@ t.test('concurrent evaluations sign through the receiptSigner, a lone one inline
     t.ok(check.signature_valid && check.receipt_id_valid, 'verifies')
   }
 
-  const broken = setup({ receiptSigner: { publicKey: signer.publicKey, signText: async () => Promise.reject(new Error('thread gone')), close: async () => undefined } })
+  const broken = setup({ receiptSigner: { signText: async () => Promise.reject(new Error('thread gone')) } })
   const results = await Promise.allSettled([1, 2].map(() => broken.kernel.evaluate({ request: request('GET', '/pets') })))
   for (const r of results) t.match(r, { status: 'rejected', reason: { code: 'gate_receipt_sign_failed' } })
   t.equal(broken.ports.stored.length, 0, 'nothing was stored')

@@ -47,7 +47,7 @@ import type { TextSigner } from '../signing/worker-signer.js'
 export interface KernelOptions {
   signer: Signer
   /** Signs receipts (same key as `signer`), e.g. on a worker thread; default: `signer`, inline. */
-  receiptSigner?: TextSigner
+  receiptSigner?: Pick<TextSigner, 'signText'>
   /** Route table from the OpenAPI document; null applies the method rule to every path. */
   routeTable: RouteTable | null
   /** SHA-256 hex of the loaded policy document bytes. */

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { createSigner, prepareHttpReceipt, utf8, verifyHttpReceipt, type SignedHttpReceipt } from '@gate/sdk'
+import { createSigner, prepareHttpReceipt, signHttpReceiptJson, utf8, verifyHttpReceipt, type SignedHttpReceipt } from '@gate/sdk'
 import { exampleReceiptBody } from '@gate/sdk/testing'
 import { inlineTextSigner, startWorkerSigner } from './worker-signer.js'
 
@@ -7,7 +7,7 @@ const seed = new Uint8Array(32).fill(9)
 const inline = createSigner({ secret: seed })
 
 t.test('the signing thread signs exactly what the inline signer signs, in order, across batches', async t => {
-  const worker = await startWorkerSigner(seed, inline)
+  const worker = await startWorkerSigner(seed, inline, { offload: () => true })
   t.teardown(() => worker.close())
   t.equal(worker.publicKey, inline.publicKey)
   const texts = Array.from({ length: 300 }, (_, i) => `{"n":${i},"text":"receipt ${'x'.repeat(i % 17)}"}`)
@@ -19,7 +19,7 @@ t.test('the signing thread signs exactly what the inline signer signs, in order,
 })
 
 t.test('a receipt signed through the thread verifies', async t => {
-  const worker = await startWorkerSigner(seed, inline)
+  const worker = await startWorkerSigner(seed, inline, { offload: () => true })
   t.teardown(() => worker.close())
   const prepared = prepareHttpReceipt(exampleReceiptBody(), worker.publicKey)
   const signed: SignedHttpReceipt = prepared.attach(await worker.signText(prepared.signingInput))
@@ -30,7 +30,7 @@ t.test('a receipt signed through the thread verifies', async t => {
 })
 
 t.test('after close, signing goes on on the calling thread', async t => {
-  const worker = await startWorkerSigner(seed, inline)
+  const worker = await startWorkerSigner(seed, inline, { offload: () => true })
   const pending = worker.signText('before close')
   await worker.close()
   t.equal(await pending, inline.sign(utf8('before close')), 'a batch already sent comes back before the thread stops')
@@ -41,7 +41,7 @@ t.test('after close, signing goes on on the calling thread', async t => {
 t.test('a thread that fails is replaced by the calling thread, and says so', async t => {
   const lines: string[] = []
   // a seed the thread cannot use: it fails at start-up, after coming online
-  const worker = await startWorkerSigner(new Uint8Array(5), inline, line => lines.push(line))
+  const worker = await startWorkerSigner(new Uint8Array(5), inline, { log: line => lines.push(line), offload: () => true })
   for (let i = 0; i < 100 && lines.length === 0; i++) await new Promise(resolve => setTimeout(resolve, 20))
   t.match(lines.join('\n'), /signing thread stopped/)
   t.equal(await worker.signText('still signed'), inline.sign(utf8('still signed')))
@@ -52,4 +52,29 @@ t.test('inlineTextSigner signs on the calling thread', async t => {
   const signer = inlineTextSigner(inline)
   t.equal(await signer.signText('x'), inline.sign(utf8('x')))
   await signer.close()
+})
+
+t.test('the signing thread converts stored receipts to the core form the main thread would compute', async t => {
+  const worker = await startWorkerSigner(seed, inline, { offload: () => true })
+  t.teardown(() => worker.close())
+  const own = signHttpReceiptJson(exampleReceiptBody(), inline).json
+  const foreign = signHttpReceiptJson(exampleReceiptBody(), createSigner({ secret: new Uint8Array(32).fill(3) })).json
+  const inputs = [own, foreign, 'not json', '{"kernel_key":1}']
+  const viaThread = await worker.toCoreJsons(inputs)
+  t.same(viaThread, await inlineTextSigner(inline).toCoreJsons(inputs))
+  t.ok('json' in viaThread[0]!, 'own receipt converted')
+  t.match(viaThread.slice(1), [{ problem: 'foreign_key' }, { problem: 'unreadable' }, { problem: 'unreadable' }])
+  await worker.close()
+  t.same(await worker.toCoreJsons([own]), [viaThread[0]], 'after close: converted on the calling thread')
+})
+
+t.test('with offload() false the text is signed inline, before the event loop turns', async t => {
+  let offload = false
+  const worker = await startWorkerSigner(seed, inline, { offload: () => offload })
+  t.teardown(() => worker.close())
+  const turn = new Promise<string>(resolve => setImmediate(() => resolve('turned')))
+  t.equal(await Promise.race([worker.signText('now'), turn]), inline.sign(utf8('now')), 'inline: answered before setImmediate')
+  offload = true
+  const turn2 = new Promise<string>(resolve => setImmediate(() => resolve('turned')))
+  t.equal(await Promise.race([worker.signText('later'), turn2]), 'turned', 'offloaded: waits for the batch')
 })

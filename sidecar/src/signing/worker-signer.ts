@@ -1,26 +1,28 @@
-// Receipt signing off the event loop. An Ed25519 signature is the largest single cost of an evaluation
-// (about 70 µs here, a third of the sidecar's CPU per request), so the sidecar signs receipts on a
-// worker thread while the main thread parses, evaluates and commits the next requests. Texts to sign
-// are queued and sent as one message per event-loop turn, so the hop costs one postMessage per batch,
-// not per receipt.
+// Signing off the event loop. An Ed25519 signature is the largest single cost of an evaluation (about
+// 70 µs here, a third of the sidecar's CPU per request), so the sidecar signs receipts on a worker
+// thread while the main thread parses, evaluates and commits the next requests. Texts to sign are
+// queued and sent as one message per event-loop turn, so the hop costs one postMessage per batch, not
+// per receipt. Only while the event loop is saturated (loop-pressure.ts): otherwise the hop costs more
+// than the signature it saves, and texts are signed inline. The same thread converts stored receipts to
+// their core form for the core-receipt backfill, whose re-signing would otherwise hold the event loop
+// for milliseconds at a time.
 //
-// If the thread fails (it should not: it only signs), requests waiting on it get a SigningError
-// (gate_receipt_sign_failed, so they fail closed) and later receipts are signed on the main thread.
+// If the thread fails (it should not: it only signs), callers waiting on it get a SigningError
+// (gate_receipt_sign_failed, so evaluations fail closed) and later work is done on the main thread.
 import { Worker } from 'node:worker_threads'
 import { SigningError, utf8, type Signer } from '@gate/sdk'
-import { BATCH_SEPARATOR, type SignBatch, type SignBatchResult } from './sign-batch.js'
+import { toCoreJson } from '@gate/trust'
+import { createLoopPressure } from './loop-pressure.js'
+import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type CoreFormResult, type SignBatch } from './sign-batch.js'
 
 /** Signs the UTF-8 bytes of a text, possibly elsewhere; resolves to the wire-form signature. */
 export interface TextSigner {
   readonly publicKey: string
   signText(text: string): Promise<string>
-  /** Stops any thread behind it; signing afterwards falls back to the main thread. */
+  /** The core forms of stored HttpReceipts under this key, in order (see `toCoreJson`). */
+  toCoreJsons(httpJsons: readonly string[]): Promise<CoreFormResult[]>
+  /** Stops any thread behind it; work afterwards is done on the calling thread. */
   close(): Promise<void>
-}
-
-interface Waiting {
-  resolve: (signature: string) => void
-  reject: (err: Error) => void
 }
 
 /** Signs on the calling thread (tests, tools, and the fallback of the worker signer). */
@@ -28,15 +30,41 @@ export function inlineTextSigner(signer: Signer): TextSigner {
   return {
     publicKey: signer.publicKey,
     signText: async text => signer.sign(utf8(text)),
+    toCoreJsons: async httpJsons => httpJsons.map(json => toCoreJson(json, signer)),
     close: async () => undefined,
   }
 }
 
+interface Waiting {
+  resolve: (signature: string) => void
+  reject: (err: Error) => void
+}
+
+/** What to do with the answer to one batch in flight. */
+interface InFlight {
+  settle(answer: BatchResult): void
+  fail(err: Error): void
+}
+
+const CLOSE_WAIT_MS = 5000
+
+/** Options of `startWorkerSigner`. */
+export interface WorkerSignerOptions {
+  log?: (line: string) => void
+  /**
+   * When false, texts are signed inline: the thread is used only while this answers true. Default: the
+   * event loop is saturated (loop-pressure.ts), so a lightly loaded sidecar never pays the thread hop.
+   */
+  offload?: () => boolean
+}
+
 /**
- * Starts a signing thread for an Ed25519 seed. `fallback` must be a signer for the same key: it signs
- * once the thread is gone. Resolves when the thread is up.
+ * Starts a signing thread for an Ed25519 seed. `fallback` must be a signer for the same key: it works
+ * once the thread is gone, and whenever `offload` says so. Resolves when the thread is up.
  */
-export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, log: (line: string) => void = () => undefined): Promise<TextSigner> {
+export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, options: WorkerSignerOptions = {}): Promise<TextSigner> {
+  const log = options.log ?? (() => undefined)
+  const offload = options.offload ?? createLoopPressure()
   const worker = new Worker(new URL('./signing-worker.js', import.meta.url), { workerData: { seed: Uint8Array.from(seed) } })
   await new Promise<void>((resolve, reject) => {
     worker.once('online', resolve)
@@ -44,21 +72,22 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, log:
   })
   // a signer never keeps the process alive by itself
   worker.unref()
+  const inline = inlineTextSigner(fallback)
 
   let queued: { text: string; waiting: Waiting }[] = []
   let scheduled = false
   let nextId = 1
-  const inFlight = new Map<number, Waiting[]>()
+  const inFlight = new Map<number, InFlight>()
   let gone: string | undefined
 
   const failAll = (why: string) => {
-    for (const batch of inFlight.values()) for (const w of batch) w.reject(new SigningError(`the signing thread failed: ${why}`))
+    for (const batch of inFlight.values()) batch.fail(new SigningError(`the signing thread failed: ${why}`))
     inFlight.clear()
   }
   const retire = (why: string) => {
     if (gone !== undefined) return
     gone = why
-    log(`signing thread stopped (${why}); receipts are now signed on the main thread`)
+    log(`signing thread stopped (${why}); signing goes on on the main thread`)
     failAll(why)
     // anything queued but not yet sent is signed here
     const rest = queued
@@ -72,30 +101,32 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, log:
       waiting.reject(new SigningError('the signer failed', err))
     }
   }
-  const send = () => {
+  const sendSignBatch = () => {
     scheduled = false
     if (queued.length === 0 || gone !== undefined) return
     const batch = queued
     queued = []
     const id = nextId++
-    inFlight.set(id, batch.map(b => b.waiting))
+    inFlight.set(id, {
+      settle(answer) {
+        if (!('signatures' in answer)) return this.fail(new SigningError(`the signing thread failed: ${'error' in answer ? answer.error : 'unexpected answer'}`))
+        const signatures = answer.signatures.split(',')
+        for (let i = 0; i < batch.length; i++) {
+          const signature = signatures[i]
+          if (signature !== undefined && signature !== '') batch[i]!.waiting.resolve(signature)
+          else batch[i]!.waiting.reject(new SigningError('the signing thread answered fewer signatures than asked'))
+        }
+      },
+      fail: err => batch.forEach(b => b.waiting.reject(err)),
+    })
     worker.postMessage({ id, texts: batch.map(b => b.text).join(BATCH_SEPARATOR) } satisfies SignBatch)
   }
 
-  worker.on('message', (answer: SignBatchResult) => {
-    const waiting = inFlight.get(answer.id)
-    if (waiting === undefined) return
+  worker.on('message', (answer: BatchResult) => {
+    const batch = inFlight.get(answer.id)
+    if (batch === undefined) return
     inFlight.delete(answer.id)
-    if ('error' in answer) {
-      for (const w of waiting) w.reject(new SigningError(`the signing thread failed: ${answer.error}`))
-      return
-    }
-    const signatures = answer.signatures.split(',')
-    for (let i = 0; i < waiting.length; i++) {
-      const signature = signatures[i]
-      if (typeof signature === 'string') waiting[i]!.resolve(signature)
-      else waiting[i]!.reject(new SigningError('the signing thread answered fewer signatures than asked'))
-    }
+    batch.settle(answer)
   })
   worker.on('error', err => retire(err.message))
   worker.on('exit', code => retire(`exited with code ${code}`))
@@ -105,18 +136,32 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, log:
     signText(text: string): Promise<string> {
       return new Promise<string>((resolve, reject) => {
         const waiting = { resolve, reject }
-        if (gone !== undefined || text.includes(BATCH_SEPARATOR)) return signInline(text, waiting)
+        if (gone !== undefined || !offload() || text.includes(BATCH_SEPARATOR)) return signInline(text, waiting)
         queued.push({ text, waiting })
         if (!scheduled) {
           scheduled = true
-          setImmediate(send)
+          setImmediate(sendSignBatch)
         }
+      })
+    },
+    toCoreJsons(httpJsons: readonly string[]): Promise<CoreFormResult[]> {
+      if (gone !== undefined) return inline.toCoreJsons(httpJsons)
+      return new Promise<CoreFormResult[]>((resolve, reject) => {
+        const id = nextId++
+        inFlight.set(id, {
+          settle(answer) {
+            if ('cores' in answer && answer.cores.length === httpJsons.length) resolve(answer.cores)
+            else reject(new SigningError(`the signing thread failed: ${'error' in answer ? answer.error : 'unexpected answer'}`))
+          },
+          fail: reject,
+        })
+        worker.postMessage({ id, httpJsons: [...httpJsons] } satisfies CoreBatch)
       })
     },
     async close() {
       if (gone !== undefined) return
-      // let batches already sent come back before the thread goes (bounded: 5 s)
-      const deadline = Date.now() + 5000
+      // let batches already sent come back before the thread goes (bounded)
+      const deadline = Date.now() + CLOSE_WAIT_MS
       while ((inFlight.size > 0 || queued.length > 0) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 1))
       gone = 'closed'
       failAll('closed')
