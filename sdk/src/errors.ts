@@ -215,6 +215,19 @@ export class EvaluationFailedError extends GateError {
   }
 }
 
+/**
+ * `verifyReceipts: 'sidecar'` asked /gate/verify and got 408, 404, 429 or a 5xx: the sidecar cannot
+ * confirm receipts right now (spec 02: `gate_sidecar_unavailable`, 503). The request is refused.
+ */
+export class SidecarUnavailableError extends GateError {
+  readonly sidecarStatus: number
+  constructor(sidecarStatus: number, detail: string) {
+    super('gate_sidecar_unavailable', `the Gate sidecar cannot verify receipts right now: /gate/verify answered ${sidecarStatus}${detail}`)
+    this.name = 'SidecarUnavailableError'
+    this.sidecarStatus = sidecarStatus
+  }
+}
+
 /** The receipt does not verify or is not bound to the request that was sent (spec 02, 502). */
 export class InvalidReceiptError extends GateError {
   constructor(detail: string) {

@@ -185,6 +185,22 @@ t.test('receipts that do not verify or bind answer 502 gate_invalid_receipt', as
   t.ok(fake.calls.some(c => c.path === '/gate/verify'), 'verifyReceipts sidecar asks /gate/verify')
 })
 
+t.test('verifyReceipts sidecar: /gate/verify answering 404, 408, 429 or 5xx is 503 gate_sidecar_unavailable; other failures 502', async t => {
+  const fake = await fakeFor(t)
+  const core = coreFor(t, { sidecarUrl: fake.url, verifyReceipts: 'sidecar' })
+  for (const status of [404, 408, 429, 500, 503]) {
+    fake.verifyStatus = status
+    const outcome = await core.decide(input())
+    assertErrorBody(t, outcome, 503, 'gate_sidecar_unavailable')
+    t.match((outcome as GateDenied).body, { suggestion: /retry later/ }, `${status}: says to retry`)
+    t.notOk('x-gate-receipt-id' in outcome.headers, `${status}: an unconfirmed receipt id is not repeated`)
+  }
+  fake.verifyStatus = 400
+  assertErrorBody(t, await core.decide(input()), 502, 'gate_evaluation_failed')
+  fake.verifyStatus = undefined
+  t.equal((await core.decide(input())).allowed, true, 'confirmed again once /gate/verify answers')
+})
+
 t.test('fail-open passes only unreachable and timeout, and says so in X-Gate-Fail-Open', async t => {
   const down = coreFor(t, { sidecarUrl: await closedPortUrl(), onSidecarError: 'allow', sidecarPublicKey: 'a'.repeat(64) })
   const passed = await down.decide(input({ method: 'POST', rawQuery: 'gate_capability=x' }))

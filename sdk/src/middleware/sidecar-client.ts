@@ -2,7 +2,7 @@
 // (undici Pool on Node, fetch on the edge). It checks every answer against its schema before anything
 // reads it; anything but a 200 with a valid body is gate_evaluation_failed.
 import type { EvaluateResponse, GateHttpRequest, HealthResponse, HttpReceipt, VerifyReceiptResponse } from '../types.js'
-import { EvaluationFailedError } from '../errors.js'
+import { EvaluationFailedError, SidecarUnavailableError } from '../errors.js'
 
 /** A sidecar answer: status and body text. */
 export interface TransportResponse {
@@ -38,6 +38,9 @@ export interface EvaluateHeaders {
 /** Largest sidecar answer read; an evaluate answer is a few KiB. */
 export const MAX_SIDECAR_ANSWER_BYTES = 1024 * 1024
 
+/** /gate/verify statuses that mean the sidecar cannot verify right now (with every 5xx). */
+const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([404, 408, 429])
+
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json', accept: 'application/json' })
 
 /** The sidecar calls of the middleware, answers schema-checked. */
@@ -72,6 +75,8 @@ export class SidecarClient {
   /** POST /gate/verify. */
   async verify(receipt: HttpReceipt): Promise<VerifyReceiptResponse> {
     const res = await this.#transport.send('POST', '/gate/verify', { ...JSON_HEADERS }, JSON.stringify(receipt))
+    // spec 02: these statuses mean "cannot answer now", not "answered wrongly"
+    if (UNAVAILABLE_STATUSES.has(res.status) || res.status >= 500) throw new SidecarUnavailableError(res.status, describeErrorBody(res.text))
     return this.#decode(res, 'gate.http.verify_response.v1', '/gate/verify') as VerifyReceiptResponse
   }
 

@@ -14,6 +14,7 @@ const SUGGESTIONS: Partial<Record<GateErrorCode, string>> = {
   gate_payload_too_large: 'send a smaller request body',
   gate_sidecar_unreachable: 'the service cannot reach its authorization sidecar; retry later',
   gate_timeout: 'the authorization sidecar did not answer in time; retry later',
+  gate_sidecar_unavailable: 'the authorization sidecar cannot verify decisions right now; retry later',
   gate_evaluation_failed: 'the authorization sidecar gave no usable answer; retry later',
   gate_invalid_receipt: 'the authorization decision could not be verified; the request was refused',
 }

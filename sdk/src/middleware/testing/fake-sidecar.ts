@@ -44,6 +44,8 @@ export interface FakeSidecar {
   mode: FakeSidecarMode
   /** Number of GET /gate/live calls answered. */
   liveCalls: number
+  /** When set, POST /gate/verify answers this status with an error body instead of verifying. */
+  verifyStatus?: number
   close(): Promise<void>
 }
 
@@ -82,7 +84,10 @@ export async function startFakeSidecar(mode: FakeSidecarMode = 'honest'): Promis
       }
       return json(200, { status: 'healthy', version: 'fake', receipt_backend: '', revocation_backend: '', kernel_key: signer.publicKey })
     }
-    if (req.url === '/gate/verify') return json(200, verifyHttpReceipt(body, { trustedKeys: [signer.publicKey] }))
+    if (req.url === '/gate/verify') {
+      if (fake.verifyStatus !== undefined) return json(fake.verifyStatus, { error: 'gate_evaluation_failed', message: 'verify is down', receipt_id: null, suggestion: null })
+      return json(200, verifyHttpReceipt(body, { trustedKeys: [signer.publicKey] }))
+    }
     if (req.url !== '/gate/evaluate') return json(404, { error: 'gate_not_found', message: 'no route' })
     fake.evaluations.push(call)
     const valid = validate('gate.http.request.v1', body)
