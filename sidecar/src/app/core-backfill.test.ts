@@ -1,0 +1,82 @@
+// CoreBackfill over a real receipt store file: every receipt of this authority gets its core form,
+// foreign ones are skipped, conversion elsewhere (the signing thread) yields the same bytes as inline,
+// and a conversion that fails elsewhere falls back to this thread.
+import t, { type Test } from 'tap'
+import { join } from 'node:path'
+import { createSigner, signHttpReceiptJson } from '@gate/sdk'
+import { exampleReceiptBody } from '@gate/sdk/testing'
+import { toCoreJson } from '@gate/trust'
+import { createReceiptRow, openReceiptStore, type ReceiptStore } from '../stores/index.js'
+import { startWorkerSigner } from '../signing/worker-signer.js'
+import { CoreBackfill } from './core-backfill.js'
+
+const seed = new Uint8Array(32).fill(21)
+const authority = createSigner({ secret: seed })
+const stranger = createSigner({ secret: new Uint8Array(32).fill(22) })
+
+async function seededStore(t: Test, own: number): Promise<{ store: ReceiptStore; ownJsons: string[] }> {
+  const store = await openReceiptStore(join(t.testdir(), 'receipts.db'))
+  t.teardown(() => store.close())
+  await store.createCorePendingIndex()
+  const ownJsons: string[] = []
+  const rows = []
+  for (let i = 0; i < own; i++) {
+    const { receipt, json } = signHttpReceiptJson(exampleReceiptBody({ request_id: `req-${i}`, timestamp: 1_763_700_000 + i }), authority)
+    ownJsons.push(json)
+    rows.push(createReceiptRow(receipt, json))
+  }
+  const foreign = signHttpReceiptJson(exampleReceiptBody({ request_id: 'req-foreign' }), stranger)
+  rows.push(createReceiptRow(foreign.receipt, foreign.json))
+  await store.appendMany(rows)
+  return { store, ownJsons }
+}
+
+async function coreJsons(store: ReceiptStore, count: number): Promise<(string | null)[]> {
+  const out: (string | null)[] = []
+  for (let seq = 1; seq <= count; seq++) out.push((await store.getBySeq(seq))?.coreJson ?? null)
+  return out
+}
+
+t.test('converted on the signing thread: the bytes inline conversion gives; foreign rows skipped', async t => {
+  const { store, ownJsons } = await seededStore(t, 40)
+  const worker = await startWorkerSigner(seed, authority, { offload: () => true })
+  t.teardown(() => worker.close())
+  const backfill = new CoreBackfill({ receipts: store, signer: () => authority, convert: jsons => worker.toCoreJsons(jsons) })
+  backfill.start()
+  await backfill.flush()
+  await backfill.stop()
+  t.same(backfill.stats, { converted: 40, skippedForeign: 1, skippedInvalid: 0, failedWrites: 0 })
+  const stored = await coreJsons(store, 41)
+  t.same(stored.slice(0, 40), ownJsons.map(json => (toCoreJson(json, authority) as { json: string }).json), 'same bytes as inline')
+  t.equal(stored[40], null, 'the foreign receipt keeps its HTTP form only')
+})
+
+t.test('a conversion that fails elsewhere is done on this thread, and says so', async t => {
+  const { store, ownJsons } = await seededStore(t, 10)
+  const lines: string[] = []
+  const backfill = new CoreBackfill({
+    receipts: store,
+    signer: () => authority,
+    convert: async () => Promise.reject(new Error('thread gone')),
+    log: line => lines.push(line),
+  })
+  backfill.start()
+  await backfill.flush()
+  await backfill.stop()
+  t.equal(backfill.stats.converted, 10)
+  t.same((await coreJsons(store, 10)), ownJsons.map(json => (toCoreJson(json, authority) as { json: string }).json))
+  t.match(lines.join('\n'), /converts on the main thread: thread gone/)
+})
+
+t.test('while the service is busy nothing is converted; once idle everything is', async t => {
+  const { store } = await seededStore(t, 12)
+  let busy = true
+  const backfill = new CoreBackfill({ receipts: store, signer: () => authority, busy: () => busy, busyDelayMs: 5 })
+  backfill.start()
+  await new Promise(resolve => setTimeout(resolve, 100))
+  t.equal(backfill.stats.converted, 0, 'busy: nothing converted')
+  busy = false
+  for (let i = 0; i < 200 && backfill.stats.converted < 12; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  t.equal(backfill.stats.converted, 12, 'idle: all converted')
+  await backfill.stop()
+})
