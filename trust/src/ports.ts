@@ -116,6 +116,7 @@ export interface ReceiptCorpusPort {
 /** `tool` or `child` receipts appended through trust-control. */
 export type ListedReceiptKind = 'tool' | 'child'
 
+/** A tool or child receipt to append. */
 export interface ListedReceiptInput {
   kind: ListedReceiptKind
   receiptId: string
@@ -131,6 +132,7 @@ export interface ListedReceiptInput {
   requestId?: string | null
 }
 
+/** Filters of the tool and child receipt listings (exact matches, AND). */
 export interface ListedReceiptFilter {
   receiptId?: string
   tenant?: string
@@ -144,11 +146,18 @@ export interface ListedReceiptFilter {
   until?: number
 }
 
+/** A stored tool or child receipt. */
+export interface ListedReceiptRow {
+  seq: number
+  receiptId: string
+  json: string
+}
+
 export interface ListedReceiptPort {
   /** Where they are kept (`ReceiptListResponse.backend`). */
   readonly backend: string
   append(input: ListedReceiptInput): Promise<{ seq: number; stored: boolean }>
-  list(kind: ListedReceiptKind, filter: ListedReceiptFilter, limit: number): Promise<{ seq: number; receiptId: string; json: string }[]>
+  list(kind: ListedReceiptKind, filter: ListedReceiptFilter, limit: number): Promise<ListedReceiptRow[]>
 }
 
 /** The capability lineage: which tokens were issued to which agent key. */

@@ -8,12 +8,10 @@
 //   replayed          a validly signed allow receipt of another request → 502 gate_invalid_receipt
 //   verdict-mismatch  the answer says allow, its validly signed receipt says deny → 502 gate_invalid_receipt
 // /gate/live publishes the honest key; /gate/verify confirms everything (a liar would).
-import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
 import { callerIdentityHash, contentHash, signHttpReceipt, uuidv7, type GateHttpRequest, type HttpReceipt, type Signer, type Verdict } from '@gate/sdk'
 import { createUntrustedSigner } from '../capability-tokens.js'
-import { closeServer, type LoopbackServer } from './silent-server.js'
+import { listenOnLoopback, type LoopbackServer } from './loopback.js'
 
 export type LieMode = 'status-500' | 'garbage' | 'schema-violation' | 'impostor' | 'tampered' | 'replayed' | 'verdict-mismatch'
 
@@ -30,7 +28,6 @@ const MAX_BODY = 1024 * 1024
 export async function startLyingSidecar(mode: LieMode): Promise<LyingSidecar> {
   const honest = createUntrustedSigner()
   const impostor = createUntrustedSigner()
-  const sockets = new Set<Socket>()
   const state = { evaluations: 0 }
   const server: Server = createServer((req, res) => {
     readText(req).then(
@@ -94,20 +91,13 @@ export async function startLyingSidecar(mode: LieMode): Promise<LyingSidecar> {
     }
   }
 
-  server.on('connection', s => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
+  const loopback = await listenOnLoopback(server)
   return {
-    url: `http://127.0.0.1:${port}`,
+    ...loopback,
     publicKey: honest.publicKey,
     get evaluations() {
       return state.evaluations
     },
-    close: () => closeServer(server, sockets),
   }
 }
 

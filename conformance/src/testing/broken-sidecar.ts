@@ -3,9 +3,7 @@
 // enough to pass every check; each fault breaks exactly one behaviour, so a test can show that the
 // check aimed at that behaviour FAILS. It is not Gate's sidecar and shares no code with it beyond the
 // @gate/sdk protocol functions. Test support only.
-import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
 import {
   authoritySemanticsProblem,
   callerIdentityHash,
@@ -31,6 +29,7 @@ import { validate } from '@gate/schemas'
 import { DEFAULT_SPEC_TEXT } from '../default-spec.js'
 import { classify, patternMatches, routesFromDocument, type PolicyRoute } from '../policy.js'
 import { findDuplicateQueryKey } from './duplicate-query-key.js'
+import { listenOnLoopback } from '../fakes/loopback.js'
 
 /** One broken behaviour, named after what the sidecar does wrong. */
 export const SIDECAR_FAULTS = [
@@ -165,8 +164,6 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   const otherKey = createSigner({ secret: generateSecret() }).publicKey
   const issued = new Map<string, CapabilityToken>()
   const revoked = new Set<string>()
-  const sockets = new Set<Socket>()
-
   const server: Server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, (req, res) => {
     handle(req, res).catch(err => {
       if (err instanceof HttpFailure) return sendJson(res, err.status, { error: err.code, message: err.message, receipt_id: null, suggestion: null })
@@ -542,22 +539,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     sendJson(res, 200, { capabilityId: body.capabilityId, revoked: true, newlyRevoked })
   }
 
-  server.on('connection', s => {
-    sockets.add(s)
-    s.on('close', () => sockets.delete(s))
-  })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    publicKey: signer.publicKey,
-    close: () =>
-      new Promise<void>(resolve => {
-        for (const s of sockets) s.destroy()
-        server.close(() => resolve())
-      }),
-  }
+  return { ...(await listenOnLoopback(server)), publicKey: signer.publicKey }
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown, contentType = 'application/json'): void {

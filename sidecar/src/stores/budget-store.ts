@@ -7,6 +7,7 @@ import { GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
+import type { CostUsageRow, GrantUsageRow } from '@gate/trust'
 
 /** Options of `openBudgetStore`. */
 export interface BudgetStoreOptions extends DatabaseOptions {
@@ -22,24 +23,11 @@ export interface ConsumeResult {
   used: number
 }
 
+// Usage rows are trust-control's budget-report port types (this store implements that port).
 /** Invocation usage of one grant. */
-export interface GrantUsage {
-  capabilityId: string
-  grantKey: string
-  used: number
-  maxInvocations: number
-  updatedAt: number
-}
-
+export type GrantUsage = GrantUsageRow
 /** Cost usage of one grant in one currency (minor units). */
-export interface CostUsage {
-  capabilityId: string
-  grantKey: string
-  currency: string
-  units: number
-  attemptedUnits: number
-  updatedAt: number
-}
+export type CostUsage = CostUsageRow
 
 /** Everything recorded for one capability. */
 export interface CapabilityUsage {

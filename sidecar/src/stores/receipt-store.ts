@@ -11,6 +11,7 @@
 // and a lookup probes the buckets newest first inside one statement: 0.1 ms for a recent receipt,
 // 0.35 ms worst case at 1M receipts (one B-tree seek per 4096). bench/src/stores/receipt-ingest.ts.
 import { InvalidConfigError, type HttpReceipt, type Verdict } from '@gate/sdk'
+import type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from '@gate/trust'
 import { DuplicateRecordError, ReceiptPersistenceError, StoreInputError } from '../errors.js'
 import { GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
@@ -163,44 +164,8 @@ export interface CorePendingRow {
   httpJson: string
 }
 
-/** `tool` (core receipts of tool calls) or `child` (nested-flow child receipts), appended through trust-control. */
-export type ListedReceiptKind = 'tool' | 'child'
-
-/** A tool or child receipt to append; `json` is stored and served unchanged. */
-export interface ListedReceiptInput {
-  kind: ListedReceiptKind
-  receiptId: string
-  json: string
-  timestamp?: number | null
-  tenant?: string | null
-  capabilityId?: string | null
-  toolServer?: string | null
-  toolName?: string | null
-  sessionId?: string | null
-  parentRequestId?: string | null
-  requestId?: string | null
-}
-
-/** Filters of the tool and child receipt listings (exact matches, AND). */
-export interface ListedReceiptFilter {
-  receiptId?: string
-  tenant?: string
-  capabilityId?: string
-  toolServer?: string
-  toolName?: string
-  sessionId?: string
-  parentRequestId?: string
-  requestId?: string
-  since?: number
-  until?: number
-}
-
-/** A stored tool or child receipt. */
-export interface ListedReceiptRow {
-  seq: number
-  receiptId: string
-  json: string
-}
+// The tool and child receipt types are trust-control's port types (this store implements that port).
+export type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from '@gate/trust'
 
 /** Options of `openReceiptStore`. */
 export interface ReceiptStoreOptions extends DatabaseOptions {
