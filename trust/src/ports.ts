@@ -33,10 +33,14 @@ export interface CorpusFilter {
   toolServer?: string
   toolName?: string
   outcome?: ReceiptOutcome
+  /** timestamp >= since (Unix seconds). */
   since?: number
+  /** timestamp <= until. */
   until?: number
+  /** cost_units >= minCost; receipts without financial metadata never match. */
   minCost?: number
   maxCost?: number
+  /** Charged in this currency; receipts without financial metadata never match. */
   costCurrency?: string
   /** Only receipts with financial metadata (a charged cost). */
   withCost?: boolean
@@ -85,7 +89,9 @@ export interface CorpusAggregateRow {
   bucketStart?: number
   toolServer?: string
   toolName?: string
+  /** `subject` and `cost` groupings: the stored subject key (null when the kernel did not know it). */
   subjectKey?: string | null
+  /** `subject` grouping: set only when `subjectKey` is null (resolve it through the lineage); `cost`: always. */
   capabilityId?: string | null
   costCurrency?: string | null
   total: number

@@ -11,7 +11,17 @@
 // and a lookup probes the buckets newest first inside one statement: 0.1 ms for a recent receipt,
 // 0.35 ms worst case at 1M receipts (one B-tree seek per 4096). bench/src/stores/receipt-ingest.ts.
 import { InvalidConfigError, type HttpReceipt, type Verdict } from '@gate/sdk'
-import type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from '@gate/trust'
+import type {
+  CorpusAggregateRow,
+  CorpusFilter,
+  CorpusGrouping,
+  CorpusRow,
+  ListedReceiptFilter,
+  ListedReceiptInput,
+  ListedReceiptKind,
+  ListedReceiptRow,
+  ReceiptOutcome,
+} from '@gate/trust'
 import { DuplicateRecordError, ReceiptPersistenceError, StoreInputError } from '../errors.js'
 import { GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
@@ -19,7 +29,7 @@ import { openDatabase, resolveDatabaseOptions, type DatabaseOptions, type Sqlite
 import { pickOptions } from './store-options.js'
 
 /** `allow`, `deny`, `cancelled`, `incomplete` (spec 03 outcome filter; the HTTP verdict `cancel` is `cancelled`). */
-export type ReceiptOutcome = 'allow' | 'deny' | 'cancelled' | 'incomplete'
+export type { ReceiptOutcome } from '@gate/trust'
 
 /** `decision` for an evaluate receipt, `final` for the proxy's finalized receipt of the same request. */
 export type ReceiptRowKind = 'decision' | 'final'
@@ -89,74 +99,15 @@ export interface ReceiptRowContext {
   coreJson?: string | null
 }
 
+// The query shapes are trust-control's corpus port types (this store implements that port).
 /** Filters of the trust-control corpus queries (spec 03): present members combine with AND, bounds are inclusive. */
-export interface ReceiptQueryFilter {
-  capabilityId?: string
-  toolServer?: string
-  toolName?: string
-  outcome?: ReceiptOutcome
-  /** timestamp >= since (Unix seconds). */
-  since?: number
-  /** timestamp <= until. */
-  until?: number
-  /** cost_units >= minCost; receipts without financial metadata never match. */
-  minCost?: number
-  maxCost?: number
-  /** Charged in this currency; receipts without financial metadata never match. */
-  costCurrency?: string
-  /** Only receipts with financial metadata (a charged cost). */
-  withCost?: boolean
-  /** Only receipts that exercised a capability. */
-  withCapability?: boolean
-  /** The read context of a tenant principal. */
-  tenant?: string
-  /** The agent: `subject_key` is `subjectKey`, or it is null and `capability_id` is one of `capabilityIds` (the lineage join). */
-  subject?: { subjectKey: string; capabilityIds: readonly string[] }
-  /** seq > afterSeq (the cursor). */
-  afterSeq?: number
-  /** seq <= throughSeq (a snapshot bound). */
-  throughSeq?: number
-}
-
+export type ReceiptQueryFilter = CorpusFilter
 /** One receipt of a query page, with the columns reports read. */
-export interface ReceiptPageRow {
-  seq: number
-  receiptId: string
-  timestamp: number
-  tenant: string | null
-  outcome: ReceiptOutcome
-  capabilityId: string | null
-  subjectKey: string | null
-  toolServer: string
-  toolName: string
-  costUnits: number | null
-  costCurrency: string | null
-  attemptedCostUnits: number | null
-  httpJson: string
-  coreJson: string | null
-}
-
+export type ReceiptPageRow = CorpusRow
 /** How `aggregate` groups: one total, per time bucket, per tool, per agent, or per (capability, agent, currency). */
-export type ReceiptGrouping = 'none' | 'time' | 'tool' | 'subject' | 'cost'
-
+export type ReceiptGrouping = CorpusGrouping
 /** Counts and cost sums of one group (costs in minor units, summed across currencies except for `cost`). */
-export interface ReceiptAggregateRow {
-  bucketStart?: number
-  toolServer?: string
-  toolName?: string
-  /** `subject` and `cost` groupings: the stored subject key (null when the kernel did not know it). */
-  subjectKey?: string | null
-  /** `subject` grouping: set only when `subjectKey` is null (resolve it through the lineage); `cost`: always. */
-  capabilityId?: string | null
-  costCurrency?: string | null
-  total: number
-  allow: number
-  deny: number
-  cancelled: number
-  incomplete: number
-  charged: number
-  attempted: number
-}
+export type ReceiptAggregateRow = CorpusAggregateRow
 
 /** A row of the core-receipt backlog. */
 export interface CorePendingRow {
