@@ -1,4 +1,5 @@
-// Load generation for the HTTP benchmarks: autocannon, loopback only, bounded duration.
+// Closed-loop load (saturation) for the HTTP benchmarks: autocannon, loopback only, bounded duration.
+// Latency at a fixed rate is paced-load.ts.
 import autocannon from 'autocannon'
 
 export interface LoadOptions {
@@ -8,8 +9,6 @@ export interface LoadOptions {
   headers?: Record<string, string>
   connections?: number
   durationSeconds?: number
-  /** Fixed request rate (overall), for latency-at-load measurements; omitted = saturation. */
-  overallRate?: number
 }
 
 export interface LoadResult {
@@ -30,7 +29,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     headers: options.headers,
     connections: options.connections ?? 50,
     duration: options.durationSeconds ?? 5,
-    ...(options.overallRate === undefined ? {} : { overallRate: options.overallRate }),
   })
   return {
     requestsPerSecond: result.requests.average,

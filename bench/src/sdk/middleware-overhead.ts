@@ -2,7 +2,8 @@
 // same handler, against the real `gate sidecar` with a durable receipt store. Measured at a fixed
 // 1,000 req/s (latency added by Gate: median and p99, target <= 0.5 ms and <= 2 ms) and at saturation
 // (throughput ratio with/without). Loopback only; the apps and the sidecar run in their own processes.
-// Latencies come from autocannon's per-response hrtime (its histogram keeps whole milliseconds only).
+// The fixed rate is open-loop and evenly paced (paced-load.ts: autocannon's `overallRate` sends each
+// second's share in a burst at saturation); saturation uses autocannon.
 // On a shared machine wall-clock latency moves with everything else running, so the app's CPU time per
 // request (with and without Gate) is reported too, and the load average is printed with the table.
 import autocannon, { type AutocannonResult } from 'autocannon'
@@ -15,6 +16,7 @@ import { fileURLToPath } from 'node:url'
 import { uuidv7 } from '@gate/sdk'
 import { startSidecarProcess } from '@gate/sdk/middleware-testing'
 import { median, printTable, quantile } from '../measure.js'
+import { pacedLoad } from '../paced-load.js'
 
 const FIXED_RATE = 1000
 const FIXED_SECONDS = 5
@@ -32,14 +34,26 @@ interface Load {
   failures: number
 }
 
-async function load(url: string, options: { rate?: number; connections: number; seconds: number; path?: string; extra?: Record<string, unknown> }): Promise<Load> {
+/** Evenly paced load at `rate` (latency at a fixed load). */
+async function paced(url: string, options: { rate: number; seconds: number; post?: boolean }): Promise<Load> {
+  const r = await pacedLoad({
+    origin: url,
+    rate: options.rate,
+    seconds: options.seconds,
+    ...(options.post === true
+      ? { path: '/gate/evaluate', method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: () => JSON.stringify(evaluateBody()) }
+      : { path: '/pets' }),
+  })
+  return { latencies: r.latencies, requestsPerSecond: r.achievedRate, failures: r.failures }
+}
+
+/** Closed-loop load (saturation) through autocannon. */
+async function load(url: string, options: { connections: number; seconds: number }): Promise<Load> {
   const tracker = autocannon({
-    url: `${url}${options.path ?? '/pets'}`,
+    url: `${url}/pets`,
     connections: options.connections,
     duration: options.seconds,
-    ...(options.rate === undefined ? {} : { overallRate: options.rate }),
-    ...options.extra,
-  } as Parameters<typeof autocannon>[0]) as Tracker
+  }) as Tracker
   const latencies: number[] = []
   tracker.on('response', (_client, status, _bytes, ms) => {
     if (status === 200) latencies.push(ms)
@@ -107,29 +121,21 @@ export async function run(): Promise<{ ok: boolean }> {
   let ok = true
   try {
     // the sidecar alone, asked directly at the same rate: the floor under any latency Gate can add
-    const evaluate = {
-      path: '/gate/evaluate',
-      extra: {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        requests: [{ setupRequest: (r: object) => ({ ...r, body: JSON.stringify(evaluateBody()) }) }],
-      },
-    }
-    await load(sidecar.url, { rate: FIXED_RATE, connections: 10, seconds: 2, ...evaluate })
-    const direct = await load(sidecar.url, { rate: FIXED_RATE, connections: 10, seconds: FIXED_SECONDS, ...evaluate })
+    await paced(sidecar.url, { rate: FIXED_RATE, seconds: 2, post: true })
+    const direct = await paced(sidecar.url, { rate: FIXED_RATE, seconds: FIXED_SECONDS, post: true })
     for (const framework of ['express', 'fastify']) {
       const bare = await startApp(framework, 'off', sidecar.url)
       const gated = await startApp(framework, 'on', sidecar.url)
       try {
         // warm-up: JIT, keep-alive pools, the sidecar key fetch
-        for (const app of [bare, gated]) await load(app.url, { rate: FIXED_RATE, connections: 10, seconds: 2 })
+        for (const app of [bare, gated]) await paced(app.url, { rate: FIXED_RATE, seconds: 2 })
         const fixed = { bare: [] as number[], gated: [] as number[] }
         const before = { bare: await bare.stats(), gated: await gated.stats() }
         let failures = 0
         // interleaved rounds, so a burst of load from elsewhere hits both alike
         for (let round = 0; round < FIXED_ROUNDS; round++) {
           for (const [name, app] of [['bare', bare], ['gated', gated]] as const) {
-            const r = await load(app.url, { rate: FIXED_RATE, connections: 10, seconds: FIXED_SECONDS })
+            const r = await paced(app.url, { rate: FIXED_RATE, seconds: FIXED_SECONDS })
             fixed[name].push(...r.latencies)
             failures += r.failures
           }

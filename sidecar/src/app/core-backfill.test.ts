@@ -45,7 +45,7 @@ t.test('converted on the signing thread: the bytes inline conversion gives; fore
   backfill.start()
   await backfill.flush()
   await backfill.stop()
-  t.same(backfill.stats, { converted: 40, skippedForeign: 1, skippedInvalid: 0, failedWrites: 0 })
+  t.match(backfill.stats, { converted: 40, skippedForeign: 1, skippedInvalid: 0, failedWrites: 0 })
   const stored = await coreJsons(store, 41)
   t.same(stored.slice(0, 40), ownJsons.map(json => (toCoreJson(json, authority) as { json: string }).json), 'same bytes as inline')
   t.equal(stored[40], null, 'the foreign receipt keeps its HTTP form only')
@@ -66,6 +66,28 @@ t.test('a conversion that fails elsewhere is done on this thread, and says so', 
   t.equal(backfill.stats.converted, 10)
   t.same((await coreJsons(store, 10)), ownJsons.map(json => (toCoreJson(json, authority) as { json: string }).json))
   t.match(lines.join('\n'), /converts on the main thread: thread gone/)
+})
+
+t.test('receipts committed one by one are converted together, after the gathering wait', async t => {
+  async function trickle(tt: Test, gatherMs: number) {
+    const { store } = await seededStore(tt, 0)
+    const backfill = new CoreBackfill({ receipts: store, signer: () => authority, gatherMs })
+    backfill.start()
+    await backfill.flush()
+    const before = backfill.stats.passes
+    for (let i = 0; i < 10; i++) {
+      const { receipt, json } = signHttpReceiptJson(exampleReceiptBody({ request_id: `trickle-${gatherMs}-${i}` }), authority)
+      await store.append(createReceiptRow(receipt, json))
+      await new Promise(resolve => setTimeout(resolve, 5))
+    }
+    for (let i = 0; i < 300 && backfill.stats.converted < 10; i++) await new Promise(resolve => setTimeout(resolve, 10))
+    const passes = backfill.stats.passes - before
+    tt.equal(backfill.stats.converted, 10, `gatherMs ${gatherMs}: all converted without a flush`)
+    await backfill.stop()
+    return passes
+  }
+  await t.test('gathered', async tt => tt.ok((await trickle(tt, 500)) <= 2, 'one or two passes for ten commits'))
+  await t.test('not gathered', async tt => tt.ok((await trickle(tt, 0)) >= 5, 'about a pass per commit'))
 })
 
 t.test('while the service is busy nothing is converted; once idle everything is', async t => {

@@ -46,11 +46,17 @@ export interface CoreBackfillOptions {
   busyDelayMs?: number
   /** Also look for new rows this often (receipts another process appended), 0 (default) for commit notifications only. */
   pollIntervalMs?: number
+  /**
+   * After a commit notification, wait this long before looking (default 250 ms; 0 looks at once), so one
+   * pass handles the receipts of many commits: each pass costs a read, a signing-thread round trip and a
+   * commit of its own, which at a steady trickle of requests cost more than the conversions.
+   */
+  gatherMs?: number
   log?: (line: string) => void
 }
 
 /** Defaults of `CoreBackfillOptions`. */
-export const CORE_BACKFILL_DEFAULTS = Object.freeze({ batchSize: 256, chunkSize: 8, busyDelayMs: 25, pollIntervalMs: 0 })
+export const CORE_BACKFILL_DEFAULTS = Object.freeze({ batchSize: 256, chunkSize: 8, busyDelayMs: 25, pollIntervalMs: 0, gatherMs: 250 })
 
 /** Counters (tests, logs, /health). */
 export interface CoreBackfillStats {
@@ -60,6 +66,8 @@ export interface CoreBackfillStats {
   /** Rows whose HTTP form could not be read or mapped. */
   skippedInvalid: number
   failedWrites: number
+  /** Reads of the backlog that found rows to convert. */
+  passes: number
 }
 
 /** Background conversion of stored HttpReceipts to their core form. */
@@ -72,8 +80,9 @@ export class CoreBackfill {
   readonly #busy: () => boolean
   readonly #busyDelayMs: number
   readonly #pollIntervalMs: number
+  readonly #gatherMs: number
   readonly #log: (line: string) => void
-  readonly stats: CoreBackfillStats = { converted: 0, skippedForeign: 0, skippedInvalid: 0, failedWrites: 0 }
+  readonly stats: CoreBackfillStats = { converted: 0, skippedForeign: 0, skippedInvalid: 0, failedWrites: 0, passes: 0 }
   // Rows with seq <= #cursor were looked at; every row with seq <= #doneThrough is converted (or skipped) and committed.
   #cursor = 0
   #doneThrough = 0
@@ -94,6 +103,7 @@ export class CoreBackfill {
     this.#busy = options.busy ?? (() => false)
     this.#busyDelayMs = options.busyDelayMs ?? CORE_BACKFILL_DEFAULTS.busyDelayMs
     this.#pollIntervalMs = options.pollIntervalMs ?? CORE_BACKFILL_DEFAULTS.pollIntervalMs
+    this.#gatherMs = options.gatherMs ?? CORE_BACKFILL_DEFAULTS.gatherMs
     this.#log = options.log ?? (() => undefined)
   }
 
@@ -107,9 +117,7 @@ export class CoreBackfill {
   /** New receipts were committed. */
   notify(): void {
     this.#pendingWake = true
-    const wake = this.#wake
-    this.#wake = undefined
-    wake?.()
+    this.#wake?.()
   }
 
   /** Resolves once every receipt committed before the call has its core form stored (or was skipped). */
@@ -152,7 +160,11 @@ export class CoreBackfill {
       if (rows.length === 0) {
         this.#cursor = Math.max(this.#cursor, latest)
         this.#markDone(latest)
-        if (!this.#pendingWake && !this.#stopped) await this.#sleepUntilWoken()
+        if (!this.#pendingWake && !this.#stopped) {
+          await this.#sleep(this.#pollIntervalMs, () => true)
+          // let the receipts of the next commits gather; a flush or stop cuts the wait short
+          if (this.#gatherMs > 0 && this.#urgent === 0 && !this.#stopped) await this.#sleep(this.#gatherMs, () => this.#urgent > 0 || this.#stopped)
+        }
         continue
       }
       await this.#convert(rows)
@@ -182,6 +194,7 @@ export class CoreBackfill {
   }
 
   async #convert(rows: readonly { seq: number; httpJson: string }[]): Promise<void> {
+    this.stats.passes++
     const writes: Promise<unknown>[] = []
     for (let i = 0; i < rows.length; i += this.#chunkSize) {
       // requests first: while any is in flight, wait (a flush, `#urgent`, does not wait); measured
@@ -233,19 +246,19 @@ export class CoreBackfill {
     for (const waiter of ready) waiter.resolve()
   }
 
-  #sleepUntilWoken(): Promise<void> {
+  // Sleeps `ms` (0: no time limit) or until a notification that `accept` takes.
+  #sleep(ms: number, accept: () => boolean): Promise<void> {
     return new Promise(resolve => {
       let timer: NodeJS.Timeout | undefined
-      this.#wake = () => {
+      const done = () => {
         clearTimeout(timer)
+        this.#wake = undefined
         resolve()
       }
-      if (this.#pollIntervalMs > 0) {
-        timer = setTimeout(() => {
-          this.#wake = undefined
-          resolve()
-        }, this.#pollIntervalMs).unref()
+      this.#wake = () => {
+        if (accept()) done()
       }
+      if (ms > 0) timer = setTimeout(done, ms).unref()
     })
   }
 }
