@@ -19,6 +19,8 @@ import { median, printTable, quantile } from '../measure.js'
 import { pacedLoad } from '../paced-load.js'
 
 const FIXED_RATE = 1000
+// a light load as well: the latency Gate adds when neither the app nor the sidecar queues (context, no target)
+const LIGHT_RATE = 200
 const FIXED_SECONDS = 5
 const FIXED_ROUNDS = 2
 const SATURATION_SECONDS = 5
@@ -123,6 +125,7 @@ export async function run(): Promise<{ ok: boolean }> {
     // the sidecar alone, asked directly at the same rate: the floor under any latency Gate can add
     await paced(sidecar.url, { rate: FIXED_RATE, seconds: 2, post: true })
     const direct = await paced(sidecar.url, { rate: FIXED_RATE, seconds: FIXED_SECONDS, post: true })
+    const directLight = await paced(sidecar.url, { rate: LIGHT_RATE, seconds: FIXED_SECONDS, post: true })
     for (const framework of ['express', 'fastify']) {
       const bare = await startApp(framework, 'off', sidecar.url)
       const gated = await startApp(framework, 'on', sidecar.url)
@@ -141,10 +144,13 @@ export async function run(): Promise<{ ok: boolean }> {
           }
         }
         const after = { bare: await bare.stats(), gated: await gated.stats() }
+        const lightBare = await paced(bare.url, { rate: LIGHT_RATE, seconds: FIXED_SECONDS })
+        const lightGated = await paced(gated.url, { rate: LIGHT_RATE, seconds: FIXED_SECONDS })
+        const light = { bare: lightBare.latencies, gated: lightGated.latencies }
         const cpuPerRequest = (name: 'bare' | 'gated') => (after[name].cpuMicros - before[name].cpuMicros) / (after[name].served - before[name].served)
         const satBare = await load(bare.url, { connections: SATURATION_CONNECTIONS, seconds: SATURATION_SECONDS })
         const satGated = await load(gated.url, { connections: SATURATION_CONNECTIONS, seconds: SATURATION_SECONDS })
-        failures += satBare.failures + satGated.failures
+        failures += satBare.failures + satGated.failures + lightBare.failures + lightGated.failures
 
         const medianAdded = median(fixed.gated) - median(fixed.bare)
         const p99Added = quantile(fixed.gated, 0.99) - quantile(fixed.bare, 0.99)
@@ -158,6 +164,8 @@ export async function run(): Promise<{ ok: boolean }> {
           'p99 bare ms': quantile(fixed.bare, 0.99),
           'p99 gate ms': quantile(fixed.gated, 0.99),
           'p99 added ms': p99Added,
+          [`median added ms @${LIGHT_RATE}/s`]: median(light.gated) - median(light.bare),
+          [`p99 added ms @${LIGHT_RATE}/s`]: quantile(light.gated, 0.99) - quantile(light.bare, 0.99),
           'app CPU µs/req bare': cpuPerRequest('bare'),
           'app CPU µs/req gate': cpuPerRequest('gated'),
           'sat req/s bare': satBare.requestsPerSecond,
@@ -175,7 +183,9 @@ export async function run(): Promise<{ ok: boolean }> {
       framework: 'sidecar alone',
       'median gate ms': median(direct.latencies),
       'p99 gate ms': quantile(direct.latencies, 0.99),
-      failures: direct.failures,
+      [`median added ms @${LIGHT_RATE}/s`]: median(directLight.latencies),
+      [`p99 added ms @${LIGHT_RATE}/s`]: quantile(directLight.latencies, 0.99),
+      failures: direct.failures + directLight.failures,
       target: 'floor: POST /gate/evaluate asked directly',
     })
   } finally {
@@ -183,7 +193,7 @@ export async function run(): Promise<{ ok: boolean }> {
     rmSync(dir, { recursive: true, force: true })
   }
   printTable(
-    `load average ${loadavg().map(l => l.toFixed(1)).join(' ')} on this machine; SDK middleware overhead: GET /pets at ${FIXED_RATE} req/s (${FIXED_ROUNDS}x${FIXED_SECONDS}s each) and at saturation (${SATURATION_CONNECTIONS} connections, ${SATURATION_SECONDS}s); durable sidecar; targets: median added <= ${TARGET_MEDIAN_ADDED_MS} ms, p99 added <= ${TARGET_P99_ADDED_MS} ms`,
+    `load average ${loadavg().map(l => l.toFixed(1)).join(' ')} on this machine; SDK middleware overhead: GET /pets at ${FIXED_RATE} req/s (${FIXED_ROUNDS}x${FIXED_SECONDS}s each, evenly paced), at ${LIGHT_RATE} req/s and at saturation (${SATURATION_CONNECTIONS} connections, ${SATURATION_SECONDS}s); durable sidecar; targets: median added <= ${TARGET_MEDIAN_ADDED_MS} ms, p99 added <= ${TARGET_P99_ADDED_MS} ms`,
     rows,
   )
   return { ok }
