@@ -6,8 +6,10 @@ import { BadRequestError } from '../errors.js'
 
 /** Parses JSON text; integers beyond ±(2^53−1) become bigint. Throws `gate_bad_request` on bad JSON. */
 export function parseJsonExact(text: string): unknown {
-  // Fast path: without a 16+ digit run outside strings nothing can lose precision.
-  if (!/\d{16}/.test(text)) return parseOrThrow(text)
+  // Fast path: an integer literal that could lose precision has 16+ digits and, being a JSON value,
+  // starts the text or follows `:`, `[` or `,` (and whitespace). Digit runs inside hex strings, common
+  // in receipts (hashes, keys, signatures), no longer send the text to the slow parser.
+  if (!MAYBE_LONG_INTEGER.test(text)) return parseOrThrow(text)
   const p = new Parser(text)
   p.ws()
   const v = p.value(0)
@@ -15,6 +17,8 @@ export function parseJsonExact(text: string): unknown {
   if (p.i !== text.length) p.fail('unexpected data after the JSON value')
   return v
 }
+
+const MAYBE_LONG_INTEGER = /(?:^|[:[,])[\x20\t\n\r]*-?\d{16}/
 
 function parseOrThrow(text: string): unknown {
   try {

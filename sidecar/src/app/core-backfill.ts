@@ -160,18 +160,22 @@ export class CoreBackfill {
       if (rows.length === 0) {
         this.#cursor = Math.max(this.#cursor, latest)
         this.#markDone(latest)
-        if (!this.#pendingWake && !this.#stopped) {
-          await this.#sleep(this.#pollIntervalMs, () => true)
-          // let the receipts of the next commits gather; a flush or stop cuts the wait short
-          if (this.#gatherMs > 0 && this.#urgent === 0 && !this.#stopped) await this.#sleep(this.#gatherMs, () => this.#urgent > 0 || this.#stopped)
-        }
+        if (!this.#pendingWake && !this.#stopped) await this.#sleep(this.#pollIntervalMs, () => true)
+        await this.#gather()
         continue
       }
       await this.#convert(rows)
       const last = rows[rows.length - 1]!.seq
       // Everything up to `last` is handled; when the batch ran out, so is everything up to `latest`.
       this.#markDone(rows.length < this.#batchSize ? Math.max(last, latest) : last)
+      // caught up: let the next receipts gather instead of taking them one pass each
+      if (rows.length < this.#batchSize) await this.#gather()
     }
+  }
+
+  // Waits `gatherMs` unless a flush or stop is waiting (they cut it short).
+  async #gather(): Promise<void> {
+    if (this.#gatherMs > 0 && this.#urgent === 0 && !this.#stopped) await this.#sleep(this.#gatherMs, () => this.#urgent > 0 || this.#stopped)
   }
 
   // Without a running loop (not started): one synchronous pass for flush().
