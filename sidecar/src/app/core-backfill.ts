@@ -6,12 +6,13 @@
 // transactions with appends). Ed25519 signatures are deterministic, so the stored bytes are the ones the
 // read path would compute for the same row at any time.
 //
-// Never on the request path: it wakes after receipts commit, converts a few rows per event-loop turn and
-// yields (setImmediate) between chunks. In the sidecar the conversion (a re-signature per row) runs on
+// Never on the request path: it wakes after receipts commit, waits `gatherMs` so one pass handles many
+// commits, converts a few rows per event-loop turn and yields (setImmediate) between chunks. In the sidecar the conversion (a re-signature per row) runs on
 // the signing thread (signing/worker-signer.ts), so a chunk costs the event loop only its store I/O, and
 // chunks are small so receipt signatures queued behind one wait about a millisecond at most. While
-// requests are in flight it does not convert at all (it checks again every busyDelayMs), so under load
-// it takes no CPU from evaluations and catches up when the service is idle. Queries meeting an
+// the service is busy (`busy`: in the sidecar, a request in flight or a loop more than 10% busy) it
+// does not convert at all (it checks again every busyDelayMs), so under load it takes no CPU from
+// evaluations and catches up when the service is idle. Queries meeting an
 // unconverted row convert it on the spot. It is flushed (run to the end without sleeping) before an
 // authority rotation, since rows signed by the old key can no longer be converted once the old seed is
 // gone, and on shutdown.

@@ -18,6 +18,7 @@ import type { Authority } from '../config/authority-seed.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
 import { CoreBackfill } from './core-backfill.js'
+import { createLoopPressure } from '../signing/loop-pressure.js'
 import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
 
@@ -137,12 +138,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await stores.close()
     throw new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
-  // Core receipts are added after commit, off the request path (core-backfill.ts).
+  // Core receipts are added after commit, off the request path (core-backfill.ts). A conversion (a second
+  // signature) costs about what the evaluation did, and on a small host it competes with the requests
+  // for the same cores, so it runs only while the event loop is mostly idle (under 10% busy over the
+  // last half second) and never with a request in flight: under steady traffic receipts keep their HTTP
+  // form until a quiet moment, and trust-control converts what a query returns on the spot.
+  const loopBusy = createLoopPressure({ threshold: 0.1, windowMs: 500 })
   const backfill = new CoreBackfill({
     receipts: stores.raw.receipts,
     signer: () => authority.signer,
     convert: httpJsons => receiptSigner.toCoreJsons(httpJsons),
-    busy: () => server.inFlight() > 0,
+    busy: () => server.inFlight() > 0 || loopBusy(),
     log: options.log,
   })
   backfill.start()
