@@ -111,6 +111,17 @@ t.test('receipts committed one by one wait for the gathering window and are conv
   })
 })
 
+t.test('a flush does not wait out the busy wait', async t => {
+  const { store } = await seededStore(t, 4)
+  const backfill = new CoreBackfill({ receipts: store, signer: () => authority, busy: () => true, busyDelayMs: 60_000 })
+  backfill.start()
+  await new Promise(resolve => setTimeout(resolve, 50))
+  t.equal(backfill.stats.converted, 0, 'busy: waiting')
+  await backfill.flush()
+  t.equal(backfill.stats.converted, 4, 'the flush converted everything without waiting a minute')
+  await backfill.stop()
+})
+
 t.test('while the service is busy nothing is converted; once idle everything is', async t => {
   const { store } = await seededStore(t, 12)
   let busy = true

@@ -204,7 +204,7 @@ export class CoreBackfill {
     for (let i = 0; i < rows.length; i += this.#chunkSize) {
       // requests first: while any is in flight, wait (a flush, `#urgent`, does not wait); measured
       // here, converting even one chunk per 25 ms under full load cost about a tenth of the throughput
-      while (this.#urgent === 0 && !this.#stopped && this.#busy()) await delay(this.#busyDelayMs)
+      while (this.#urgent === 0 && !this.#stopped && this.#busy()) await this.#sleep(this.#busyDelayMs, () => this.#urgent > 0 || this.#stopped)
       const chunk = rows.slice(i, i + this.#chunkSize)
       const cores = await this.#convertChunk(chunk.map(row => row.httpJson))
       for (let k = 0; k < chunk.length; k++) {
@@ -266,8 +266,4 @@ export class CoreBackfill {
       if (ms > 0) timer = setTimeout(done, ms).unref()
     })
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise(resolve => setTimeout(resolve, ms).unref())
 }

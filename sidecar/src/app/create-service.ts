@@ -149,6 +149,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     signer: () => authority.signer,
     convert: httpJsons => receiptSigner.toCoreJsons(httpJsons),
     busy: () => server.inFlight() > 0 || loopBusy(),
+    // under steady traffic it waits for long stretches: look four times a second, not forty
+    busyDelayMs: 250,
     log: options.log,
   })
   backfill.start()
