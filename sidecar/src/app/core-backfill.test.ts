@@ -77,12 +77,17 @@ t.test('receipts committed one by one wait for the gathering window and are conv
     for (let i = 0; i < 500 && !done(); i++) await new Promise(resolve => setTimeout(resolve, 10))
   }
 
-  await t.test('gathering: after a pass nothing converts inside the window; a flush cuts it short', async t => {
+  // a running backfill over an empty store, and its counters once the start-up pass is done
+  const started = async (t: Test, gatherMs: number) => {
     const { store } = await seededStore(t, 0)
-    const backfill = new CoreBackfill({ receipts: store, signer: () => authority, gatherMs: 60_000 })
+    const backfill = new CoreBackfill({ receipts: store, signer: () => authority, gatherMs })
     backfill.start()
     await backfill.flush()
-    const before = { ...backfill.stats }
+    return { store, backfill, before: { ...backfill.stats } }
+  }
+
+  await t.test('gathering: after a pass nothing converts inside the window; a flush cuts it short', async t => {
+    const { store, backfill, before } = await started(t, 60_000)
     for (let i = 0; i < 10; i++) await appendOne(store, `gathered-${i}`)
     await new Promise(resolve => setTimeout(resolve, 50))
     // the loop may have been between its last look and its sleep when the first receipts came: at most
@@ -96,11 +101,7 @@ t.test('receipts committed one by one wait for the gathering window and are conv
   })
 
   await t.test('gatherMs 0: each commit is looked at at once', async t => {
-    const { store } = await seededStore(t, 0)
-    const backfill = new CoreBackfill({ receipts: store, signer: () => authority, gatherMs: 0 })
-    backfill.start()
-    await backfill.flush()
-    const before = { ...backfill.stats }
+    const { store, backfill, before } = await started(t, 0)
     for (let i = 0; i < 5; i++) {
       await appendOne(store, `at-once-${i}`)
       await waitFor(() => backfill.stats.converted - before.converted === i + 1)
