@@ -7,8 +7,11 @@ import { canonicalJson, parseJsonExact, toCoreReceiptWithKeypair, type HttpRecei
 /** Why a stored HttpReceipt has no core form under `signer`. */
 export type CoreFormProblem = 'foreign_key' | 'unreadable' | 'unconvertible'
 
+/** The core form of one stored receipt, or why it has none. */
+export type CoreFormResult = { json: string } | { problem: CoreFormProblem; detail: string }
+
 /** The canonical core JSON of `httpJson` signed by `signer`, or why there is none. Never throws. */
-export function toCoreJson(httpJson: string, signer: Signer): { json: string } | { problem: CoreFormProblem; detail: string } {
+export function toCoreJson(httpJson: string, signer: Signer): CoreFormResult {
   let receipt: HttpReceipt
   try {
     receipt = parseJsonExact(httpJson) as HttpReceipt

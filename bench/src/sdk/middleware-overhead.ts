@@ -6,7 +6,6 @@
 // second's share in a burst at saturation); saturation uses autocannon.
 // On a shared machine wall-clock latency moves with everything else running, so the app's CPU time per
 // request (with and without Gate) is reported too, and the load average is printed with the table.
-import autocannon, { type AutocannonResult } from 'autocannon'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -15,6 +14,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { uuidv7 } from '@gate/sdk'
 import { startSidecarProcess } from '@gate/sdk/middleware-testing'
+import { runLoad } from '../load.js'
 import { median, printTable, quantile } from '../measure.js'
 import { pacedLoad } from '../paced-load.js'
 
@@ -27,8 +27,6 @@ const SATURATION_SECONDS = 5
 const SATURATION_CONNECTIONS = 16
 const TARGET_MEDIAN_ADDED_MS = 0.5
 const TARGET_P99_ADDED_MS = 2
-
-type Tracker = Promise<AutocannonResult> & { on(event: 'response', fn: (client: unknown, status: number, bytes: number, ms: number) => void): void }
 
 interface Load {
   latencies: number[]
@@ -49,19 +47,10 @@ async function paced(url: string, options: { rate: number; seconds: number; post
   return { latencies: r.latencies, requestsPerSecond: r.achievedRate, failures: r.failures }
 }
 
-/** Closed-loop load (saturation) through autocannon. */
-async function load(url: string, options: { connections: number; seconds: number }): Promise<Load> {
-  const tracker = autocannon({
-    url: `${url}/pets`,
-    connections: options.connections,
-    duration: options.seconds,
-  }) as Tracker
-  const latencies: number[] = []
-  tracker.on('response', (_client, status, _bytes, ms) => {
-    if (status === 200) latencies.push(ms)
-  })
-  const result = await tracker
-  return { latencies, requestsPerSecond: result.requests.average, failures: result.errors + result.timeouts + result.non2xx }
+/** Closed-loop load (saturation): requests per second and failures. */
+async function saturate(url: string): Promise<{ requestsPerSecond: number; failures: number }> {
+  const r = await runLoad({ url: `${url}/pets`, connections: SATURATION_CONNECTIONS, durationSeconds: SATURATION_SECONDS })
+  return { requestsPerSecond: r.requestsPerSecond, failures: r.errors + r.non2xx }
 }
 
 interface App {
@@ -148,8 +137,8 @@ export async function run(): Promise<{ ok: boolean }> {
         const lightGated = await paced(gated.url, { rate: LIGHT_RATE, seconds: FIXED_SECONDS })
         const light = { bare: lightBare.latencies, gated: lightGated.latencies }
         const cpuPerRequest = (name: 'bare' | 'gated') => (after[name].cpuMicros - before[name].cpuMicros) / (after[name].served - before[name].served)
-        const satBare = await load(bare.url, { connections: SATURATION_CONNECTIONS, seconds: SATURATION_SECONDS })
-        const satGated = await load(gated.url, { connections: SATURATION_CONNECTIONS, seconds: SATURATION_SECONDS })
+        const satBare = await saturate(bare.url)
+        const satGated = await saturate(gated.url)
         failures += satBare.failures + satGated.failures + lightBare.failures + lightGated.failures
 
         const medianAdded = median(fixed.gated) - median(fixed.bare)

@@ -3,8 +3,6 @@
 import { createServer } from 'node:http'
 import { listenOnLoopback, type LoopbackServer } from './loopback.js'
 
-export type { LoopbackServer } from './loopback.js'
-
 /** Starts the server on 127.0.0.1:0. */
 export function startSilentServer(): Promise<LoopbackServer> {
   return listenOnLoopback(

@@ -7,21 +7,21 @@
 // read path would compute for the same row at any time.
 //
 // Never on the request path: it wakes after receipts commit, waits `gatherMs` so one pass handles many
-// commits, converts a few rows per event-loop turn and yields (setImmediate) between chunks. In the sidecar the conversion (a re-signature per row) runs on
-// the signing thread (signing/worker-signer.ts), so a chunk costs the event loop only its store I/O, and
-// chunks are small so receipt signatures queued behind one wait about a millisecond at most. While
-// the service is busy (`busy`: in the sidecar, a request in flight or a loop more than 10% busy) it
-// does not convert at all (it checks again every busyDelayMs), so under load it takes no CPU from
-// evaluations and catches up when the service is idle. Queries meeting an
-// unconverted row convert it on the spot. It is flushed (run to the end without sleeping) before an
-// authority rotation, since rows signed by the old key can no longer be converted once the old seed is
-// gone, and on shutdown.
+// commits, converts a few rows per event-loop turn and yields (setImmediate) between chunks. In the
+// sidecar the conversion (a re-signature per row) runs on the signing thread (signing/worker-signer.ts),
+// so a chunk costs the event loop only its store I/O, and chunks are small so receipt signatures queued
+// behind one wait about a millisecond at most. While the service is busy (`busy`: in the sidecar, a
+// request in flight or a loop more than 10% busy) it does not convert at all (it checks again every
+// busyDelayMs), so under load it takes no CPU from evaluations and catches up when the service is idle.
+// Queries meeting an unconverted row convert it on the spot. It is flushed (run to the end without
+// sleeping) before an authority rotation, since rows signed by the old key can no longer be converted
+// once the old seed is gone, and on shutdown; a flush or stop cuts every wait short.
 //
 // Rows signed by a key this process does not hold (another authority's, or a retired one) are skipped:
 // they stay in their HTTP form and the read path serves them as stored (docs/trust-control.md).
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import type { Signer } from '@gate/sdk'
-import { toCoreJson, type CoreFormProblem } from '@gate/trust'
+import { toCoreJson, type CoreFormResult } from '@gate/trust'
 import type { ReceiptStore } from '../stores/index.js'
 
 /** The receipt store surface the backfill uses. */
@@ -36,7 +36,7 @@ export interface CoreBackfillOptions {
    * Converts a chunk elsewhere (the sidecar's signing thread, whose key never rotates); default: on
    * this thread with `signer()`. A rejected chunk is converted on this thread instead.
    */
-  convert?: (httpJsons: readonly string[]) => Promise<({ json: string } | { problem: CoreFormProblem; detail: string })[]>
+  convert?: (httpJsons: readonly string[]) => Promise<CoreFormResult[]>
   /** Rows read per batch, default 256. */
   batchSize?: number
   /** Rows converted per event-loop turn, default 8 (about 1 ms of signing). */
@@ -174,9 +174,14 @@ export class CoreBackfill {
     }
   }
 
-  // Waits `gatherMs` unless a flush or stop is waiting (they cut it short).
+  // A flush or stop is waiting: no more gathering or yielding to requests.
+  #interrupted(): boolean {
+    return this.#urgent > 0 || this.#stopped
+  }
+
+  // Waits `gatherMs` unless interrupted (which also cuts the wait short).
   async #gather(): Promise<void> {
-    if (this.#gatherMs > 0 && this.#urgent === 0 && !this.#stopped) await this.#sleep(this.#gatherMs, () => this.#urgent > 0 || this.#stopped)
+    if (this.#gatherMs > 0 && !this.#interrupted()) await this.#sleep(this.#gatherMs, () => this.#interrupted())
   }
 
   // Without a running loop (not started): one synchronous pass for flush().
@@ -202,9 +207,9 @@ export class CoreBackfill {
     this.stats.passes++
     const writes: Promise<unknown>[] = []
     for (let i = 0; i < rows.length; i += this.#chunkSize) {
-      // requests first: while any is in flight, wait (a flush, `#urgent`, does not wait); measured
-      // here, converting even one chunk per 25 ms under full load cost about a tenth of the throughput
-      while (this.#urgent === 0 && !this.#stopped && this.#busy()) await this.#sleep(this.#busyDelayMs, () => this.#urgent > 0 || this.#stopped)
+      // requests first: while the service is busy, wait (a flush or stop does not); measured here,
+      // converting even one chunk per 25 ms under full load cost about a tenth of the throughput
+      while (!this.#interrupted() && this.#busy()) await this.#sleep(this.#busyDelayMs, () => this.#interrupted())
       const chunk = rows.slice(i, i + this.#chunkSize)
       const cores = await this.#convertChunk(chunk.map(row => row.httpJson))
       for (let k = 0; k < chunk.length; k++) {

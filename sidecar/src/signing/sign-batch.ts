@@ -1,5 +1,5 @@
 // The messages between the sidecar and its signing thread.
-import type { CoreFormProblem } from '@gate/trust'
+import type { CoreFormResult } from '@gate/trust'
 
 /** Receipt texts to sign, joined by U+0000 (one string clones faster than an array). */
 export interface SignBatch {
@@ -15,9 +15,6 @@ export interface CoreBatch {
 
 /** Separates the texts of a SignBatch; canonical JSON never holds it raw (control characters are escaped). */
 export const BATCH_SEPARATOR = '\u0000'
-
-/** The core form of one stored receipt, or why it has none (see `toCoreJson`). */
-export type CoreFormResult = { json: string } | { problem: CoreFormProblem; detail: string }
 
 /** The signing thread's answer: signatures in order joined by commas, core forms in order, or a failure. */
 export type BatchResult = { id: number; signatures: string } | { id: number; cores: CoreFormResult[] } | { id: number; error: string }

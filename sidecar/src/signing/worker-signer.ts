@@ -11,9 +11,9 @@
 // (gate_receipt_sign_failed, so evaluations fail closed) and later work is done on the main thread.
 import { Worker } from 'node:worker_threads'
 import { SigningError, utf8, type Signer } from '@gate/sdk'
-import { toCoreJson } from '@gate/trust'
+import { toCoreJson, type CoreFormResult } from '@gate/trust'
 import { createLoopPressure } from './loop-pressure.js'
-import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type CoreFormResult, type SignBatch } from './sign-batch.js'
+import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch } from './sign-batch.js'
 
 /** Signs the UTF-8 bytes of a text, possibly elsewhere; resolves to the wire-form signature. */
 export interface TextSigner {
@@ -47,6 +47,11 @@ interface InFlight {
 }
 
 const CLOSE_WAIT_MS = 5000
+
+/** The error for an answer that is not the one the batch asked for. */
+function threadFailure(answer: BatchResult): SigningError {
+  return new SigningError(`the signing thread failed: ${'error' in answer ? answer.error : 'unexpected answer'}`)
+}
 
 /** Options of `startWorkerSigner`. */
 export interface WorkerSignerOptions {
@@ -109,7 +114,7 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, opti
     const id = nextId++
     inFlight.set(id, {
       settle(answer) {
-        if (!('signatures' in answer)) return this.fail(new SigningError(`the signing thread failed: ${'error' in answer ? answer.error : 'unexpected answer'}`))
+        if (!('signatures' in answer)) return this.fail(threadFailure(answer))
         const signatures = answer.signatures.split(',')
         for (let i = 0; i < batch.length; i++) {
           const signature = signatures[i]
@@ -151,7 +156,7 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, opti
         inFlight.set(id, {
           settle(answer) {
             if ('cores' in answer && answer.cores.length === httpJsons.length) resolve(answer.cores)
-            else reject(new SigningError(`the signing thread failed: ${'error' in answer ? answer.error : 'unexpected answer'}`))
+            else reject(threadFailure(answer))
           },
           fail: reject,
         })
