@@ -2,8 +2,8 @@
 // validators by id. Compilation is lazy per schema; compileAllSchemas() does it all up front.
 import type { Ajv2020, SchemaObject, ValidateFunction } from 'ajv/dist/2020.js'
 import { createAjv } from './create-ajv.js'
-import { SchemaValidationError, UnknownSchemaError } from './errors.js'
-import { formatErrors, type ValidationResult } from './format-errors.js'
+import { UnknownSchemaError } from './errors.js'
+import { validationApi } from './validation.js'
 import { readAllSchemaFiles } from './schema-files.js'
 import { isSchemaId, SCHEMA_IDS, VALIDATOR_NAMES, type SchemaId, type ValidatorName } from './schema-ids.js'
 
@@ -42,18 +42,8 @@ export function compileAllSchemas(): number {
   return performance.now() - started
 }
 
-/** Validates `value` against schema `id`; never mutates it. */
-export function validate(id: string, value: unknown): ValidationResult {
-  const validator = getValidator(id)
-  if (validator(value)) return { ok: true }
-  return { ok: false, errors: formatErrors(validator.errors) }
-}
-
-/** Throws SchemaValidationError (400 gate_bad_request) when `value` does not match schema `id`. */
-export function assertValid(id: string, value: unknown): void {
-  const result = validate(id, value)
-  if (!result.ok) throw new SchemaValidationError(id, result.errors)
-}
+/** `validate(id, value)` (never mutates it) and `assertValid(id, value)` (throws SchemaValidationError, 400 gate_bad_request). */
+export const { validate, assertValid } = validationApi(getValidator)
 
 /** One compiled validator per schema, by name (e.g. `validators.httpRequest`); each compiles on first access. */
 export const validators: Readonly<Record<ValidatorName, ValidateFunction>> = Object.freeze(

@@ -1,8 +1,8 @@
 // Edge entry point (`@gate/schemas/standalone`): the same validate/assertValid/validators API as the
 // main entry, backed by the precompiled validators in generated/standalone.ts. No node: imports, no
 // ajv at run time and no `new Function`, so it runs in Next.js edge middleware.
-import { SchemaValidationError, UnknownSchemaError } from './errors.js'
-import { formatErrors, type ValidationResult } from './format-errors.js'
+import { UnknownSchemaError } from './errors.js'
+import { validationApi } from './validation.js'
 import * as generated from './generated/standalone.js'
 import { isSchemaId, SCHEMA_IDS, VALIDATOR_NAMES, type ValidatorName } from './schema-ids.js'
 import type { StandaloneValidateFunction } from './standalone-types.js'
@@ -26,15 +26,5 @@ export function getValidator(id: string): StandaloneValidateFunction {
   return validators[VALIDATOR_NAMES[id]]
 }
 
-/** Validates `value` against schema `id`; never mutates it. */
-export function validate(id: string, value: unknown): ValidationResult {
-  const validator = getValidator(id)
-  if (validator(value)) return { ok: true }
-  return { ok: false, errors: formatErrors(validator.errors) }
-}
-
-/** Throws SchemaValidationError (400 gate_bad_request) when `value` does not match schema `id`. */
-export function assertValid(id: string, value: unknown): void {
-  const result = validate(id, value)
-  if (!result.ok) throw new SchemaValidationError(id, result.errors)
-}
+/** `validate(id, value)` (never mutates it) and `assertValid(id, value)` (throws SchemaValidationError, 400 gate_bad_request). */
+export const { validate, assertValid } = validationApi(getValidator)

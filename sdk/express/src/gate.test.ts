@@ -1,27 +1,12 @@
 // @gate/express end to end: a real Express 5 app on 127.0.0.1:0 in front of the real `gate sidecar`
 // (and the fake sidecar for faults the real one cannot produce).
 import t from 'tap'
-import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
 import express, { type Request, type Response } from 'express'
-import { call, runAdapterSuite, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
+import { call, runAdapterSuite, serveOnLoopback, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
 import { captureRawBody, gate } from './index.js'
 
 const echo = (req: Request, res: Response) => {
   res.json({ body: req.body ?? null, gate: summarizeGate(req.gate), query: { ...req.query }, capabilityHeader: req.headers['x-gate-capability'] ?? null })
-}
-
-async function listen(app: express.Express, onClose: () => Promise<void>) {
-  const server = app.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      server.closeAllConnections()
-      server.close()
-      await onClose()
-    },
-  }
 }
 
 const startApp: StartApp = async (options, parser) => {
@@ -34,7 +19,7 @@ const startApp: StartApp = async (options, parser) => {
   app.get('/pets', echo)
   app.get('/pets/:id', echo)
   app.post('/pets', echo)
-  return listen(app, () => g.close())
+  return serveOnLoopback(app, () => g.close())
 }
 
 await runAdapterSuite(t, 'express', startApp)
@@ -45,7 +30,7 @@ t.test('per-route use sends the route pattern as /items/{id}', async t => {
   const app = express()
   const g = gate({ sidecarUrl: fake.url })
   app.get('/items/:id', g, echo)
-  const { url, close } = await listen(app, () => g.close())
+  const { url, close } = await serveOnLoopback(app, () => g.close())
   t.teardown(close)
   t.equal((await call(url, 'GET', '/items/9')).status, 200)
   t.equal((fake.evaluations[0]!.body as { route_pattern: string }).route_pattern, '/items/{id}')
@@ -58,7 +43,7 @@ t.test('a parser before Gate without captureRawBody fails closed with 500', asyn
   const g = gate({ sidecarUrl: fake.url })
   app.use(express.json(), g)
   app.post('/pets', echo)
-  const { url, close } = await listen(app, () => g.close())
+  const { url, close } = await serveOnLoopback(app, () => g.close())
   t.teardown(close)
   const res = await call(url, 'POST', '/pets', { headers: { 'content-type': 'application/json', 'x-gate-capability': '{}' }, body: '{"a":1}' })
   t.equal(res.status, 500)

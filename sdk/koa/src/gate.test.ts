@@ -1,11 +1,9 @@
 // @gate/koa end to end: a real Koa 3 app on 127.0.0.1:0 in front of the real `gate sidecar` (and the
 // fake sidecar for faults the real one cannot produce).
 import t from 'tap'
-import { once } from 'node:events'
-import type { AddressInfo } from 'node:net'
 import Koa from 'koa'
 import { bodyParser } from '@koa/bodyparser'
-import { call, runAdapterSuite, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
+import { call, runAdapterSuite, serveOnLoopback, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
 import { gate } from './index.js'
 
 const echo: Koa.Middleware = ctx => {
@@ -17,19 +15,6 @@ const echo: Koa.Middleware = ctx => {
   }
 }
 
-async function listen(app: Koa, onClose: () => Promise<void>) {
-  const server = app.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    async close() {
-      server.closeAllConnections()
-      server.close()
-      await onClose()
-    },
-  }
-}
-
 const startApp: StartApp = async (options, parser) => {
   const app = new Koa()
   const g = gate(options)
@@ -37,7 +22,7 @@ const startApp: StartApp = async (options, parser) => {
   app.use(g)
   if (parser === 'after') app.use(bodyParser())
   app.use(echo)
-  return listen(app, () => g.close())
+  return serveOnLoopback(app.callback(), () => g.close())
 }
 
 await runAdapterSuite(t, 'koa', startApp)

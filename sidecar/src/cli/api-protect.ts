@@ -4,12 +4,11 @@
 // (7) bind. Steps 1 and 4-7 are `gate sidecar`'s (startFromFlags); this module adds the upstream, the
 // document source and the proxy as the fallback handler for every non-Gate route.
 import { ConfigError, isOpenApiError, UsageError } from '../errors.js'
-import { DEFAULT_LISTEN } from '../config/listen-address.js'
 import { GLOBAL_FLAGS_HELP } from '../config/global-flags.js'
 import { policyFromBytes, type LoadedPolicy } from '../app/load-policy.js'
 import type { Evaluation } from '../kernel/kernel.js'
 import { createProxy, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
-import { SERVICE_FLAG_OPTIONS, startFromFlags, waitForShutdown } from './sidecar.js'
+import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 
 export const API_PROTECT_USAGE = `Usage: gate api protect --upstream URL [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [--upstream-timeout-secs N] [--spec-sha256 HEX] [options]
@@ -29,18 +28,11 @@ Options:
                               /openapi.yaml, /swagger.json, /api-docs; same origin only), which lets
                               the upstream decide its own policy: pin it with --spec-sha256
   --spec-sha256 HEX           refuse to start unless the document's SHA-256 is HEX (64 hex)
-  --listen ADDR               listen address (default ${DEFAULT_LISTEN})
-  --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
-                              capabilities live in sibling files (PATH.revocations.db, ...)
-  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only
+${SERVICE_STORE_FLAGS_HELP}
   --upstream-timeout-secs N   wall-clock ceiling of one upstream hop including reading the whole
                               response (default 20); a hop past it answers 502, or is cut off if the
                               response had started
-  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
-  --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
-  --approval-ttl-secs N       how long a pending approval can be answered and used (default 3600)
-  --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
-  -h, --help                  show this help
+${SERVICE_POLICY_FLAGS_HELP}
 
 ${GLOBAL_FLAGS_HELP}`
 

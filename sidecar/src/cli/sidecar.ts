@@ -10,6 +10,19 @@ import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 
+// Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
+// timeout between them).
+export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN})
+  --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
+                              capabilities live in sibling files (PATH.revocations.db, ...)
+  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only`
+
+export const SERVICE_POLICY_FLAGS_HELP = `  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
+  --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
+  --approval-ttl-secs N       how long a pending approval can be answered and used (default 3600)
+  --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
+  -h, --help                  show this help`
+
 export const SIDECAR_USAGE = `Usage: gate sidecar [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [options]
 
 Evaluates GateHttpRequests from the SDK middleware, signs a receipt for every decision and stores it
@@ -18,15 +31,8 @@ durably before answering.
 Options:
   --spec FILE                 OpenAPI 3.x document (JSON or YAML) giving the route policy; without it
                               safe methods pass and mutating methods need a capability
-  --listen ADDR               listen address (default ${DEFAULT_LISTEN})
-  --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
-                              capabilities live in sibling files (PATH.revocations.db, ...)
-  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only
-  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
-  --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
-  --approval-ttl-secs N       how long a pending approval can be answered and used (default 3600)
-  --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
-  -h, --help                  show this help
+${SERVICE_STORE_FLAGS_HELP}
+${SERVICE_POLICY_FLAGS_HELP}
 
 ${GLOBAL_FLAGS_HELP}`
 

@@ -2,10 +2,10 @@
 // for reports. `tryConsume` is atomic twice over: the single writer serializes every update, and each
 // update is one conditional upsert (`... WHERE used < max`), so two processes sharing the file cannot
 // overspend either. It resolves only after commit, so a crash never allows one invocation more than max.
-import { StoreFailedError, StoreInputError } from '../errors.js'
-import { GroupCommit } from './group-commit.js'
+import { StoreInputError } from '../errors.js'
+import { transactionalGroupCommit, type GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
-import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
+import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
 import type { CostUsageRow, GrantUsageRow } from '@gate/trust'
 
@@ -110,13 +110,7 @@ export class BudgetStore {
   constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number) {
     this.#db = db
     this.#now = now
-    this.#queue = new GroupCommit<BudgetWrite, ConsumeResult | undefined>({
-      store: 'budgets',
-      maxBatchSize,
-      commitBatch: writes => this.#db.transaction(tx => commitWrites(tx, writes)),
-      toError: (cause, batchSize) =>
-        new StoreFailedError('budgets', db.path, `the commit of ${batchSize} budget update(s) failed (${errorText(cause)})`, cause),
-    })
+    this.#queue = transactionalGroupCommit(db, 'budgets', 'budget update', commitWrites, maxBatchSize)
   }
 
   get path(): string {

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { StoreFailedError } from '../errors.js'
-import { GroupCommit, type GroupCommitOptions } from './group-commit.js'
+import { GroupCommit, transactionalGroupCommit, type GroupCommitOptions } from './group-commit.js'
 import { openDatabase, type SqliteDatabase } from './sqlite-driver.js'
 
 const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
@@ -97,6 +97,26 @@ t.test('a failing commit rejects every item of its batch with gate_receipt_persi
 t.test('toError chooses the rejection of a failed batch', async t => {
   const { queue } = await setup(t, { toError: cause => new StoreFailedError('budgets', 'x.db', 'commit failed', cause) })
   await t.rejects(queue.enqueue('boom'), { code: 'gate_store_failed', name: 'StoreFailedError' })
+})
+
+t.test('transactionalGroupCommit: one transaction per batch; a failed batch rolls back whole and names the store', async t => {
+  const { writer, reader } = await setup(t)
+  const queue = transactionalGroupCommit(writer, 'budgets', 'budget update', async (tx, items: readonly string[]) => {
+    const seqs: number[] = []
+    for (const value of items) seqs.push((await tx.run('INSERT INTO items (value) VALUES (?)', [value])).lastInsertRowid)
+    return seqs
+  })
+  t.teardown(() => queue.close())
+  t.same(await Promise.all(['a', 'b'].map(v => queue.enqueue(v))), [1, 2])
+  // 'ok' and 'boom' share a batch: the CHECK failure takes 'ok' down with it
+  const results = await Promise.allSettled(['ok', 'boom'].map(v => queue.enqueue(v)))
+  for (const r of results) {
+    t.equal(r.status, 'rejected')
+    if (r.status === 'rejected') {
+      t.match(r.reason, { name: 'StoreFailedError', code: 'gate_store_failed', store: 'budgets', path: writer.path, message: /the commit of 2 budget update\(s\) failed/ })
+    }
+  }
+  t.equal(await countRows(reader), 2, 'nothing of the failed batch was kept')
 })
 
 t.test('flush resolves once everything enqueued before it is committed, while more keeps arriving', async t => {

@@ -4,8 +4,8 @@
 // same poll phase share a transaction), and load alone makes batches grow. An item's promise settles
 // only after its transaction committed or failed: commit before reply, never the other way round.
 import { InvalidConfigError, type GateError } from '@gate/sdk'
-import { ReceiptPersistenceError, StoreClosedError } from '../errors.js'
-import { errorText } from './sqlite-driver.js'
+import { ReceiptPersistenceError, StoreClosedError, StoreFailedError } from '../errors.js'
+import { errorText, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 
 /** Options of `GroupCommit`. */
 export interface GroupCommitOptions<T, R> {
@@ -189,4 +189,23 @@ export class GroupCommit<T, R = void> {
       }
     }
   }
+}
+
+/**
+ * A group commit whose every batch is one transaction of `db`; a failed batch rejects each of its items
+ * with StoreFailedError naming the store, its file and `noun` (what one item is: "budget update").
+ */
+export function transactionalGroupCommit<T, R>(
+  db: SqliteDatabase,
+  store: string,
+  noun: string,
+  commitWrites: (tx: SqliteExecutor, items: readonly T[]) => Promise<R[]>,
+  maxBatchSize?: number,
+): GroupCommit<T, R> {
+  return new GroupCommit<T, R>({
+    store,
+    maxBatchSize,
+    commitBatch: items => db.transaction(tx => commitWrites(tx, items)),
+    toError: (cause, batchSize) => new StoreFailedError(store, db.path, `the commit of ${batchSize} ${noun}(s) failed (${errorText(cause)})`, cause),
+  })
 }

@@ -2,11 +2,11 @@
 // the request executes: once, before it expires, by the same caller, method, route and content. Both go
 // through group commit (issuing is on the evaluate hot path); consumption is one conditional UPDATE
 // inside the writer's transaction, so it is single-use even with another process on the file.
-import { DuplicateRecordError, StoreFailedError, StoreInputError } from '../errors.js'
+import { DuplicateRecordError, StoreInputError } from '../errors.js'
 import type { RequestBindings } from './approval-store.js'
-import { GroupCommit } from './group-commit.js'
+import { transactionalGroupCommit, type GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
-import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
+import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
 
 /** Options of `openNonceStore`. */
@@ -74,13 +74,7 @@ export class NonceStore {
   constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number) {
     this.#db = db
     this.#now = now
-    this.#queue = new GroupCommit<NonceWrite, NonceWriteResult>({
-      store: 'nonces',
-      maxBatchSize,
-      commitBatch: writes => this.#db.transaction(tx => commitWrites(tx, writes)),
-      toError: (cause, batchSize) =>
-        new StoreFailedError('nonces', db.path, `the commit of ${batchSize} nonce update(s) failed (${errorText(cause)})`, cause),
-    })
+    this.#queue = transactionalGroupCommit(db, 'nonces', 'nonce update', commitWrites, maxBatchSize)
   }
 
   get path(): string {

@@ -10,7 +10,7 @@
 // only the current bucket's ~15 index pages (6.0 KB per receipt, throughput within noise of no index),
 // and a lookup probes the buckets newest first inside one statement: 0.1 ms for a recent receipt,
 // 0.35 ms worst case at 1M receipts (one B-tree seek per 4096). bench/src/stores/receipt-ingest.ts.
-import { InvalidConfigError, type HttpReceipt, type Verdict } from '@gate/sdk'
+import { InvalidConfigError, verdictResult, type HttpReceipt } from '@gate/sdk'
 import type {
   CorpusAggregateRow,
   CorpusFilter,
@@ -243,11 +243,6 @@ type ReceiptWrite = { type: 'append'; row: StoredReceiptInput } | { type: 'core'
 
 type StoredReceiptInput = Omit<StoredReceipt, 'seq'>
 
-/** The outcome recorded for a verdict: `cancel` becomes `cancelled` (spec 02, Verdict to decision). */
-export function outcomeOfVerdict(verdict: Verdict): ReceiptOutcome {
-  return verdict.verdict === 'cancel' ? 'cancelled' : verdict.verdict
-}
-
 /** Builds the row for a signed HttpReceipt; `httpJson` must be the exact bytes that were signed and served. */
 export function createReceiptRow(receipt: HttpReceipt, httpJson: string, context: ReceiptRowContext = {}): ReceiptRow {
   const metadataDecisionId = receipt.metadata?.['gate_decision_receipt_id']
@@ -260,7 +255,7 @@ export function createReceiptRow(receipt: HttpReceipt, httpJson: string, context
     routePattern: receipt.route_pattern,
     toolServer: 'http',
     toolName: `${receipt.method} ${receipt.route_pattern}`,
-    outcome: outcomeOfVerdict(receipt.verdict),
+    outcome: verdictResult(receipt.verdict),
     capabilityId: receipt.capability_id ?? null,
     tenant: context.tenant ?? null,
     subjectKey: context.subjectKey ?? null,

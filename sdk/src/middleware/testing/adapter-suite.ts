@@ -4,6 +4,9 @@
 //   { body, gate: { verdict, receiptId, failOpen, skipped }, query, capabilityHeader }
 //   where `body` is the parsed JSON body (parser placed before or after Gate as asked).
 // Test support only.
+import { once } from 'node:events'
+import { createServer, type RequestListener } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import { validate } from '@gate/schemas'
 import { callerIdentityHash } from '../../protocol/content-hash.js'
@@ -20,6 +23,21 @@ export type ParserPlacement = 'before' | 'after'
 export interface AdapterApp {
   url: string
   close(): Promise<void>
+}
+
+/** Serves `listener` (an Express or Koa app's request handler) on a free loopback port; `close` ends its connections, then runs `onClose`. */
+export async function serveOnLoopback(listener: RequestListener, onClose: () => Promise<void>): Promise<AdapterApp> {
+  const server = createServer(listener)
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      server.closeAllConnections()
+      server.close()
+      await onClose()
+    },
+  }
 }
 
 export type StartApp = (options: GateMiddlewareOptions, parser: ParserPlacement) => Promise<AdapterApp>
