@@ -1,5 +1,7 @@
 // `npm run bench`: runs every benchmark suite (or those named on the command line) in one process
 // and prints each suite's table with its ratio against a floor measured in the same run.
+import { describeHostLoad, readCpuTimes } from './host-load.js'
+
 const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>> = {
   protocol: () => import('./protocol/crypto.js'),
   sidecar: () => import('./sidecar/evaluate.js'),
@@ -20,7 +22,10 @@ for (const name of names) {
     process.stderr.write(`unknown bench suite "${name}"; known: ${Object.keys(SUITES).join(', ')}\n`)
     process.exit(2)
   }
+  const before = readCpuTimes()
   const { ok } = await (await load()).run()
+  const host = describeHostLoad(before, readCpuTimes())
+  if (host !== undefined) process.stdout.write(`${host}\n`)
   if (!ok) missed++
 }
 process.stdout.write(`\n${names.length - missed}/${names.length} suites met their targets\n`)
