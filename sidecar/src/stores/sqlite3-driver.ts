@@ -1,6 +1,7 @@
 // `SqliteConnection` over the npm `sqlite3` addon. Statements run on the libuv thread pool, so SQLite's
 // work (B-tree, WAL writes) stays off the event loop. Prepared statements are cached by SQL text: group
-// commit reuses a handful of multi-row INSERTs, and re-parsing a 64-row VALUES list costs more than the insert.
+// commit and the query planner's shapes reuse a handful of statements, and preparing one again per
+// call costs about as much as a small batch's insert.
 import type * as Sqlite3 from 'sqlite3'
 import type { RunResult, SqlParams, SqliteConnection, SqlValue } from './sqlite-driver.js'
 import { isInMemoryPath } from './store-paths.js'
