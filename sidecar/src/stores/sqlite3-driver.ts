@@ -1,7 +1,7 @@
 // `SqliteConnection` over the npm `sqlite3` addon. Statements run on the libuv thread pool, so SQLite's
 // work (B-tree, WAL writes) stays off the event loop. Prepared statements are cached by SQL text: group
-// commit and the query planner's shapes reuse a handful of statements, and preparing one again per
-// call costs about as much as a small batch's insert.
+// commit and the query planner's shapes reuse a handful of statements, which then skip SQL parsing and
+// planning on every call after the first.
 import type * as Sqlite3 from 'sqlite3'
 import type { RunResult, SqlParams, SqliteConnection, SqlValue } from './sqlite-driver.js'
 import { isInMemoryPath } from './store-paths.js'
