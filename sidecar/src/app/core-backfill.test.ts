@@ -10,6 +10,13 @@ import { createReceiptRow, openReceiptStore, type ReceiptStore } from '../stores
 import { startWorkerSigner } from '../signing/worker-signer.js'
 import { CoreBackfill } from './core-backfill.js'
 
+// Polls a condition the backfill reaches by itself; the generous deadline only turns a hang into a
+// failed assertion (a busy CI machine can be slow, the condition is what is being tested).
+async function waitUntil(done: () => boolean, deadlineMs = 30_000): Promise<void> {
+  const deadline = Date.now() + deadlineMs
+  while (!done() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 10))
+}
+
 const seed = new Uint8Array(32).fill(21)
 const authority = createSigner({ secret: seed })
 const stranger = createSigner({ secret: new Uint8Array(32).fill(22) })
@@ -73,9 +80,6 @@ t.test('receipts committed one by one wait for the gathering window and are conv
     const { receipt, json } = signHttpReceiptJson(exampleReceiptBody({ request_id: id }), authority)
     await store.append(createReceiptRow(receipt, json))
   }
-  const waitFor = async (done: () => boolean) => {
-    for (let i = 0; i < 500 && !done(); i++) await new Promise(resolve => setTimeout(resolve, 10))
-  }
 
   // a running backfill over an empty store, and its counters once the start-up pass is done
   const started = async (t: Test, gatherMs: number) => {
@@ -104,7 +108,7 @@ t.test('receipts committed one by one wait for the gathering window and are conv
     const { store, backfill, before } = await started(t, 0)
     for (let i = 0; i < 5; i++) {
       await appendOne(store, `at-once-${i}`)
-      await waitFor(() => backfill.stats.converted - before.converted === i + 1)
+      await waitUntil(() => backfill.stats.converted - before.converted === i + 1)
     }
     t.equal(backfill.stats.converted - before.converted, 5, 'converted without a flush')
     t.equal(backfill.stats.passes - before.passes, 5, 'a pass per commit')
@@ -131,7 +135,7 @@ t.test('while the service is busy nothing is converted; once idle everything is'
   await new Promise(resolve => setTimeout(resolve, 100))
   t.equal(backfill.stats.converted, 0, 'busy: nothing converted')
   busy = false
-  for (let i = 0; i < 200 && backfill.stats.converted < 12; i++) await new Promise(resolve => setTimeout(resolve, 10))
+  await waitUntil(() => backfill.stats.converted >= 12)
   t.equal(backfill.stats.converted, 12, 'idle: all converted')
   await backfill.stop()
 })
