@@ -65,8 +65,9 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
       // a request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3)
       body = hasNoBody(req) ? EMPTY : await readBody(req, maxBodyBytes)
     } catch (err) {
-      // spec 01, Limits: an oversized body answers 400 (gate_bad_request), not 413; stop reading it
-      return sendError(res, err, { close: (err as Error).name === 'BodyTooLargeError' })
+      // spec 01, Limits: an oversized body answers 400 (gate_bad_request), not 413; readBody drops the
+      // rest of it so the client can read the answer (or sendError closes when it is too large for that)
+      return sendError(res, err)
     }
 
     let evaluation: E

@@ -3,7 +3,15 @@ import type { IncomingMessage } from 'node:http'
 import { BadRequestError } from '../errors.js'
 
 export class BodyTooLargeError extends BadRequestError {
-  constructor(readonly limitBytes: number) {
+  /**
+   * @param draining true while the rest of the body is read and dropped, so the client can finish
+   *   sending and read the answer on a connection that stays usable; false when the declared length is
+   *   past what is worth reading, and the answer must close the connection (`sendError` does).
+   */
+  constructor(
+    readonly limitBytes: number,
+    readonly draining: boolean,
+  ) {
     super(`request body exceeds the limit of ${limitBytes} bytes`)
     this.name = 'BodyTooLargeError'
   }
@@ -11,14 +19,15 @@ export class BodyTooLargeError extends BadRequestError {
 
 /** Past the limit the rest of a body is read and dropped (so the client sees the answer instead of a
  *  broken pipe), up to this many bytes; a client sending more loses the connection. */
-const DISCARD_CAP_BYTES = 64 * 1024 * 1024
+export const DISCARD_CAP_BYTES = 64 * 1024 * 1024
 
 /** The whole body; rejects with BodyTooLargeError past the limit (checked on Content-Length first). */
 export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const declared = req.headers['content-length']
   if (declared !== undefined && Number(declared) > limitBytes) {
-    discardRest(req)
-    return Promise.reject(new BodyTooLargeError(limitBytes))
+    const draining = Number(declared) <= DISCARD_CAP_BYTES
+    if (draining) discardRest(req)
+    return Promise.reject(new BodyTooLargeError(limitBytes, draining))
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -37,7 +46,7 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
     const onData = (chunk: Buffer) => {
       size += chunk.length
       if (size > limitBytes) {
-        finish(new BodyTooLargeError(limitBytes))
+        finish(new BodyTooLargeError(limitBytes, true))
         discardRest(req)
         return
       }

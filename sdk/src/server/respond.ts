@@ -4,6 +4,7 @@
 import type { ServerResponse } from 'node:http'
 import { isGateError, WIRE_ERROR_CODES } from '../errors.js'
 import type { GateErrorBody } from '../types.js'
+import { BodyTooLargeError } from './read-body.js'
 
 const JSON_TYPE = 'application/json'
 
@@ -38,8 +39,13 @@ export function sendError(res: ServerResponse, err: unknown, options: { extra?: 
   const { status, body } = errorBody(err, options.extra)
   const headers: Record<string, string> = {}
   if (typeof body.receipt_id === 'string') headers['x-gate-receipt-id'] = body.receipt_id
-  if (options.close === true) headers.connection = 'close'
+  if (options.close === true || mustClose(err)) headers.connection = 'close'
   sendJsonText(res, status, JSON.stringify(body), headers)
+}
+
+// A body too large to drain is left unread: the connection cannot carry another request.
+function mustClose(err: unknown): boolean {
+  return err instanceof BodyTooLargeError && !err.draining
 }
 
 function suggestionFor(code: string): string | null {
@@ -59,5 +65,6 @@ export function sendTrustError(res: ServerResponse, err: unknown): void {
   const message = err instanceof Error ? err.message : 'internal error'
   const headers: Record<string, string> = {}
   if (status === 401) headers['www-authenticate'] = 'Bearer'
+  if (mustClose(err)) headers.connection = 'close'
   sendJsonText(res, status, JSON.stringify({ error: message }), headers)
 }
