@@ -52,7 +52,10 @@ t.test('the store suites pass on node:sqlite under GATE_NODE24', { skip }, async
     if (!key.startsWith('TAP') && key !== 'NODE_OPTIONS' && !(key in env)) env[key] = value
   }
   for (const suite of suites) {
-    const { code, output } = await run(node24, [join(here, suite)], env)
+    // The extra argument names the run: tap puts a script's arguments into its fixture directory's
+    // name, so these runs never share t.testdir() with the same suite running beside them (tap runs
+    // files in parallel).
+    const { code, output } = await run(node24, [join(here, suite), 'on-node-sqlite'], env)
     const failure = output.search(/^\s*not ok/m)
     const excerpt = failure === -1 ? output.slice(-4000) : output.slice(Math.max(0, failure - 500), failure + 3500)
     t.equal(code, 0, `${suite} on node:sqlite`, code === 0 ? {} : { diagnostic: true, output: excerpt })
