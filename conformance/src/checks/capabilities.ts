@@ -227,6 +227,28 @@ export const CAPABILITY_CHECKS = [
     },
   }),
   defineCheck({
+    id: 'capabilities.max-invocations-enforced',
+    description: 'a grant with max_invocations 2 allows exactly two requests; the third is denied (answer still 200), its receipt naming the capability',
+    specRef: '03 Capability tokens (ToolGrant max_invocations); docs/capabilities.md (Budgets)',
+    required: true,
+    needs: ['control-token'],
+    async run(ctx) {
+      const target = tokenTarget(ctx)
+      const token = await ctx.issueToken([{ ...grantFor(target), max_invocations: 2 }])
+      const headers = { capability: encodeToken(token) }
+      for (const n of [1, 2]) {
+        const what = `${target.method} ${target.pattern}, use ${n} of a grant with max_invocations 2`
+        const e = await ctx.evaluate(target.request(), headers)
+        expectAllow(e, what)
+        expectCapabilityEvidence(e, token, what)
+      }
+      const what = `${target.method} ${target.pattern}, use 3 of a grant with max_invocations 2`
+      const e = await ctx.evaluate(target.request(), headers)
+      expectDeny(e, what)
+      if (e.answer.receipt.capability_id !== token.id) fail(`${what}: receipt capability_id is ${JSON.stringify(e.answer.receipt.capability_id ?? null)}, expected ${token.id}`)
+    },
+  }),
+  defineCheck({
     id: 'capabilities.revoked-denied-any-route',
     description: 'a revoked token is denied on a session-allow route too (revocation is checked before the route policy)',
     specRef: '01 States ("any route | presented capability is revoked | denied before evaluation")',

@@ -56,6 +56,7 @@ const FAULT_FOR: Record<string, Fault> = {
   'capabilities.capability-id-field': { sidecar: ['ignore-capability-id'] },
   'capabilities.revoked-denied': { sidecar: ['ignore-revocation'] },
   'capabilities.revoked-denied-any-route': { sidecar: ['revocation-only-on-deny-routes'] },
+  'capabilities.max-invocations-enforced': { sidecar: ['ignore-max-invocations'] },
   'capabilities.approval-not-allowed': { sidecar: ['ignore-approval'] },
   'capabilities.approval-pending-409': { sidecar: ['approval-as-403'] },
   'capabilities.control-requires-token': { sidecar: ['open-control-routes'] },

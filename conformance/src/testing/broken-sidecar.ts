@@ -72,6 +72,7 @@ export const SIDECAR_FAULTS = [
   'query-token-wins', // gate_capability wins over the header
   'ignore-capability-id', // capability_id is not looked up
   'ignore-revocation', // revocations are not checked
+  'ignore-max-invocations', // a grant's max_invocations is not counted
   'revocation-only-on-deny-routes', // revocations are checked on deny-by-default routes only
   'ignore-approval', // a valid token allows an approval-gated route
   'approval-as-403', // a pending approval is a plain 403 CapabilityGuard deny
@@ -164,6 +165,8 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   const otherKey = createSigner({ secret: generateSecret() }).publicKey
   const issued = new Map<string, CapabilityToken>()
   const revoked = new Set<string>()
+  // invocations used per token id and grant index, for grants with max_invocations
+  const used = new Map<string, number>()
   const server: Server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, (req, res) => {
     handle(req, res).catch(err => {
       if (err instanceof HttpFailure) return sendJson(res, err.status, { error: err.code, message: err.message, receipt_id: null, suggestion: null })
@@ -366,6 +369,10 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       if (problem !== undefined) return deny('CapabilityGuard', `invalid capability: ${problem}`, [], capabilityId)
     }
     const evidence: GuardEvidence[] = [{ guard_name: 'CapabilityGuard', verdict: true, details: `capability ${token?.id ?? '(fault)'} grants ${method} ${pattern}` }]
+    if (token !== undefined && !allowByFault && !has('ignore-max-invocations')) {
+      const exhausted = consumeInvocation(token, method, pattern, m.route?.operationId)
+      if (exhausted !== undefined) return deny('BudgetGuard', exhausted, evidence, capabilityId)
+    }
     if (m.route?.approvalRequired === true && !has('ignore-approval')) {
       const approvalId = sha256Hex(uuidv7()).slice(0, 32)
       if (has('approval-as-403')) return deny('CapabilityGuard', 'approval required', evidence, capabilityId)
@@ -374,6 +381,19 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       return { ...d, approval: { approval_id: approvalId, resume_path: `/approvals/${approvalId}/respond` } }
     }
     return { verdict: { verdict: 'allow' }, evidence, capabilityId, pattern }
+  }
+
+  /** Counts one use of the first grant covering the request when it has max_invocations; says why not when all are used. */
+  function consumeInvocation(token: CapabilityToken, method: string, pattern: string, operationId: string | undefined): string | undefined {
+    const grants = token.scope?.grants ?? []
+    const index = grants.findIndex(g => grantCovers(g, method, pattern, operationId))
+    const max = grants[index]?.max_invocations
+    if (typeof max !== 'number') return undefined
+    const key = `${token.id}:${index}`
+    const count = used.get(key) ?? 0
+    if (count >= max) return `capability ${token.id} has used all ${max} invocations`
+    used.set(key, count + 1)
+    return undefined
   }
 
   function parseToken(text: string): CapabilityToken | string {
@@ -406,10 +426,12 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       if (!result.ok) return result.reason
     }
     if (has('ignore-scope')) return undefined
-    const covered = (token.scope?.grants ?? []).some(
-      g => (g.server_id === 'http' || g.server_id === '*') && (g.tool_name === '*' || g.tool_name === `${method} ${pattern}` || (operationId !== undefined && g.tool_name === operationId)),
-    )
+    const covered = (token.scope?.grants ?? []).some(g => grantCovers(g, method, pattern, operationId))
     return covered ? undefined : `no grant covers ${method} ${pattern}`
+  }
+
+  function grantCovers(g: CapabilityToken['scope']['grants'][number], method: string, pattern: string, operationId: string | undefined): boolean {
+    return (g.server_id === 'http' || g.server_id === '*') && (g.tool_name === '*' || g.tool_name === `${method} ${pattern}` || (operationId !== undefined && g.tool_name === operationId))
   }
 
   function signReceipt(request: GateHttpRequest, verdict: Verdict, evidence: GuardEvidence[], pattern: string, capabilityId: string | null, status: number) {
