@@ -70,6 +70,17 @@ export class ControlClient {
     return capability
   }
 
+  /** POST /approvals/{id}/respond (Gate's approvals, docs/approvals.md); fails the check unless it answers 200. */
+  async respondToApproval(approvalId: string, decision: 'approve' | 'deny'): Promise<void> {
+    const res = await this.http.send({
+      method: 'POST',
+      path: `/approvals/${encodeURIComponent(approvalId)}/respond`,
+      headers: { authorization: `Bearer ${this.controlToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ decision, reason: 'gate-conformance' }),
+    })
+    if (res.status !== 200) fail(`POST /approvals/${approvalId}/respond answered ${res.status} ${res.text.slice(0, 200)}`)
+  }
+
   /** POST /v1/revocations; fails the check unless it answers 200 with revoked: true. */
   async revoke(capabilityId: string): Promise<void> {
     const res = await this.http.send({

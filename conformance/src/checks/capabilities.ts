@@ -299,6 +299,29 @@ export const CAPABILITY_CHECKS = [
     },
   }),
   defineCheck({
+    id: 'capabilities.approval-approved-once',
+    description: 'after POST /approvals/{id}/respond approves it, the same request retried with X-Gate-Approval-Id is allowed once; a second retry is denied',
+    specRef: 'Gate: docs/approvals.md (approved approval consumed atomically, allowed exactly once)',
+    required: false,
+    needs: ['control-token'],
+    async run(ctx) {
+      const route = ctx.route('route with x-gate-approval-required: true', r => r.approvalRequired)
+      const token = await ctx.issueToken([grantFor(route)])
+      const capability = encodeToken(token)
+      const where = `${route.method} ${concretePath(route.pattern)}`
+      const pending = await ctx.evaluate(ctx.requestFor(route), { capability })
+      expectDeny(pending, `${where} with a valid token and no approval`)
+      const approvalId = pending.answer.approval?.approval_id
+      if (approvalId === undefined) fail(`${where}: the pending deny carries no approval handle`)
+      await ctx.control().respondToApproval(approvalId, 'approve')
+      // the same caller, route and body again (a new request id), now naming the approval
+      const first = await ctx.evaluate(ctx.requestFor(route), { capability, approvalId })
+      expectAllow(first, `${where} retried with approved approval ${approvalId}`)
+      const second = await ctx.evaluate(ctx.requestFor(route), { capability, approvalId })
+      expectDeny(second, `${where} retried a second time with approval ${approvalId}`)
+    },
+  }),
+  defineCheck({
     id: 'capabilities.control-requires-token',
     description: 'POST /v1/capabilities/issue without the control token, or with a wrong one, is refused with 401 or 403',
     specRef: '01 Authentication 3 (helper routes sit behind a sidecar-control token); docs/security.md',

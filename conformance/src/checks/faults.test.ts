@@ -59,6 +59,7 @@ const FAULT_FOR: Record<string, Fault> = {
   'capabilities.max-invocations-enforced': { sidecar: ['ignore-max-invocations'] },
   'capabilities.approval-not-allowed': { sidecar: ['ignore-approval'] },
   'capabilities.approval-pending-409': { sidecar: ['approval-as-403'] },
+  'capabilities.approval-approved-once': { sidecar: ['approval-reusable'] },
   'capabilities.control-requires-token': { sidecar: ['open-control-routes'] },
   'receipt.id-recomputed': { sidecar: ['stale-receipt-id'] },
   'receipt.signature-valid': { sidecar: ['unsigned-receipts'] },

@@ -76,6 +76,7 @@ export const SIDECAR_FAULTS = [
   'revocation-only-on-deny-routes', // revocations are checked on deny-by-default routes only
   'ignore-approval', // a valid token allows an approval-gated route
   'approval-as-403', // a pending approval is a plain 403 CapabilityGuard deny
+  'approval-reusable', // an approved approval allows its request any number of times
   'open-control-routes', // /v1 routes need no control token
   'stale-receipt-id', // the receipt id is not the hash of the receipt
   'unsigned-receipts', // receipts carry no signature
@@ -167,6 +168,8 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   const revoked = new Set<string>()
   // invocations used per token id and grant index, for grants with max_invocations
   const used = new Map<string, number>()
+  // approvals by id: what request they are bound to, and where they stand
+  const approvals = new Map<string, { binding: string; state: 'pending' | 'approved' | 'denied' | 'used' }>()
   const server: Server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, (req, res) => {
     handle(req, res).catch(err => {
       if (err instanceof HttpFailure) return sendJson(res, err.status, { error: err.code, message: err.message, receipt_id: null, suggestion: null })
@@ -203,9 +206,12 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
         return issueRoute(req, res)
       case 'POST /v1/revocations':
         return revokeRoute(req, res)
-      default:
+      default: {
+        const respond = /^POST \/approvals\/([^/]+)\/respond$/.exec(route)
+        if (respond !== null) return respondRoute(req, res, decodeURIComponent(respond[1]!))
         drain(req)
         return sendJson(res, 404, { error: 'gate_not_found', message: `no route ${route}`, receipt_id: null, suggestion: null })
+      }
     }
   }
 
@@ -238,7 +244,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     const request = parseRequest(text)
     readNonce(req)
     const header = single(req.headers['x-gate-capability'])
-    const { verdict, evidence, capabilityId, pattern, approval } = decide(request, header)
+    const { verdict, evidence, capabilityId, pattern, approval } = decide(request, header, single(req.headers['x-gate-approval-id']))
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : 200
     const receipt = signReceipt(request, verdict, evidence, pattern, capabilityId, status)
     const answerVerdict = has('answer-verdict-differs') && verdict.verdict === 'deny' ? { ...verdict, reason: `${verdict.reason} (summary)` } : verdict
@@ -321,7 +327,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     approval?: { approval_id: string; resume_path: string }
   }
 
-  function decide(request: GateHttpRequest, header: string | undefined): Decision {
+  function decide(request: GateHttpRequest, header: string | undefined, approvalHeader: string | undefined): Decision {
     const method = String(request.method)
     const m = matchRoute(method, String(request.path))
     const pattern = has('trust-client-route-pattern') ? request.route_pattern : m.pattern
@@ -374,7 +380,19 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       if (exhausted !== undefined) return deny('BudgetGuard', exhausted, evidence, capabilityId)
     }
     if (m.route?.approvalRequired === true && !has('ignore-approval')) {
+      const binding = `${callerHash(request.caller)} ${method} ${pattern} ${String(request.path)} ${request.body_hash ?? ''}`
+      if (approvalHeader !== undefined) {
+        const held = approvals.get(approvalHeader)
+        if (held === undefined || held.state !== 'approved' || held.binding !== binding) {
+          const d = deny('ApprovalGuard', `approval ${approvalHeader} does not allow this request`, evidence, capabilityId)
+          ;(d.verdict as { details?: unknown }).details = { reason_code: 'approval_invalid' }
+          return d
+        }
+        if (!has('approval-reusable')) held.state = 'used'
+        return { verdict: { verdict: 'allow' }, evidence: [...evidence, { guard_name: 'ApprovalGuard', verdict: true, details: `approval ${approvalHeader}` }], capabilityId, pattern }
+      }
       const approvalId = sha256Hex(uuidv7()).slice(0, 32)
+      approvals.set(approvalId, { binding, state: 'pending' })
       if (has('approval-as-403')) return deny('CapabilityGuard', 'approval required', evidence, capabilityId)
       const d = deny('ApprovalGuard', 'approval required', evidence, capabilityId, 409)
       ;(d.verdict as { details?: unknown }).details = { reason_code: 'approval_required' }
@@ -551,6 +569,17 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     )
     issued.set(capability.id, capability)
     sendJson(res, 200, { capability })
+  }
+
+  async function respondRoute(req: IncomingMessage, res: ServerResponse, approvalId: string): Promise<void> {
+    const body = JSON.parse((await readBody(req, 16 * 1024)).toString('utf8')) as { decision?: unknown }
+    requireControl(req)
+    const held = approvals.get(approvalId)
+    if (held === undefined) throw new HttpFailure(404, 'gate_not_found', `no approval ${approvalId}`)
+    if (held.state !== 'pending') throw new HttpFailure(409, 'gate_conflict', `approval ${approvalId} is ${held.state}`)
+    if (body.decision !== 'approve' && body.decision !== 'deny') throw new HttpFailure(400, 'gate_bad_request', 'decision must be "approve" or "deny"')
+    held.state = body.decision === 'approve' ? 'approved' : 'denied'
+    sendJson(res, 200, { approval: { approval_id: approvalId, state: held.state }, receipt_id: null })
   }
 
   async function revokeRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
