@@ -8,12 +8,13 @@
 // Run: npx tsc -b bench && node bench/dist/proxy/protect.js   (or `npm run bench -- proxy` once the
 // suite is listed in bench/src/run.ts). BENCH_DURATION_SECS, BENCH_WARMUP_SECS and BENCH_CONNECTIONS override the defaults (5, 2, 50).
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type AutocannonResult } from 'autocannon'
 import { printTable } from '../measure.js'
+import { cpuMicros } from '../proc-stats.js'
 import { findOrInstallNginx, startNginx } from './nginx.js'
 
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
@@ -80,18 +81,6 @@ interface Row {
 }
 
 /** utime + stime of a process in microseconds (Linux /proc), or undefined elsewhere. */
-function cpuMicros(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    // fields[11] and [12] are utime and stime (fields 14 and 15 of proc(5)), in clock ticks (100/s)
-    return (Number(fields[11]) + Number(fields[12])) * 10_000
-  } catch {
-    return undefined
-  }
-}
-
 async function load(url: string, method: 'GET' | 'POST', headers: Record<string, string>, durationSecs: number): Promise<AutocannonResult> {
   return autocannon({
     url,
@@ -150,9 +139,10 @@ export async function run(): Promise<{ ok: boolean }> {
     for (const method of ['GET', 'POST'] as const) {
       for (const target of targets) {
         await load(`${target.url}/items`, method, target.headers, WARMUP_SECS)
-        const cpuBefore = cpuMicros(target.pid)
+        const cpuOf = () => (target.pid === undefined ? undefined : cpuMicros(`/proc/${target.pid}`))
+        const cpuBefore = cpuOf()
         const result = await load(`${target.url}/items`, method, target.headers, DURATION_SECS)
-        const cpuAfter = cpuMicros(target.pid)
+        const cpuAfter = cpuOf()
         const cpuMicrosPerRequest = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / Math.max(result.requests.total, 1)
         rows.push({ target: target.name, method, result, cpuMicrosPerRequest })
         log(`${method} ${target.name}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms`)

@@ -5,12 +5,13 @@
 //
 //   npx tsc -b bench && node bench/dist/stores/receipt-ingest.js [rows] [driver]
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { openDatabase, openReceiptStore, type ReceiptRow, type ReceiptStore, type SqlValue } from '../../../sidecar/dist/stores/index.js'
 import { median, printTable } from '../measure.js'
+import { mainThreadCpuMicros, writtenBytes } from '../proc-stats.js'
 
 /** Options of `run`. */
 export interface ReceiptIngestOptions {
@@ -208,16 +209,6 @@ async function measureInsertShapes(dir: string, count: number, driver: ReceiptIn
   return results
 }
 
-// CPU time of this process's main thread (Linux, 10 ms ticks); undefined elsewhere.
-function mainThreadCpuMicros(): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return (Number(fields[11]) + Number(fields[12])) * 10_000
-  } catch {
-    return undefined
-  }
-}
-
 async function measureLookups(store: ReceiptStore, ids: string[]): Promise<number> {
   const sample = ids.slice(0, 500)
   const started = performance.now()
@@ -277,16 +268,6 @@ function createRow(n: number): ReceiptRow {
     subjectKey: 'f'.repeat(60) + String(n % 100).padStart(4, '0'),
     kind: 'decision',
     httpJson: TEMPLATE.replace('@ID@', receiptId).replace('@REQ@', `req-${n}`).replaceAll('@CAP@', String(n % 1000)).replace('@TEN@', String(n % 20)),
-  }
-}
-
-// Bytes this process caused to be written to storage (Linux); undefined elsewhere.
-function writtenBytes(): number | undefined {
-  try {
-    const match = /^write_bytes: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))
-    return match === null ? undefined : Number(match[1])
-  } catch {
-    return undefined
   }
 }
 

@@ -15,7 +15,7 @@
 // >= 80% of the rate without them.
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -30,6 +30,7 @@ import {
 } from '../../../sidecar/dist/stores/index.js'
 import { spawnGate, type GateProcess } from '../../../sidecar/dist/testing/spawn-gate.js'
 import { median, printTable, quantile } from '../measure.js'
+import { writtenBytes } from '../proc-stats.js'
 
 /** Bump when the generated corpus changes shape, so stale files are not reused. */
 const CORPUS_VERSION = 3
@@ -321,15 +322,6 @@ export async function runIndexCosts(rows = 100_000): Promise<Record<string, stri
   for (const r of table) r['vs none'] = `${(((r['receipts/s'] as number) / base) * 100).toFixed(0)}%`
   printTable(`ingest cost of each trust-control index: ${rows.toLocaleString('en-US')} receipts into a fresh file, group commit at concurrency 50, median of 2`, table)
   return table
-}
-
-function writtenBytes(): number | undefined {
-  try {
-    const match = /^write_bytes: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))
-    return match === null ? undefined : Number(match[1])
-  } catch {
-    return undefined
-  }
 }
 
 // ---- the corpus ----

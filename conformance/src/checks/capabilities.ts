@@ -23,8 +23,12 @@ function tokenTarget(ctx: CheckContext): { method: GateHttpRequest['method']; pa
   return { method: 'POST', pattern: path, request: extra => ({ ...buildRequest({ method: 'POST', path, body: '{}' }), ...extra }) }
 }
 
-function expectCapabilityEvidence(e: Evaluation, token: CapabilityToken, what: string): void {
+function expectReceiptCapability(e: Evaluation, token: CapabilityToken, what: string): void {
   if (e.answer.receipt.capability_id !== token.id) fail(`${what}: receipt capability_id is ${JSON.stringify(e.answer.receipt.capability_id ?? null)}, expected ${token.id}`)
+}
+
+function expectCapabilityEvidence(e: Evaluation, token: CapabilityToken, what: string): void {
+  expectReceiptCapability(e, token, what)
   if (!(e.answer.evidence ?? []).some(g => g.guard_name === 'CapabilityGuard' && g.verdict === true)) {
     fail(`${what}: allow without a passing CapabilityGuard evidence entry (spec 02: CapabilityGuard records a capability decision)`)
   }
@@ -43,6 +47,17 @@ async function untilDenied(ctx: CheckContext, request: () => GateHttpRequest, he
     if (e.answer.verdict.verdict !== 'allow' || Date.now() > deadlineMs) return e
     await new Promise(resolve => setTimeout(resolve, 250))
   }
+}
+
+/**
+ * The policy's approval-gated route, a token the sidecar issued for it, and the route evaluated with
+ * that token alone (which leaves an approval pending).
+ */
+async function presentToApprovalRoute(ctx: CheckContext) {
+  const route = ctx.route('route with x-gate-approval-required: true', r => r.approvalRequired)
+  const capability = encodeToken(await ctx.issueToken([grantFor(route)]))
+  const what = `${route.method} ${concretePath(route.pattern)} with a valid token and no approval`
+  return { route, capability, what, pending: await ctx.evaluate(ctx.requestFor(route), { capability }) }
 }
 
 export const CAPABILITY_CHECKS = [
@@ -245,7 +260,7 @@ export const CAPABILITY_CHECKS = [
       const what = `${target.method} ${target.pattern}, use 3 of a grant with max_invocations 2`
       const e = await ctx.evaluate(target.request(), headers)
       expectDeny(e, what)
-      if (e.answer.receipt.capability_id !== token.id) fail(`${what}: receipt capability_id is ${JSON.stringify(e.answer.receipt.capability_id ?? null)}, expected ${token.id}`)
+      expectReceiptCapability(e, token, what)
     },
   }),
   defineCheck({
@@ -273,10 +288,8 @@ export const CAPABILITY_CHECKS = [
     required: true,
     needs: ['control-token'],
     async run(ctx) {
-      const route = ctx.route('route with x-gate-approval-required: true', r => r.approvalRequired)
-      const token = await ctx.issueToken([grantFor(route)])
-      const e = await ctx.evaluate(ctx.requestFor(route), { capability: encodeToken(token) })
-      expectDeny(e, `${route.method} ${concretePath(route.pattern)} with a valid token and no approval`)
+      const { pending, what } = await presentToApprovalRoute(ctx)
+      expectDeny(pending, what)
     },
   }),
   defineCheck({
@@ -286,10 +299,7 @@ export const CAPABILITY_CHECKS = [
     required: false,
     needs: ['control-token'],
     async run(ctx) {
-      const route = ctx.route('route with x-gate-approval-required: true', r => r.approvalRequired)
-      const token = await ctx.issueToken([grantFor(route)])
-      const e = await ctx.evaluate(ctx.requestFor(route), { capability: encodeToken(token) })
-      const what = `${route.method} ${concretePath(route.pattern)} with a valid token and no approval`
+      const { pending: e, what } = await presentToApprovalRoute(ctx)
       const v = e.answer.verdict as { verdict: string; guard?: string; http_status?: number; details?: { reason_code?: string } }
       if (v.verdict !== 'deny' || v.guard !== 'ApprovalGuard' || v.http_status !== 409 || v.details?.reason_code !== 'approval_required') {
         fail(`${what}: expected deny by ApprovalGuard, 409, approval_required; got ${describeVerdict(e)}`)
@@ -305,12 +315,9 @@ export const CAPABILITY_CHECKS = [
     required: false,
     needs: ['control-token'],
     async run(ctx) {
-      const route = ctx.route('route with x-gate-approval-required: true', r => r.approvalRequired)
-      const token = await ctx.issueToken([grantFor(route)])
-      const capability = encodeToken(token)
+      const { route, capability, what, pending } = await presentToApprovalRoute(ctx)
       const where = `${route.method} ${concretePath(route.pattern)}`
-      const pending = await ctx.evaluate(ctx.requestFor(route), { capability })
-      expectDeny(pending, `${where} with a valid token and no approval`)
+      expectDeny(pending, what)
       const approvalId = pending.answer.approval?.approval_id
       if (approvalId === undefined) fail(`${where}: the pending deny carries no approval handle`)
       await ctx.control().respondToApproval(approvalId, 'approve')

@@ -23,9 +23,10 @@ export const DISCARD_CAP_BYTES = 64 * 1024 * 1024
 
 /** The whole body; rejects with BodyTooLargeError past the limit (checked on Content-Length first). */
 export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
-  const declared = req.headers['content-length']
-  if (declared !== undefined && Number(declared) > limitBytes) {
-    const draining = Number(declared) <= DISCARD_CAP_BYTES
+  const header = req.headers['content-length']
+  const declared = header === undefined ? undefined : Number(header)
+  if (declared !== undefined && declared > limitBytes) {
+    const draining = declared <= DISCARD_CAP_BYTES
     if (draining) discardRest(req)
     return Promise.reject(new BodyTooLargeError(limitBytes, draining))
   }

@@ -35,11 +35,11 @@ export function errorBody(err: unknown, extra?: Partial<GateErrorBody>): { statu
   return { status: 500, body: { error: 'gate_evaluation_failed', message, receipt_id: null, suggestion: null, ...extra } }
 }
 
-export function sendError(res: ServerResponse, err: unknown, options: { extra?: Partial<GateErrorBody>; close?: boolean } = {}): void {
+export function sendError(res: ServerResponse, err: unknown, options: { extra?: Partial<GateErrorBody> } = {}): void {
   const { status, body } = errorBody(err, options.extra)
   const headers: Record<string, string> = {}
   if (typeof body.receipt_id === 'string') headers['x-gate-receipt-id'] = body.receipt_id
-  if (options.close === true || mustClose(err)) headers.connection = 'close'
+  if (mustClose(err)) headers.connection = 'close'
   sendJsonText(res, status, JSON.stringify(body), headers)
 }
 
