@@ -5,15 +5,15 @@ import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { Agent, createServer, request, type IncomingHttpHeaders } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
-import { BodyTooLargeError, DISCARD_CAP_BYTES, readBody } from './read-body.js'
+import { BodyTooLargeError, DISCARD_CAP_BYTES, readBody, type ReadBodyOptions } from './read-body.js'
 import { sendError, sendJson } from './respond.js'
 
 const LIMIT = 1024
 
-async function startServer(t: Test) {
+async function startServer(t: Test, options?: ReadBodyOptions) {
   const errors: unknown[] = []
   const server = createServer((req, res) => {
-    readBody(req, LIMIT).then(
+    readBody(req, LIMIT, options).then(
       body => sendJson(res, 200, { length: body.length }),
       (err: unknown) => {
         errors.push(err)
@@ -91,4 +91,25 @@ t.test('a declared length past the discard cap: answered at once, and the connec
   t.match(answer, /\r\nconnection: close\r\n/i)
   t.match(errors[0], { name: 'BodyTooLargeError', draining: false })
   t.ok(errors[0] instanceof BodyTooLargeError)
+})
+
+t.test('a refused body that stops arriving: answered, then the connection closes at the drain deadline', async t => {
+  const { port, errors } = await startServer(t, { drainDeadlineMs: 200 })
+  const socket = connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  // declares 4 KiB over a 1 KiB limit (so it is drained), sends a little and then nothing more
+  socket.write(`POST / HTTP/1.1\r\nhost: x\r\ncontent-length: ${4 * LIMIT}\r\n\r\nabc`)
+  let answer = ''
+  socket.setEncoding('utf8')
+  socket.on('data', (chunk: string) => (answer += chunk))
+  socket.on('error', () => {})
+  const started = Date.now()
+  let timer: NodeJS.Timeout | undefined
+  const closed = await Promise.race([once(socket, 'close').then(() => true), new Promise<boolean>(resolve => (timer = setTimeout(() => resolve(false), 10_000)))])
+  clearTimeout(timer)
+  socket.destroy()
+  t.ok(closed, 'the server closed the connection instead of waiting for the rest')
+  t.ok(Date.now() - started >= 150, 'not before the deadline')
+  t.match(answer, /^HTTP\/1\.1 400 /, 'the answer came first')
+  t.match(errors[0], { name: 'BodyTooLargeError', draining: true })
 })

@@ -21,13 +21,24 @@ export class BodyTooLargeError extends BadRequestError {
  *  broken pipe), up to this many bytes; a client sending more loses the connection. */
 export const DISCARD_CAP_BYTES = 64 * 1024 * 1024
 
+/** How long a refused body may take to finish arriving before the connection is closed: a client
+ *  trickling the rest of an oversized upload must not hold a connection until the request timeout. */
+export const DRAIN_DEADLINE_MS = 10_000
+
+/** Options of `readBody`. */
+export interface ReadBodyOptions {
+  /** Default `DRAIN_DEADLINE_MS`. */
+  drainDeadlineMs?: number
+}
+
 /** The whole body; rejects with BodyTooLargeError past the limit (checked on Content-Length first). */
-export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limitBytes: number, options: ReadBodyOptions = {}): Promise<Buffer> {
+  const drainDeadlineMs = options.drainDeadlineMs ?? DRAIN_DEADLINE_MS
   const header = req.headers['content-length']
   const declared = header === undefined ? undefined : Number(header)
   if (declared !== undefined && declared > limitBytes) {
     const draining = declared <= DISCARD_CAP_BYTES
-    if (draining) discardRest(req)
+    if (draining) discardRest(req, drainDeadlineMs)
     return Promise.reject(new BodyTooLargeError(limitBytes, draining))
   }
   return new Promise((resolve, reject) => {
@@ -48,7 +59,7 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
       size += chunk.length
       if (size > limitBytes) {
         finish(new BodyTooLargeError(limitBytes, true))
-        discardRest(req)
+        discardRest(req, drainDeadlineMs)
         return
       }
       chunks.push(chunk)
@@ -63,12 +74,18 @@ export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buff
   })
 }
 
-function discardRest(req: IncomingMessage): void {
+function discardRest(req: IncomingMessage, deadlineMs: number): void {
   let dropped = 0
+  // the answer went out when the body was refused; this only ends the wait for the rest of the upload
+  const deadline = setTimeout(() => req.destroy(), deadlineMs)
+  deadline.unref()
+  const stop = () => clearTimeout(deadline)
   req.on('data', (chunk: Buffer) => {
     dropped += chunk.length
     if (dropped > DISCARD_CAP_BYTES) req.destroy()
   })
+  req.once('end', stop)
+  req.once('close', stop)
   req.on('error', () => {})
   req.resume()
 }
