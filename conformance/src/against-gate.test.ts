@@ -1,6 +1,6 @@
 // CI: the suite against the real thing. Starts `gate sidecar` (with a control token) and `gate api
 // protect` (in front of a tiny upstream, with the same document) and asserts every check, required or
-// advisory, passes against both. Known Gate bugs are listed below with the check that finds them; they are
+// advisory, passes against both; then both again with `--strict-nonces` for the nonces.* checks. Known Gate bugs are listed below with the check that finds them; they are
 // reported as TODO (visible in every run) instead of failing CI, and the list is the place to remove
 // them from once fixed.
 import { once } from 'node:events'
@@ -9,16 +9,19 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { DEFAULT_SPEC_TEXT, loadGateSdkCore, runConformance, type Report, type SdkUnderTest } from './index.js'
+import { CHECKS, DEFAULT_SPEC_TEXT, loadGateSdkCore, runConformance, type Report, type SdkUnderTest } from './index.js'
 import { isGateBuilt, runGate, spawnGate } from './testing/spawn-gate.js'
 
 const CONTROL_TOKEN = 'conformance-e2e-control-token'
+const NONCE_CHECK_IDS = CHECKS.filter(c => c.needs?.includes('strict-nonces')).map(c => c.id)
 
 /** Checks that fail against Gate today, with the bug each one finds. */
 const KNOWN_GATE_BUGS: Record<string, string> = {}
 
-function assertConformant(t: Test, report: Report): void {
+/** Every check ran and passed, except those for the other nonce mode (run in their own test). */
+function assertConformant(t: Test, report: Report, strictNonces = false): void {
   for (const r of report.results) {
+    if (NONCE_CHECK_IDS.includes(r.id) !== strictNonces) continue
     const known = KNOWN_GATE_BUGS[r.id]
     if (r.result === 'SKIP') {
       t.fail(`${r.id} was skipped: ${r.detail ?? ''}`)
@@ -49,15 +52,7 @@ async function protectUnavailable(): Promise<string | false> {
   return `\`gate api protect\` is not available yet (exit ${help.code}): ${help.output.slice(0, 200)}`
 }
 
-t.test('gate sidecar passes every required check', { skip: notBuilt }, async t => {
-  const { dir, specPath, sdk } = await prepare(t)
-  const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'sidecar.db')], { GATE_CONTROL_TOKEN: CONTROL_TOKEN })
-  t.teardown(() => gate.stop())
-  assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, ...sdk }))
-})
-
-t.test('gate api protect passes every required check', { skip: await protectUnavailable() }, async t => {
-  const { dir, specPath, sdk } = await prepare(t)
+async function startUpstream(t: Test): Promise<string> {
   const upstream = createServer((req, res) => {
     req.resume()
     res.writeHead(200, { 'content-type': 'application/json' })
@@ -66,11 +61,28 @@ t.test('gate api protect passes every required check', { skip: await protectUnav
   upstream.listen(0, '127.0.0.1')
   await once(upstream, 'listening')
   t.teardown(() => new Promise<void>(resolve => upstream.close(() => resolve())))
-  const upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
-  const gate = await spawnGate(
-    ['api', 'protect', '--upstream', upstreamUrl, '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'protect.db')],
-    { GATE_CONTROL_TOKEN: CONTROL_TOKEN },
-  )
-  t.teardown(() => gate.stop())
-  assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, ...sdk }))
-})
+  return `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
+}
+
+for (const strictNonces of [false, true]) {
+  const flags = strictNonces ? ['--strict-nonces'] : []
+  const mode = strictNonces ? ' with --strict-nonces (the nonces.* checks)' : ''
+
+  t.test(`gate sidecar${mode} passes every check`, { skip: notBuilt }, async t => {
+    const { dir, specPath, sdk } = await prepare(t)
+    const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'sidecar.db'), ...flags], { GATE_CONTROL_TOKEN: CONTROL_TOKEN })
+    t.teardown(() => gate.stop())
+    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, ...sdk }), strictNonces)
+  })
+
+  t.test(`gate api protect${mode} passes every check`, { skip: await protectUnavailable() }, async t => {
+    const { dir, specPath, sdk } = await prepare(t)
+    const upstreamUrl = await startUpstream(t)
+    const gate = await spawnGate(
+      ['api', 'protect', '--upstream', upstreamUrl, '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'protect.db'), ...flags],
+      { GATE_CONTROL_TOKEN: CONTROL_TOKEN },
+    )
+    t.teardown(() => gate.stop())
+    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, ...sdk }), strictNonces)
+  })
+}

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { UsageError } from './errors.js'
 
 export const USAGE = `Usage: gate-conformance --sidecar URL [--control-token T] [--spec FILE] [--json] [--only ID,...] [--no-sdk]
+                        [--strict-nonces]
        gate-conformance --list [--json]
        gate-conformance --print-default-spec
 
@@ -18,6 +19,8 @@ Options:
   --only ID,...          run only these checks (repeatable)
   --json                 print the report as JSON instead of a table
   --no-sdk               skip the sdk.* checks (by default they drive @gate/sdk's createGateCore)
+  --strict-nonces        the sidecar was started with strict execution nonces: run the nonces.* checks
+                         (and only them; every other check expects a sidecar without strict nonces)
   --request-timeout-ms N deadline of one HTTP exchange (default 5000)
   --list                 list the checks and exit
   --print-default-spec   print the built-in OpenAPI document (start the sidecar with it) and exit
@@ -37,6 +40,7 @@ export type CliCommand =
       only: string[]
       json: boolean
       sdk: boolean
+      strictNonces: boolean
       requestTimeoutMs: number
     }
 
@@ -55,6 +59,7 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
         only: { type: 'string', multiple: true },
         json: { type: 'boolean' },
         'no-sdk': { type: 'boolean' },
+        'strict-nonces': { type: 'boolean' },
         'request-timeout-ms': { type: 'string' },
         list: { type: 'boolean' },
         'print-default-spec': { type: 'boolean' },
@@ -82,6 +87,7 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
     only: (values.only ?? []).flatMap(v => v.split(',')).map(s => s.trim()).filter(s => s !== ''),
     json: values.json === true,
     sdk: values['no-sdk'] !== true,
+    strictNonces: values['strict-nonces'] === true,
     requestTimeoutMs,
   }
 }

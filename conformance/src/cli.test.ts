@@ -22,8 +22,8 @@ function runCli(args: string[], env: Record<string, string> = {}): Promise<{ cod
   })
 }
 
-async function fake(t: Test, faults: SidecarFault[] = []): Promise<string> {
-  const sidecar = await startBrokenSidecar({ controlToken: TOKEN, faults })
+async function fake(t: Test, faults: SidecarFault[] = [], strictNonces = false): Promise<string> {
+  const sidecar = await startBrokenSidecar({ controlToken: TOKEN, faults, strictNonces })
   t.teardown(() => sidecar.close())
   return sidecar.url
 }
@@ -80,6 +80,22 @@ t.test('a required failure exits 1 and the table shows it; an advisory failure a
   t.match(r.stdout, 'NOT CONFORMANT')
   const advisory = await runCli(['--sidecar', url, '--only', 'receipt.policy-hash'])
   t.equal(advisory.code, 0)
+})
+
+t.test('--strict-nonces runs the nonces.* checks and skips the rest; a reusable nonce exits 1', async t => {
+  const nonceIds = CHECKS.filter(c => c.needs?.includes('strict-nonces')).map(c => c.id)
+  const url = await fake(t, [], true)
+  const r = await runCli(['--sidecar', url, '--json', '--strict-nonces'], { GATE_CONTROL_TOKEN: TOKEN })
+  t.equal(r.code, 0, r.stderr)
+  const results = (JSON.parse(r.stdout) as Report).results
+  t.same(results.filter(x => x.result === 'PASS').map(x => x.id), nonceIds)
+  t.ok(results.filter(x => !nonceIds.includes(x.id)).every(x => x.result === 'SKIP'), 'every other check is skipped')
+  const faulty = await fake(t, ['nonce-reusable'], true)
+  const bad = await runCli(['--sidecar', faulty, '--strict-nonces'], { GATE_CONTROL_TOKEN: TOKEN })
+  t.equal(bad.code, 1)
+  t.match(bad.stdout, /nonces\.single-use\s+FAIL\s/)
+  const plain = await runCli(['--sidecar', url, '--json', '--only', nonceIds.join(',')], { GATE_CONTROL_TOKEN: TOKEN })
+  t.ok((JSON.parse(plain.stdout) as Report).results.every(x => x.result === 'SKIP' && /needs --strict-nonces/.test(x.detail ?? '')), 'without the flag they are skipped, saying why')
 })
 
 t.test('a sidecar that is not there fails the required checks, bounded, and exits 1', async t => {

@@ -44,6 +44,7 @@ async function main(argv: readonly string[]): Promise<number> {
       only: command.only,
       sdkUnderTest,
       sdkNote,
+      strictNonces: command.strictNonces,
       requestTimeoutMs: command.requestTimeoutMs,
     })
     process.stdout.write(command.json ? formatJson(report) : formatTable(report))

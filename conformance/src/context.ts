@@ -47,6 +47,8 @@ export interface CheckContextInit {
   sdkUnderTest: SdkUnderTest | null
   /** Why the sdk.* checks skip when sdkUnderTest is null. */
   sdkNote: string
+  /** The sidecar runs with strict execution nonces: only the nonces.* checks apply. */
+  strictNonces?: boolean
 }
 
 export class CheckContext {
@@ -55,6 +57,7 @@ export class CheckContext {
   readonly controlToken: string | null
   readonly sdkUnderTest: SdkUnderTest | null
   readonly sdkNote: string
+  readonly strictNonces: boolean
   /** A key the sidecar does not trust: for locally minted tokens and foreign-signed receipts. */
   readonly untrustedSigner: Signer = createUntrustedSigner()
   #samples: Promise<Samples> | undefined
@@ -67,6 +70,7 @@ export class CheckContext {
     this.controlToken = init.controlToken
     this.sdkUnderTest = init.sdkUnderTest
     this.sdkNote = init.sdkNote
+    this.strictNonces = init.strictNonces === true
   }
 
   /** A short unique suffix for paths and ids of this run. */

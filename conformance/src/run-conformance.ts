@@ -25,6 +25,12 @@ export interface ConformanceOptions {
   sdkUnderTest?: SdkUnderTest | null
   /** Why there is no SDK under test, shown on the skipped sdk.* checks. */
   sdkNote?: string
+  /**
+   * The sidecar was started with strict execution nonces. Then only the nonces.* checks run (the
+   * others expect a sidecar without them and are skipped); without it the nonces.* checks are skipped.
+   * Default false.
+   */
+  strictNonces?: boolean
   /** Deadline of one HTTP exchange. Default 5000 ms. */
   requestTimeoutMs?: number
   /** Called after each check, e.g. for progress output. */
@@ -35,6 +41,9 @@ export interface ConformanceOptions {
 export const CHECKS: readonly CheckDefinition[] = Object.freeze(
   ALL_CHECKS.map(({ id, description, specRef, required, needs }) => Object.freeze({ id, description, specRef, required, ...(needs === undefined ? {} : { needs }) })),
 )
+
+const NEEDS_STRICT_NONCES = 'needs --strict-nonces and a sidecar started with strict execution nonces'
+const NEEDS_NO_STRICT_NONCES = 'expects a sidecar without strict execution nonces (this run has --strict-nonces)'
 
 /** Deadline of one check, its own waits included (the expiry check waits about 3 s). */
 export const CHECK_DEADLINE_MS = 45_000
@@ -51,6 +60,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     controlToken: options.controlToken ?? null,
     sdkUnderTest: options.sdkUnderTest ?? null,
     sdkNote: options.sdkNote ?? 'no SDK under test was given',
+    strictNonces: options.strictNonces === true,
   })
   const started = Date.now()
   const results: CheckResult[] = []
@@ -68,6 +78,10 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
 
 async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
   const t0 = Date.now()
+  // the sidecar's nonce mode decides first: a check for the other mode is skipped whatever else it needs
+  const nonceCheck = check.needs?.includes('strict-nonces') === true
+  if (nonceCheck && !ctx.strictNonces) return resultOf(check, 'SKIP', NEEDS_STRICT_NONCES, 0)
+  if (!nonceCheck && ctx.strictNonces) return resultOf(check, 'SKIP', NEEDS_NO_STRICT_NONCES, 0)
   if (check.needs?.includes('control-token') && ctx.controlToken === null) return resultOf(check, 'SKIP', 'needs --control-token', 0)
   if (check.needs?.includes('sdk-under-test') && ctx.sdkUnderTest === null) return resultOf(check, 'SKIP', ctx.sdkNote, 0)
   let timer: NodeJS.Timeout | undefined

@@ -12,7 +12,7 @@ import { buildRequest } from '../gate-request.js'
 import { concretePath } from '../policy.js'
 
 /** The deny-by-default route tokens are presented to: an unsafe route without overrides, else the method rule. */
-function tokenTarget(ctx: CheckContext): { method: GateHttpRequest['method']; pattern: string; request(extra?: Partial<GateHttpRequest>): GateHttpRequest } {
+export function tokenTarget(ctx: CheckContext): { method: GateHttpRequest['method']; pattern: string; request(extra?: Partial<GateHttpRequest>): GateHttpRequest } {
   const route =
     ctx.policy.routes.find(r => r.decision === 'DenyByDefault' && !r.approvalRequired && r.sideEffects === undefined) ??
     ctx.policy.routes.find(r => r.decision === 'DenyByDefault' && !r.approvalRequired)

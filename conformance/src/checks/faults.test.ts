@@ -12,6 +12,8 @@ interface Fault {
   sidecar?: SidecarFault[]
   /** For the sdk.* checks against the suite's own dead and lying fakes, the fault is in the SDK. */
   sdk?: SdkFault[]
+  /** The check runs against a sidecar with strict execution nonces (the nonces.* checks). */
+  strictNonces?: true
 }
 
 const FAULT_FOR: Record<string, Fault> = {
@@ -61,6 +63,13 @@ const FAULT_FOR: Record<string, Fault> = {
   'capabilities.approval-pending-409': { sidecar: ['approval-as-403'] },
   'capabilities.approval-approved-once': { sidecar: ['approval-reusable'] },
   'capabilities.control-requires-token': { sidecar: ['open-control-routes'] },
+  'nonces.preflight-incomplete': { sidecar: ['no-nonce-preflight'], strictNonces: true },
+  'nonces.retry-allowed': { sidecar: ['nonce-never-accepted'], strictNonces: true },
+  'nonces.single-use': { sidecar: ['nonce-reusable'], strictNonces: true },
+  'nonces.forged-denied': { sidecar: ['nonce-signature-unchecked'], strictNonces: true },
+  'nonces.bound-to-request': { sidecar: ['nonce-unbound'], strictNonces: true },
+  'nonces.header-retry-allowed': { sidecar: ['nonce-header-ignored'], strictNonces: true },
+  'nonces.safe-routes-exempt': { sidecar: ['nonce-on-every-route'], strictNonces: true },
   'receipt.id-recomputed': { sidecar: ['stale-receipt-id'] },
   'receipt.signature-valid': { sidecar: ['unsigned-receipts'] },
   'receipt.authority-semantics': { sidecar: ['wrong-semantics'] },
@@ -118,13 +127,26 @@ t.test('every check id has a fault, and every fault entry names a check', async 
   t.same(Object.keys(FAULT_FOR).sort(), CHECKS.map(c => c.id).sort())
 })
 
-t.test('without faults every check passes (none skipped)', async t => {
-  const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN })
-  t.teardown(() => sidecar.close())
-  const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, sdkUnderTest: createBrokenSdk() })
-  const notPassed = report.results.filter(r => r.result !== 'PASS').map(r => `${r.id}: ${r.result} ${r.detail ?? ''}`)
-  t.same(notPassed, [], 'every check passes against the fault-free fake')
+const NONCE_CHECK_IDS = CHECKS.filter(c => c.needs?.includes('strict-nonces')).map(c => c.id)
+
+t.test('without faults every check passes: the nonces.* checks with strict nonces, the others without', async t => {
+  t.ok(NONCE_CHECK_IDS.length > 0)
+  const plain = await startBrokenSidecar({ controlToken: CONTROL_TOKEN })
+  t.teardown(() => plain.close())
+  const report = await runConformance({ sidecarUrl: plain.url, controlToken: CONTROL_TOKEN, sdkUnderTest: createBrokenSdk() })
+  const notPassed = report.results.filter(r => r.result !== 'PASS' && !NONCE_CHECK_IDS.includes(r.id)).map(r => `${r.id}: ${r.result} ${r.detail ?? ''}`)
+  t.same(notPassed, [], 'every other check passes against the fault-free fake')
+  for (const r of report.results.filter(r => NONCE_CHECK_IDS.includes(r.id))) t.equal(r.result, 'SKIP', `${r.id} is skipped without --strict-nonces`)
   t.equal(report.ok, true)
+
+  const strict = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, strictNonces: true })
+  t.teardown(() => strict.close())
+  const strictReport = await runConformance({ sidecarUrl: strict.url, controlToken: CONTROL_TOKEN, strictNonces: true })
+  const results = new Map(strictReport.results.map(r => [r.id, r]))
+  for (const id of NONCE_CHECK_IDS) t.equal(results.get(id)?.result, 'PASS', `${id} passes with strict nonces: ${results.get(id)?.detail ?? ''}`)
+  const others = strictReport.results.filter(r => !NONCE_CHECK_IDS.includes(r.id))
+  t.ok(others.every(r => r.result === 'SKIP' && /without strict execution nonces/.test(r.detail ?? '')), 'with --strict-nonces every other check is skipped, saying why')
+  t.equal(strictReport.ok, true)
 })
 
 for (const check of CHECKS) {
@@ -132,9 +154,10 @@ for (const check of CHECKS) {
   if (fault === undefined) continue
   const label = [...(fault.sidecar ?? []).map(f => `sidecar ${f}`), ...(fault.sdk ?? []).map(f => `sdk ${f}`)].join(', ')
   t.test(`${check.id} fails against ${label}`, async t => {
-    const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, faults: fault.sidecar ?? [] })
+    const strictNonces = fault.strictNonces === true
+    const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, faults: fault.sidecar ?? [], strictNonces })
     t.teardown(() => sidecar.close())
-    const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: [check.id], sdkUnderTest: createBrokenSdk(fault.sdk ?? []) })
+    const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: [check.id], sdkUnderTest: createBrokenSdk(fault.sdk ?? []), strictNonces })
     const result = report.results[0]
     t.equal(result?.result, 'FAIL', `${check.id}: ${result?.result} ${result?.detail ?? ''}`)
     t.equal(report.ok, !check.required, 'a failed required check fails the run; an advisory one does not')

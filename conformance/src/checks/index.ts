@@ -5,6 +5,7 @@ import { EVALUATE_ERROR_CHECKS } from './evaluate-errors.js'
 import { HEALTH_CHECKS } from './health.js'
 import { HOSTILE_INPUT_CHECKS } from './hostile-input.js'
 import { LIMIT_CHECKS } from './limits.js'
+import { NONCE_CHECKS } from './nonces.js'
 import { RECEIPT_CHECKS } from './receipts.js'
 import { SDK_CHECKS } from './sdk-fail-closed.js'
 import { TRANSPORT_CHECKS } from './transport.js'
@@ -18,6 +19,7 @@ export const ALL_CHECKS: readonly Check[] = Object.freeze([
   ...EVALUATE_ERROR_CHECKS,
   ...VERDICT_MATRIX_CHECKS,
   ...CAPABILITY_CHECKS,
+  ...NONCE_CHECKS,
   ...RECEIPT_CHECKS,
   ...VERIFY_CHECKS,
   ...LIMIT_CHECKS,

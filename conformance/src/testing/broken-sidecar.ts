@@ -23,7 +23,9 @@ import {
   type GuardEvidence,
   type HttpMethod,
   type HttpReceiptBody,
+  type SignedExecutionNonce,
   type Verdict,
+  verifySignature,
 } from '@gate/sdk'
 import { validate } from '@gate/schemas'
 import { DEFAULT_SPEC_TEXT } from '../default-spec.js'
@@ -113,6 +115,14 @@ export const SIDECAR_FAULTS = [
   'large-integers-500', // integers beyond 2^53 answer 500
   'deep-nesting-500', // deeply nested bodies answer 500
   'huge-headers-500', // headers over 16 KiB answer 500
+  // with strictNonces only:
+  'no-nonce-preflight', // deny-by-default requests are allowed without a nonce
+  'nonce-never-accepted', // a presented nonce is never found
+  'nonce-reusable', // a nonce can be used any number of times
+  'nonce-signature-unchecked', // a presented nonce is looked up by id, its signature ignored
+  'nonce-unbound', // a nonce allows any request it is presented with
+  'nonce-header-ignored', // X-Gate-Execution-Nonce is checked for form but not looked up
+  'nonce-on-every-route', // session-allowed routes get the preflight too
 ] as const
 
 export type SidecarFault = (typeof SIDECAR_FAULTS)[number]
@@ -123,6 +133,8 @@ export interface BrokenSidecarOptions {
   controlToken?: string
   /** The OpenAPI document (JSON text). Default: the suite's built-in document. */
   specText?: string
+  /** Strict execution nonces (Gate's `--strict-nonces`): deny-by-default requests get a preflight. Default false. */
+  strictNonces?: boolean
 }
 
 export interface BrokenSidecar {
@@ -170,6 +182,8 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   const used = new Map<string, number>()
   // approvals by id: what request they are bound to, and where they stand
   const approvals = new Map<string, { binding: string; state: 'pending' | 'approved' | 'denied' | 'used' }>()
+  // issued execution nonces by id: the request they are bound to, and whether they were used
+  const nonces = new Map<string, { binding: string; used: boolean }>()
   const server: Server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, (req, res) => {
     handle(req, res).catch(err => {
       if (err instanceof HttpFailure) return sendJson(res, err.status, { error: err.code, message: err.message, receipt_id: null, suggestion: null })
@@ -242,15 +256,16 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   async function evaluateRoute(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const text = (await readBody(req, has('evaluate-limit-1mib') ? 1024 * 1024 : EVALUATE_LIMIT)).toString('utf8')
     const request = parseRequest(text)
-    readNonce(req)
+    const nonceHeader = readNonce(req)
     const header = single(req.headers['x-gate-capability'])
-    const { verdict, evidence, capabilityId, pattern, approval } = decide(request, header, single(req.headers['x-gate-approval-id']))
-    const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : 200
+    const { verdict, evidence, capabilityId, pattern, approval, executionNonce } = decide(request, header, single(req.headers['x-gate-approval-id']), nonceHeader)
+    const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : verdict.verdict === 'incomplete' ? 428 : 200
     const receipt = signReceipt(request, verdict, evidence, pattern, capabilityId, status)
     const answerVerdict = has('answer-verdict-differs') && verdict.verdict === 'deny' ? { ...verdict, reason: `${verdict.reason} (summary)` } : verdict
     const answer: Record<string, unknown> = { verdict: answerVerdict, receipt }
     if (!has('omit-evidence')) answer.evidence = evidence
     if (approval !== undefined) answer.approval = approval
+    if (executionNonce !== undefined) answer.execution_nonce = executionNonce
     sendJson(res, has('deny-status-403') && verdict.verdict === 'deny' ? 403 : 200, answer)
   }
 
@@ -287,15 +302,17 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     return request
   }
 
-  function readNonce(req: IncomingMessage): void {
+  /** The X-Gate-Execution-Nonce value (a nonce id), checked well-formed. */
+  function readNonce(req: IncomingMessage): string | undefined {
     const raw = req.headers['x-gate-execution-nonce']
-    if (raw === undefined || has('nonce-unchecked')) return
+    if (raw === undefined || has('nonce-unchecked')) return undefined
     const value = Array.isArray(raw) ? raw.join(',') : raw
     if (value.trim() === '') {
-      if (has('nonce-blank-ignored')) return
+      if (has('nonce-blank-ignored')) return undefined
       throw new HttpFailure(400, 'gate_bad_request', 'x-gate-execution-nonce header is blank')
     }
     if (!/^[0-9a-f]{32}$/.test(value)) throw new HttpFailure(400, 'gate_bad_request', 'x-gate-execution-nonce header is malformed')
+    return value
   }
 
   function matchRoute(method: string, path: string): RouteMatch {
@@ -325,9 +342,10 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     capabilityId: string | null
     pattern: string
     approval?: { approval_id: string; resume_path: string }
+    executionNonce?: SignedExecutionNonce
   }
 
-  function decide(request: GateHttpRequest, header: string | undefined, approvalHeader: string | undefined): Decision {
+  function decide(request: GateHttpRequest, header: string | undefined, approvalHeader: string | undefined, nonceHeader: string | undefined): Decision {
     const method = String(request.method)
     const m = matchRoute(method, String(request.path))
     const pattern = has('trust-client-route-pattern') ? request.route_pattern : m.pattern
@@ -363,7 +381,12 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       return deny('RevocationGuard', `capability ${capabilityId} has been revoked`, [], capabilityId)
     }
     if (decision === 'SessionAllow') {
-      return { verdict: { verdict: 'allow' }, evidence: [{ guard_name: 'DefaultPolicyGuard', verdict: true, details: 'session-scoped allow' }], capabilityId, pattern }
+      const sessionEvidence: GuardEvidence[] = [{ guard_name: 'DefaultPolicyGuard', verdict: true, details: 'session-scoped allow' }]
+      if (has('nonce-on-every-route')) {
+        const held = nonceStep(request, pattern, nonceHeader, sessionEvidence, capabilityId, deny)
+        if (held !== undefined) return held
+      }
+      return { verdict: { verdict: 'allow' }, evidence: sessionEvidence, capabilityId, pattern }
     }
     const allowByFault = (has('allow-mutating-without-token') && m.matched) || (has('allow-unknown-capability-id') && presentedById)
     if (token === undefined && tokenProblem === undefined && !allowByFault) return deny('CapabilityGuard', `capability required: ${method} ${pattern} is deny-by-default`, [], null)
@@ -375,6 +398,8 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       if (problem !== undefined) return deny('CapabilityGuard', `invalid capability: ${problem}`, [], capabilityId)
     }
     const evidence: GuardEvidence[] = [{ guard_name: 'CapabilityGuard', verdict: true, details: `capability ${token?.id ?? '(fault)'} grants ${method} ${pattern}` }]
+    const held = nonceStep(request, pattern, nonceHeader, evidence, capabilityId, deny)
+    if (held !== undefined) return held
     if (token !== undefined && !allowByFault && !has('ignore-max-invocations')) {
       const exhausted = consumeInvocation(token, method, pattern, m.route?.operationId)
       if (exhausted !== undefined) return deny('BudgetGuard', exhausted, evidence, capabilityId)
@@ -399,6 +424,61 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       return { ...d, approval: { approval_id: approvalId, resume_path: `/approvals/${approvalId}/respond` } }
     }
     return { verdict: { verdict: 'allow' }, evidence, capabilityId, pattern }
+  }
+
+  /**
+   * Strict nonces: no nonce → incomplete with a new signed nonce bound to the request; a presented one
+   * must verify, be known, unused and bound to this request (it is then used up). Undefined: go on.
+   */
+  function nonceStep(
+    request: GateHttpRequest,
+    pattern: string,
+    nonceHeader: string | undefined,
+    evidence: GuardEvidence[],
+    capabilityId: string | null,
+    deny: (guard: string, reason: string, evidence: GuardEvidence[], capabilityId: string | null) => Decision,
+  ): Decision | undefined {
+    if (options.strictNonces !== true || has('no-nonce-preflight')) return undefined
+    const binding = `${callerHash(request.caller)} ${String(request.method)} ${pattern} ${requestContentHash(request, pattern)}`
+    const presented = request.execution_nonce
+    if (presented !== undefined && !has('nonce-signature-unchecked')) {
+      const { signature, ...body } = presented
+      if (presented.kernel_key !== signer.publicKey || !verifySignature(presented.kernel_key, utf8(canonicalJson(body)), signature)) {
+        return deny('NonceGuard', 'execution nonce signature does not verify', evidence, capabilityId)
+      }
+    }
+    const id = presented?.nonce_id ?? (has('nonce-header-ignored') ? undefined : nonceHeader)
+    if (id === undefined) {
+      const now = Math.floor(Date.now() / 1000)
+      const [callerIdentity, method, routePattern, content] = binding.split(' ') as [string, HttpMethod, string, string]
+      const nonceFields = {
+        schema: 'gate.execution_nonce.v1' as const,
+        nonce_id: sha256Hex(uuidv7()).slice(0, 32),
+        request_id: request.request_id,
+        caller_identity_hash: callerIdentity,
+        method,
+        route_pattern: routePattern,
+        content_hash: content,
+        issued_at: now,
+        expires_at: now + 60,
+        kernel_key: signer.publicKey,
+      }
+      nonces.set(nonceFields.nonce_id, { binding, used: false })
+      return {
+        verdict: { verdict: 'incomplete', reason: 'execution nonce required' },
+        evidence: [...evidence, { guard_name: 'NonceGuard', verdict: false, details: 'strict nonce preflight' }],
+        capabilityId,
+        pattern,
+        executionNonce: { ...nonceFields, signature: signer.sign(utf8(canonicalJson(nonceFields))) },
+      }
+    }
+    const held = has('nonce-never-accepted') ? undefined : nonces.get(id)
+    if (held === undefined) return deny('NonceGuard', `execution nonce ${id} is unknown`, evidence, capabilityId)
+    if (held.used && !has('nonce-reusable')) return deny('NonceGuard', `execution nonce ${id} is used`, evidence, capabilityId)
+    if (held.binding !== binding && !has('nonce-unbound')) return deny('NonceGuard', `execution nonce ${id} is bound to another request`, evidence, capabilityId)
+    held.used = true
+    evidence.push({ guard_name: 'NonceGuard', verdict: true, details: `execution nonce ${id} used` })
+    return undefined
   }
 
   /** Counts one use of the first grant covering the request when it has max_invocations; says why not when all are used. */
@@ -483,6 +563,10 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       return { ...withStaleId, signature: signer.sign(utf8(canonicalJson(withStaleId))) }
     }
     return receipt
+  }
+
+  function requestContentHash(request: GateHttpRequest, pattern: string): string {
+    return contentHash({ body_hash: request.body_hash ?? null, method: String(request.method), path: String(request.path), query: queryForHash(request.query), route_pattern: pattern })
   }
 
   function queryForHash(query: Record<string, string> | undefined): Record<string, string> {
