@@ -3,6 +3,9 @@
 import t, { type Test } from 'tap'
 import { validate } from '@gate/schemas'
 import { createGateCore, type GateDenied, type GateOutcome, type GateRequestInput } from '../index.js'
+import { checkHttpReceipt } from '../protocol/http-receipt.js'
+import { createGateCoreOn } from './gate-core.js'
+import { createUndiciTransport } from './undici-transport.js'
 import { sha256Hex } from '../protocol/sha256.js'
 import { closedPortUrl, GATE_CLI, hasSidecarBuild, startFakeSidecar, startSidecarProcess, type FakeSidecar } from './testing/index.js'
 
@@ -183,6 +186,47 @@ t.test('receipts that do not verify or bind answer 502 gate_invalid_receipt', as
   const viaSidecar = coreFor(t, { sidecarUrl: fake.url, verifyReceipts: 'sidecar' })
   assertErrorBody(t, await viaSidecar.decide(input()), 502, 'gate_invalid_receipt')
   t.ok(fake.calls.some(c => c.path === '/gate/verify'), 'verifyReceipts sidecar asks /gate/verify')
+})
+
+t.test('with the event loop busy, receipts are checked off the thread and still fail closed', async t => {
+  const genuine = await fakeFor(t)
+  const impostor = await fakeFor(t, 'impostor')
+  const good = coreFor(t, { sidecarUrl: genuine.url })
+  const bad = coreFor(t, { sidecarUrl: impostor.url })
+  await good.decide(input())
+  await bad.decide(input())
+  // hold the loop for most of the next measuring windows (100 ms each), so it counts as busy
+  for (let round = 0; round < 3; round++) {
+    const end = performance.now() + 150
+    while (performance.now() < end) {
+      // busy
+    }
+    const [allowed, forged] = await Promise.all([good.decide(input()), bad.decide(input())])
+    t.equal(allowed.allowed, true, `round ${round}: a genuine receipt passes`)
+    assertErrorBody(t, forged, 502, 'gate_invalid_receipt')
+  }
+})
+
+t.test('a platform receipt check decides; one that throws fails closed', async t => {
+  const fake = await fakeFor(t)
+  const seen: unknown[] = []
+  const on = (checkReceipt: (receipt: unknown, keys: readonly string[]) => ReturnType<typeof checkHttpReceipt> | Promise<ReturnType<typeof checkHttpReceipt>>) => {
+    const core = createGateCoreOn({ createTransport: o => createUndiciTransport(o.sidecarUrl, o), check: validate, checkReceipt }, { sidecarUrl: fake.url })
+    t.teardown(() => core.close())
+    return core
+  }
+  const passing = on(async (receipt, keys) => {
+    seen.push(receipt)
+    return checkHttpReceipt(receipt, { trustedKeys: keys })
+  })
+  t.equal((await passing.decide(input())).allowed, true)
+  t.equal(seen.length, 1, 'the platform check saw the receipt')
+  const refusing = on(receipt => ({ ...checkHttpReceipt(receipt, { trustedKeys: [] }), failedStep: 'signature', detail: 'refused by the platform' }))
+  assertErrorBody(t, await refusing.decide(input()), 502, 'gate_invalid_receipt')
+  const throwing = on(() => Promise.reject(new Error('verifier crashed')))
+  const outcome = await throwing.decide(input())
+  assertErrorBody(t, outcome, 502, 'gate_invalid_receipt')
+  t.match(((outcome as GateDenied).body as { message: string }).message, 'verifier crashed')
 })
 
 t.test('verifyReceipts sidecar: /gate/verify answering 404, 408, 429 or 5xx is 503 gate_sidecar_unavailable; other failures 502', async t => {

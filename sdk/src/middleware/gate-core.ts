@@ -3,7 +3,7 @@
 // (transport, schema check) is injected so the same core runs on Node (undici, ajv) and on the edge
 // (fetch, precompiled validators).
 import { isGateError } from '../errors.js'
-import { checkHttpReceipt } from '../protocol/http-receipt.js'
+import { checkHttpReceipt, type HttpReceiptCheck } from '../protocol/http-receipt.js'
 import { sha256Hex } from '../protocol/sha256.js'
 import { uuidv7 } from '../protocol/request-id.js'
 import { HTTP_METHODS, type CallerIdentity, type GateHttpRequest, type HttpMethod } from '../types.js'
@@ -21,10 +21,12 @@ import { SidecarClient, type SchemaCheck, type SidecarEvaluation, type SidecarTr
 import { SidecarKey } from './sidecar-key.js'
 import { toErrorOutcome, toFailOpenOutcome, toOutcome } from './to-outcome.js'
 
-/** What differs between Node and the edge: the transport and the schema check. */
+/** What differs between Node and the edge: the transport, the schema check and the receipt check. */
 export interface GatePlatform {
   createTransport(options: ResolvedGateOptions): SidecarTransport
   check: SchemaCheck
+  /** Verifies a receipt against the sidecar's key; default `checkHttpReceipt`, on the calling thread. */
+  checkReceipt?: (receipt: unknown, trustedKeys: readonly string[]) => HttpReceiptCheck | Promise<HttpReceiptCheck>
 }
 
 /** Nonces remembered from strict-preflight answers (nonce id → bound request id), oldest dropped first. */
@@ -37,6 +39,7 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
   const client = new SidecarClient(platform.createTransport(resolved), platform.check)
   const key = new SidecarKey(resolved.sidecarPublicKey, () => client.live())
   const nonces = new Map<string, string>()
+  const checkSignedReceipt = platform.checkReceipt ?? ((receipt: unknown, trustedKeys: readonly string[]) => checkHttpReceipt(receipt, { trustedKeys }))
 
   async function decide(input: GateRequestInput): Promise<GateOutcome> {
     if (isSkipped(resolved.skip, input.path)) return { allowed: true, headers: {}, gate: null, body: null, rawQuery: null }
@@ -115,7 +118,14 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
     const problem = receiptBindingProblem(answer, { request, nonceId, nonceBoundRequestId: nonceId === undefined ? undefined : nonces.get(nonceId) })
     if (problem !== undefined) throw new InvalidReceiptError(problem)
     if (signerKey !== undefined) {
-      const check = checkHttpReceipt(answer.receipt, { trustedKeys: [await signerKey] })
+      const trustedKey = await signerKey
+      let check: HttpReceiptCheck
+      try {
+        check = await checkSignedReceipt(answer.receipt, [trustedKey])
+      } catch (err) {
+        // a receipt that could not be checked is a receipt that did not verify
+        throw new InvalidReceiptError(`it could not be verified (${(err as Error)?.message ?? String(err)})`)
+      }
       if (!check.response.ok) throw new InvalidReceiptError(check.failedStep === 'signer' ? 'signed by a key other than the sidecar\'s' : check.detail)
     } else if (resolved.verifyReceipts === 'sidecar') {
       const verified = await client.verify(answer.receipt)

@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import {
   canonicalJson,
   checkHttpReceipt,
+  checkHttpReceiptOffThread,
   signHttpReceipt,
   signHttpReceiptJson,
   sha256Hex,
@@ -206,4 +207,27 @@ t.test('property: sign then verify round-trips for arbitrary receipt contents', 
     ),
     { numRuns: 200 },
   )
+})
+
+t.test('the off-thread check answers exactly as the inline one, step for step', async t => {
+  const r = signHttpReceipt(exampleReceiptBody(), signer)
+  const { id: _id, signature: _s, ...body } = { ...r, response_status: 500 }
+  const cases: [string, unknown, string[]][] = [
+    ['genuine', r, trustedKeys],
+    ['untrusted signer', signHttpReceipt(exampleReceiptBody(), exampleSigner('ed25519', 3)), trustedKeys],
+    ['a signed field changed', { ...r, method: 'POST' }, trustedKeys],
+    ['semantics changed', { ...r, trust_level: 'advisory' }, trustedKeys],
+    ['id re-hashed, old signature', { ...body, id: sha256Hex(canonicalJson(body)), signature: r.signature }, trustedKeys],
+    ['signature flipped', { ...r, signature: r.signature.replace(/.$/, c => (c === '0' ? '1' : '0')) }, trustedKeys],
+    ['signature not hex', { ...r, signature: 'zz' }, trustedKeys],
+    ['malformed content_hash', signHttpReceipt(exampleReceiptBody({ content_hash: 'ABC' }), signer), trustedKeys],
+    ['P-256', signHttpReceipt(exampleReceiptBody(), exampleSigner('p256', 5)), [exampleSigner('p256', 5).publicKey]],
+    ['P-384', signHttpReceipt(exampleReceiptBody(), exampleSigner('p384', 5)), [exampleSigner('p384', 5).publicKey]],
+    ['garbage', { signature: 5 }, trustedKeys],
+    ['not an object', 'x', trustedKeys],
+  ]
+  for (const [what, receipt, keys] of cases) {
+    t.same(await checkHttpReceiptOffThread(receipt, { trustedKeys: keys }), checkHttpReceipt(receipt, { trustedKeys: keys }), what)
+  }
+  t.equal((await checkHttpReceiptOffThread(r, { trustedKeys })).response.ok, true)
 })

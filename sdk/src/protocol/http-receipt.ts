@@ -8,7 +8,7 @@ import type { CryptoBackendName } from './crypto-backend.js'
 import { isSha256Hex, utf8 } from './hex.js'
 import { sha256Hex } from './sha256.js'
 import type { Signer } from './signer.js'
-import { checkSignature } from './verify-signature.js'
+import { checkSignature, checkSignatureOffThread, type VerifySignatureResult } from './verify-signature.js'
 
 export interface SignedHttpReceipt {
   receipt: HttpReceipt
@@ -120,6 +120,41 @@ export function verdictResult(verdict: { verdict: string }): VerdictResult {
 
 /** Verifies a receipt and says which step failed first. Never throws. */
 export function checkHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOptions = {}): HttpReceiptCheck {
+  const step = checkUpToSignature(receipt, options)
+  if ('result' in step) return step.result
+  return afterSignature(step, checkSignature(step.kernelKey, step.message, step.signature, options.backend))
+}
+
+/**
+ * `checkHttpReceipt` with the signature verified off the event loop where node:crypto allows
+ * (`checkSignatureOffThread`); the other steps run here. Never rejects.
+ */
+export async function checkHttpReceiptOffThread(receipt: unknown, options: Pick<VerifyHttpReceiptOptions, 'trustedKeys'> = {}): Promise<HttpReceiptCheck> {
+  const step = checkUpToSignature(receipt, options)
+  if ('result' in step) return step.result
+  return afterSignature(step, await checkSignatureOffThread(step.kernelKey, step.message, step.signature))
+}
+
+/** Where a check stands once every step before the signature passed: what to verify, and with which key. */
+interface SignatureStep {
+  response: VerifyReceiptResponse
+  kernelKey: string
+  message: Uint8Array
+  signature: string
+}
+
+function afterSignature(step: SignatureStep, sig: VerifySignatureResult): HttpReceiptCheck {
+  const { response } = step
+  if (!sig.valid) return { response, failedStep: 'signature', detail: sig.reason ?? 'signature does not verify' }
+  response.signature_valid = true
+  if (!response.signer_trusted) return { response, failedStep: 'signer', detail: 'kernel_key is not a trusted signer' }
+  if (!response.parameter_hash_valid) return { response, failedStep: 'parameter_hash', detail: 'content_hash is not a 64-character lowercase hex digest' }
+  response.ok = true
+  response.authorized = response.result === 'allow'
+  return { response, failedStep: null, detail: 'ok' }
+}
+
+function checkUpToSignature(receipt: unknown, options: Pick<VerifyHttpReceiptOptions, 'trustedKeys'>): { result: HttpReceiptCheck } | SignatureStep {
   const r = (typeof receipt === 'object' && receipt !== null && !Array.isArray(receipt) ? receipt : {}) as Record<string, unknown>
   const kernelKey = typeof r.kernel_key === 'string' ? r.kernel_key : ''
   const verdictTag = (r.verdict as { verdict?: unknown } | undefined)?.verdict
@@ -136,7 +171,7 @@ export function checkHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOpt
     signer_key_hex: kernelKey,
     ok: false,
   }
-  if (r !== receipt) return { response, failedStep: 'shape', detail: 'not a JSON object' }
+  if (r !== receipt) return { result: { response, failedStep: 'shape', detail: 'not a JSON object' } }
   response.signer_trusted = kernelKey !== '' && isTrusted(kernelKey, options.trustedKeys)
 
   let members: CanonicalMembers
@@ -144,21 +179,14 @@ export function checkHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOpt
     const { signature: _signature, ...body } = r
     members = new CanonicalMembers(body)
   } catch (err) {
-    return { response, failedStep: 'shape', detail: (err as Error).message }
+    return { result: { response, failedStep: 'shape', detail: (err as Error).message } }
   }
   response.receipt_id_valid = typeof r.id === 'string' && sha256Hex(members.join('id')) === r.id
 
   const semantics = authoritySemanticsProblem(r)
-  if (semantics !== undefined) return { response, failedStep: 'semantics', detail: semantics }
-  if (!response.receipt_id_valid) return { response, failedStep: 'receipt_id', detail: 'id is not the hash of the receipt body' }
-  const sig = checkSignature(kernelKey, utf8(members.join()), r.signature as string, options.backend)
-  if (!sig.valid) return { response, failedStep: 'signature', detail: sig.reason ?? 'signature does not verify' }
-  response.signature_valid = true
-  if (!response.signer_trusted) return { response, failedStep: 'signer', detail: 'kernel_key is not a trusted signer' }
-  if (!response.parameter_hash_valid) return { response, failedStep: 'parameter_hash', detail: 'content_hash is not a 64-character lowercase hex digest' }
-  response.ok = true
-  response.authorized = response.result === 'allow'
-  return { response, failedStep: null, detail: 'ok' }
+  if (semantics !== undefined) return { result: { response, failedStep: 'semantics', detail: semantics } }
+  if (!response.receipt_id_valid) return { result: { response, failedStep: 'receipt_id', detail: 'id is not the hash of the receipt body' } }
+  return { response, kernelKey, message: utf8(members.join()), signature: r.signature as string }
 }
 
 function isTrusted(key: string, trusted: Iterable<string> | undefined): boolean {

@@ -48,17 +48,51 @@ export function checkSignature(
     backend === 'node' && nodeCrypto !== undefined
       ? verifyNode(publicKey, key.algorithm, key.bytes, message, sig)
       : verifyNoble(key.algorithm, key.bytes, message, sig)
+  return signatureResult(ok)
+}
+
+/**
+ * Like `checkSignature`, but on node:crypto the verification runs on the libuv thread pool, leaving the
+ * event loop free meanwhile (it costs more wall time: worth it only while the loop is busy). Without
+ * node:crypto it verifies here. Never rejects.
+ */
+export function checkSignatureOffThread(publicKey: string, message: Uint8Array, signature: string): Promise<VerifySignatureResult> {
+  const key = parsePublicKey(publicKey)
+  if ('error' in key) return Promise.resolve({ valid: false, reason: key.error })
+  const sig = parseSignature(signature, key.algorithm)
+  if ('error' in sig) return Promise.resolve({ valid: false, reason: sig.error })
+  if (nodeCrypto === undefined) return Promise.resolve(signatureResult(verifyNoble(key.algorithm, key.bytes, message, sig)))
+  const c = nodeCrypto
+  const keyObject = cachedKeyObject(c, publicKey, key.algorithm, key.bytes)
+  if (keyObject === null) return Promise.resolve(signatureResult(false))
+  return new Promise(resolve => {
+    const done = (err: Error | null, ok: boolean) => resolve(signatureResult(err === null && ok))
+    try {
+      if (key.algorithm === 'ed25519') c.verify(null, message, keyObject, sig, done)
+      else c.verify(DIGEST[key.algorithm], message, { key: keyObject, dsaEncoding: 'der' }, sig, done)
+    } catch {
+      resolve(signatureResult(false))
+    }
+  })
+}
+
+function signatureResult(ok: boolean): VerifySignatureResult {
   return ok ? { valid: true } : { valid: false, reason: 'signature does not verify' }
 }
 
-function verifyNode(wire: string, algorithm: KeyAlgorithm, keyBytes: Uint8Array, message: Uint8Array, sig: Uint8Array): boolean {
-  const c = nodeCrypto as NonNullable<typeof nodeCrypto>
+function cachedKeyObject(c: NonNullable<typeof nodeCrypto>, wire: string, algorithm: KeyAlgorithm, keyBytes: Uint8Array): KeyObject | null {
   let keyObject = keyCache.get(wire)
   if (keyObject === undefined) {
     keyObject = toKeyObject(c, algorithm, keyBytes)
     if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.delete(keyCache.keys().next().value as string)
     keyCache.set(wire, keyObject)
   }
+  return keyObject
+}
+
+function verifyNode(wire: string, algorithm: KeyAlgorithm, keyBytes: Uint8Array, message: Uint8Array, sig: Uint8Array): boolean {
+  const c = nodeCrypto as NonNullable<typeof nodeCrypto>
+  const keyObject = cachedKeyObject(c, wire, algorithm, keyBytes)
   if (keyObject === null) return false
   try {
     if (algorithm === 'ed25519') return c.verify(null, message, keyObject, sig)

@@ -1,3 +1,4 @@
 // Node-only helpers for Gate's own HTTP services; not for app code. Subpath `@gate/sdk/server`.
+export * from './loop-pressure.js'
 export * from './read-body.js'
 export * from './respond.js'

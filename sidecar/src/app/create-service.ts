@@ -18,7 +18,7 @@ import type { Authority } from '../config/authority-seed.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
 import { CoreBackfill } from './core-backfill.js'
-import { createLoopPressure } from '../signing/loop-pressure.js'
+import { createLoopPressure } from '@gate/sdk/server'
 import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
 

@@ -2,7 +2,7 @@
 // 70 µs here, a third of the sidecar's CPU per request), so the sidecar signs receipts on a worker
 // thread while the main thread parses, evaluates and commits the next requests. Texts to sign are
 // queued and sent as one message per event-loop turn, so the hop costs one postMessage per batch, not
-// per receipt. Only while the event loop is saturated (loop-pressure.ts): otherwise the hop costs more
+// per receipt. Only while the event loop is saturated (createLoopPressure): otherwise the hop costs more
 // than the signature it saves, and texts are signed inline. The same thread converts stored receipts to
 // their core form for the core-receipt backfill, whose re-signing would otherwise hold the event loop
 // for milliseconds at a time.
@@ -12,7 +12,7 @@
 import { Worker } from 'node:worker_threads'
 import { SigningError, utf8, type Signer } from '@gate/sdk'
 import { toCoreJson, type CoreFormResult } from '@gate/trust'
-import { createLoopPressure } from './loop-pressure.js'
+import { createLoopPressure } from '@gate/sdk/server'
 import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch } from './sign-batch.js'
 
 /** Signs the UTF-8 bytes of a text, possibly elsewhere; resolves to the wire-form signature. */
@@ -58,7 +58,7 @@ export interface WorkerSignerOptions {
   log?: (line: string) => void
   /**
    * When false, texts are signed inline: the thread is used only while this answers true. Default: the
-   * event loop is saturated (loop-pressure.ts), so a lightly loaded sidecar never pays the thread hop.
+   * event loop is saturated (createLoopPressure), so a lightly loaded sidecar never pays the thread hop.
    */
   offload?: () => boolean
 }

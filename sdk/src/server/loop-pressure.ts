@@ -1,6 +1,7 @@
 // Whether this thread's event loop is close to saturated, from its utilization (busy time / wall time)
 // over the last window. Handing work to another thread pays off only then: on a loaded two-core machine
-// a thread hop can cost milliseconds of scheduling delay, far more than the ~70 µs signature it saves.
+// a thread hop can cost milliseconds of scheduling delay, far more than the signature it saves. Used by
+// the sidecar's signing thread and by the Node SDK core's receipt verification.
 import { performance } from 'node:perf_hooks'
 
 /** Options of `createLoopPressure`. */
