@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { InvalidConfigError } from '@gate/sdk'
+import { bearerToken } from '@gate/sdk/server'
 import type { AuthResult, Principal, TrustAuthenticator } from './ports.js'
 
 /** Options of `createTrustAuthenticator`. */
@@ -51,7 +52,7 @@ export function createTrustAuthenticator(options: TrustAuthOptions): TrustAuthen
   if (candidates.length === 0) throw new InvalidConfigError('trust-control tokens', 'a service token or at least one tenant token', 'none')
   return {
     authenticate(req: IncomingMessage): AuthResult {
-      const presented = bearerToken(req.headers.authorization)
+      const presented = bearerToken(req)
       // Hash even when absent, and compare against every candidate: the work is the same either way.
       const digest = sha256(presented ?? '')
       let match: Principal | undefined
@@ -64,13 +65,6 @@ export function createTrustAuthenticator(options: TrustAuthOptions): TrustAuthen
       return { ok: true, principal: match }
     },
   }
-}
-
-/** The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), else undefined. */
-export function bearerToken(header: string | undefined): string | undefined {
-  if (typeof header !== 'string') return undefined
-  const match = /^Bearer +([^\s]+) *$/i.exec(header)
-  return match === null ? undefined : match[1]
 }
 
 function sha256(text: string): Buffer {

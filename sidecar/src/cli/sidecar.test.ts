@@ -206,6 +206,54 @@ t.test('approval pending → approved → allowed once → second use denied, ev
   t.equal(unknown.status, 404)
 })
 
+t.test('control routes: bad input gets a clear 400 or 401 and changes nothing', async t => {
+  const { gate } = await start(t)
+  const auth = { authorization: `Bearer ${TOKEN}` }
+  const json = { ...auth, 'content-type': 'application/json' }
+  const { capability, header } = await issue(gate, [{ server_id: 'http', tool_name: '*' }])
+  const pending = await evaluate(gate, request('POST', '/pets/7/adopt', { body_hash: 'd'.repeat(64), body_length: 3 }), { 'x-gate-capability': header })
+  const approvalId = (pending.body as { approval: { approval_id: string } }).approval.approval_id
+  const receiptCount = async () => ((await call(`${gate.url}/v1/receipts/query?limit=1`, { headers: auth })).body as { totalCount: number }).totalCount
+  const before = await receiptCount()
+
+  const routes: [string, number, unknown][] = [
+    ['/v1/capabilities/issue', 64 * 1024, { subjectPublicKey: 5, scope: 'all', ttlSeconds: '60' }],
+    ['/v1/revocations', 64 * 1024, { capabilityId: 7 }],
+    [`/approvals/${approvalId}/respond`, 16 * 1024, { decision: 3 }],
+    ['/v1/receipts/tools', 1024 * 1024, { id: 1, signature: [], kernel_key: {} }],
+    ['/v1/receipts/children', 1024 * 1024, { session_id: 5 }],
+  ]
+  for (const [route, limit, wrongTypes] of routes) {
+    const cases: [string, string | Buffer][] = [
+      ['malformed JSON', '{"capabilityId":'],
+      ['empty body', ''],
+      ['an array', '[1,2]'],
+      ['wrong types', JSON.stringify(wrongTypes)],
+      [`a body over ${limit} bytes`, Buffer.alloc(limit + 1, 0x20)],
+    ]
+    for (const [what, rawBody] of cases) {
+      const r = await call(`${gate.url}${route}`, { rawBody, headers: json })
+      t.equal(r.status, 400, `${route}, ${what}: 400`)
+      t.match(r.headers['content-type'], /^application\/json/, `${route}, ${what}: JSON body`)
+      const message = route.startsWith('/approvals') ? (r.body as { message?: unknown }).message : (r.body as { error?: unknown }).error
+      t.match(message, /\S/, `${route}, ${what}: says what is wrong (${String(message)})`)
+      if (route.startsWith('/approvals')) t.same(schemaErrors('gate.http.error_body.v1', r.body), [], `${route}, ${what}: error body schema`)
+    }
+    // a right token beside a wrong one is ambiguous: refused like a wrong one
+    const twice = await call(`${gate.url}${route}`, { body: {}, headers: { authorization: [`Bearer ${TOKEN}`, 'Bearer wrong-token-0123456789'] } })
+    t.equal(twice.status, 401, `${route}: two Authorization headers → 401`)
+  }
+  const huge = await call(`${gate.url}/v1/revocations`, { body: { capabilityId: capability.id }, headers: { ...auth, 'x-junk': 'a'.repeat(64 * 1024) } }).catch(() => ({ status: 431 }))
+  t.equal(huge.status, 431, 'oversized headers are refused before the route runs')
+
+  t.equal(await receiptCount(), before, 'no receipt was written by any refused request')
+  const approval = await call(`${gate.url}/approvals/${approvalId}`, { headers: auth })
+  t.match(approval.body, { state: 'pending' }, 'the approval is still pending')
+  const still = await evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': header })
+  t.match(still.body, { verdict: { verdict: 'allow' } }, 'the capability was not revoked')
+  t.equal((await call(`${gate.url}/v1/revocations`, { body: { capabilityId: capability.id }, headers: auth })).status, 200, 'valid requests are still served')
+})
+
 t.test('restart with the same seed: old receipts still verify', async t => {
   const { gate, spec, seed, db } = await start(t)
   const first = await evaluate(gate, request('GET', '/pets'))

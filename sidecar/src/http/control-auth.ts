@@ -2,6 +2,7 @@
 // when one is configured; without one, only loopback callers are admitted (docs/security.md).
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import { bearerToken } from '@gate/sdk/server'
 
 export type ControlAuthResult = { ok: true } | { ok: false; status: 401 | 403; message: string }
 
@@ -19,8 +20,7 @@ export function createControlAuth(token: string | undefined): ControlAuth {
           ? { ok: true }
           : { ok: false, status: 403, message: 'control routes accept only loopback callers when no control token is configured' }
       }
-      const header = req.headers.authorization
-      const presented = typeof header === 'string' && header.startsWith('Bearer ') ? header.slice(7) : undefined
+      const presented = bearerToken(req)
       // Hash both sides so the comparison is constant-time whatever the lengths (never `===` here).
       if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
         return { ok: false, status: 401, message: 'missing or invalid bearer token' }

@@ -11,9 +11,10 @@ export interface JsonResponse {
 
 export async function call(
   url: string,
-  options: { method?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string> } = {},
+  options: { method?: string; body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string | string[]> } = {},
 ): Promise<JsonResponse> {
-  const headers: Record<string, string> = { ...options.headers }
+  // an array value sends the header once per element (hostile-header tests)
+  const headers: Record<string, string | string[]> = { ...options.headers }
   let body: string | Buffer | undefined = options.rawBody
   if (options.body !== undefined) {
     body = JSON.stringify(options.body)
