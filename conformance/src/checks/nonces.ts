@@ -137,7 +137,7 @@ export const NONCE_CHECKS = [
     description: 'strict nonces: a session-allowed GET is allowed at once, with no preflight and no execution_nonce',
     specRef: 'Gate design: docs/kernel.md (NonceGuard runs on deny-by-default routes)',
     required: false,
-    needs: NEEDS,
+    needs: ['strict-nonces'],
     async run(ctx) {
       const route = ctx.route('session-allowed GET route', r => r.decision === 'SessionAllow' && r.method === 'GET')
       const e = await ctx.evaluate(ctx.requestFor(route))
