@@ -1,7 +1,7 @@
 // The framework-neutral core (STYLE, Adapters): builds the GateHttpRequest, hashes identity and body,
 // asks the sidecar, checks the receipt, fails closed, and maps the verdict to an outcome. The platform
-// (transport, schema check) is injected so the same core runs on Node (undici, ajv) and on the edge
-// (fetch, precompiled validators).
+// (transport, schema check, receipt check) is injected so the same core runs on Node (undici, ajv,
+// verification off the event loop when it is busy) and on the edge (fetch, precompiled validators).
 import { isGateError } from '../errors.js'
 import { checkHttpReceipt, type HttpReceiptCheck } from '../protocol/http-receipt.js'
 import { sha256Hex } from '../protocol/sha256.js'
