@@ -2,7 +2,8 @@
 // (and the fake sidecar for faults the real one cannot produce).
 import t from 'tap'
 import express, { type Request, type Response } from 'express'
-import { call, runAdapterSuite, serveOnLoopback, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
+import { fileURLToPath } from 'node:url'
+import { call, hasSidecarBuild, runAdapterSuite, runExampleWalkthrough, serveOnLoopback, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
 import { captureRawBody, gate } from './index.js'
 
 const echo = (req: Request, res: Response) => {
@@ -50,3 +51,7 @@ t.test('a parser before Gate without captureRawBody fails closed with 500', asyn
   t.equal(res.json.error, 'gate_evaluation_failed')
   t.equal(fake.evaluations.length, 0)
 })
+
+t.test('examples/express works as its README says', { skip: hasSidecarBuild() ? false : 'no sidecar build (run npm run build)' }, t =>
+  runExampleWalkthrough(t, fileURLToPath(new URL('../../../examples/express/', import.meta.url))),
+)

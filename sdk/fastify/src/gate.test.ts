@@ -2,7 +2,8 @@
 // (and the fake sidecar for faults the real one cannot produce).
 import t from 'tap'
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
-import { call, runAdapterSuite, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
+import { fileURLToPath } from 'node:url'
+import { call, hasSidecarBuild, runAdapterSuite, runExampleWalkthrough, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
 import { gate } from './index.js'
 
 const echo = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -43,3 +44,7 @@ t.test('a bad option fails at register, naming the option', async t => {
   await t.rejects(async () => app.register(gate, { timeoutMs: '5s' as never }).ready(), { code: 'gate_invalid_config', message: /timeoutMs must be a positive integer, got "5s"/ })
   await app.close().catch(() => undefined)
 })
+
+t.test('examples/fastify works as its README says', { skip: hasSidecarBuild() ? false : 'no sidecar build (run npm run build)' }, t =>
+  runExampleWalkthrough(t, fileURLToPath(new URL('../../../examples/fastify/', import.meta.url))),
+)

@@ -3,7 +3,8 @@
 import t from 'tap'
 import Koa from 'koa'
 import { bodyParser } from '@koa/bodyparser'
-import { call, runAdapterSuite, serveOnLoopback, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
+import { fileURLToPath } from 'node:url'
+import { call, hasSidecarBuild, runAdapterSuite, runExampleWalkthrough, serveOnLoopback, startFakeSidecar, summarizeGate, type StartApp } from '@gate/sdk/middleware-testing'
 import { gate } from './index.js'
 
 const echo: Koa.Middleware = ctx => {
@@ -42,3 +43,7 @@ t.test('a parser before Gate: the hash covers the raw bytes it kept', async t =>
   const [a, b] = fake.evaluations.map(e => (e.body as { body_hash: string }).body_hash)
   t.equal(a, b, 'same body hash whichever side the parser is on')
 })
+
+t.test('examples/koa works as its README says', { skip: hasSidecarBuild() ? false : 'no sidecar build (run npm run build)' }, t =>
+  runExampleWalkthrough(t, fileURLToPath(new URL('../../../examples/koa/', import.meta.url))),
+)

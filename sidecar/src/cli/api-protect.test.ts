@@ -8,9 +8,12 @@ import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { request as httpRequest } from 'node:http'
+import { readFileSync } from 'node:fs'
+import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { request } from 'undici'
-import { verifyHttpReceipt, type CapabilityToken, type HttpReceipt } from '@gate/sdk'
+import { sha256Hex, verifyHttpReceipt, type CapabilityToken, type HttpReceipt } from '@gate/sdk'
 import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
 import { startUpstreamApp, type EchoBody, type UpstreamApp } from '../testing/upstream-app.js'
 
@@ -132,6 +135,17 @@ async function issueToken(gate: GateProcess, toolNames: string[]): Promise<{ tok
   const body = (await r.body.json()) as { capability: CapabilityToken }
   if (r.statusCode !== 200) throw new Error(`issue failed: ${r.statusCode} ${JSON.stringify(body)}`)
   return { token: body.capability, header: Buffer.from(JSON.stringify(body.capability)).toString('base64url') }
+}
+
+/** Revokes through the control route; resolves with its status. */
+async function revokeToken(gate: GateProcess, capabilityId: string): Promise<number> {
+  const r = await request(`${gate.url}/v1/revocations`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ capabilityId }),
+  })
+  await r.body.dump()
+  return r.statusCode
 }
 
 async function kernelKey(gate: GateProcess): Promise<string> {
@@ -294,13 +308,7 @@ t.test('gate api protect with a --spec and a durable receipt store', async t => 
 
   t.test('a revoked capability: 403, message says revoked, suggestion says to request a fresh token', async t => {
     const { token, header } = await issueToken(gate, ['POST /pets'])
-    const revoke = await request(`${gate.url}/v1/revocations`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ capabilityId: token.id }),
-    })
-    t.equal(revoke.statusCode, 200)
-    await revoke.body.dump()
+    t.equal(await revokeToken(gate, token.id), 200)
     // any route: a revoked token is refused before evaluation, even on a SessionAllow route
     for (const [method, path] of [['POST', '/pets'], ['GET', '/pets']] as const) {
       const r = await request(`${gate.url}${path}`, { method, headers: { 'x-gate-capability': header } })
@@ -561,4 +569,85 @@ t.test('--help documents every flag', async t => {
   ]) {
     t.match(out.stdout, new RegExp(`\\n\\s+${flag} `), flag)
   }
+})
+
+/** Starts examples/protect/sample-api.mjs on a free port, as its README does. */
+async function startSampleApi(t: Test): Promise<string> {
+  const probe = createNetServer().listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const port = String((probe.address() as AddressInfo).port)
+  await new Promise<void>(resolve => probe.close(() => resolve()))
+  const child = spawn(process.execPath, [join(EXAMPLE_DIR, 'sample-api.mjs')], { env: { ...process.env, PORT: port }, stdio: ['ignore', 'pipe', 'inherit'] })
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit')
+      child.kill('SIGTERM')
+      await exited
+    }
+  })
+  let out = ''
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString()
+      if (out.includes(`127.0.0.1:${port}`)) resolve()
+    })
+    child.once('exit', code => reject(new Error(`sample-api.mjs exited with ${code}: ${out}`)))
+  })
+  return `http://127.0.0.1:${port}`
+}
+
+const EXAMPLE_DIR = fileURLToPath(new URL('../../../examples/protect/', import.meta.url))
+
+t.test('examples/protect works as its README says', async t => {
+  const upstream = await startSampleApi(t)
+  const dir = t.testdir()
+  const store = join(dir, 'receipts.db')
+  const gate = await startGate(t, ['--upstream', upstream, '--spec', join(EXAMPLE_DIR, 'openapi.yaml'), '--receipt-store', store])
+  t.match(gate.output(), /protecting http:\/\/127\.0\.0\.1:\d+ with 6 routes on http:\/\/127\.0\.0\.1:\d+/, 'the startup line the README shows')
+  const send = async (method: string, path: string, headers: Record<string, string> = {}, body?: string) => {
+    const r = await request(gate.url + path, { method: method as 'GET', headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers }, body })
+    const text = await r.body.text()
+    return { status: r.statusCode, headers: r.headers, json: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) }
+  }
+
+  const list = await send('GET', '/pets')
+  t.equal(list.status, 200, 'a safe method is forwarded')
+  t.match(list.headers['x-gate-receipt-id'], /^[0-9a-f]{64}$/)
+  const refused = await send('POST', '/pets', {}, '{"name":"Tom"}')
+  t.equal(refused.status, 403)
+  t.match(refused.json, { error: 'gate_access_denied', message: 'capability required: POST /pets is deny-by-default' })
+
+  const { token, header } = await issueToken(gate, ['POST /pets'])
+  const created = await send('POST', '/pets', { 'x-gate-capability': header }, '{"name":"Tom"}')
+  t.equal(created.status, 201, 'with a capability: forwarded, 201')
+  t.match(created.json, { name: 'Tom' })
+  const final = await readStoredReceipt(store, String(created.headers['x-gate-receipt-id']))
+  t.equal(final?.response_status, 201, 'the receipt records the status 201')
+
+  t.equal(await revokeToken(gate, token.id), 200)
+  const afterRevoke = await send('POST', '/pets', { 'x-gate-capability': header }, '{"name":"Tom"}')
+  t.equal(afterRevoke.status, 403)
+  t.match(afterRevoke.json?.suggestion, /fresh/, 'with a suggestion to request a fresh token')
+
+  const adopt = await issueToken(gate, ['POST /pets/{id}/adopt'])
+  const pending = await send('POST', '/pets/1/adopt', { 'x-gate-capability': adopt.header })
+  t.equal(pending.status, 409)
+  t.match(pending.json, { error: 'gate_approval_required', message: 'approval required for POST /pets/{id}/adopt', kernel_receipt_id: /^[0-9a-f]{64}$/ })
+  const approvalId = String(pending.json?.approval_id)
+  t.equal(pending.json?.resume_path, `/approvals/${approvalId}/respond`)
+  const approved = await send('POST', `/approvals/${approvalId}/respond`, { authorization: `Bearer ${CONTROL_TOKEN}` }, '{"decision":"approve"}')
+  t.equal(approved.status, 200)
+  const adopted = await send('POST', '/pets/1/adopt', { 'x-gate-capability': adopt.header, 'x-gate-approval-id': approvalId })
+  t.equal(adopted.status, 200, 'the retry with X-Gate-Approval-Id is forwarded')
+  t.match(adopted.json, { id: '1', adopted: true })
+  await gate.stop()
+
+  // "Without --spec": discovery from the API itself, pinned to the reviewed document's hash
+  const specHash = sha256Hex(readFileSync(join(EXAMPLE_DIR, 'openapi.yaml')))
+  const discovered = await startGate(t, ['--upstream', upstream, '--receipt-store', join(dir, 'discovered.db'), '--spec-sha256', specHash])
+  t.equal((await request(`${discovered.url}/pets`)).statusCode, 200, 'the pinned, discovered document is served')
+  const wrongPin = await runGate(['--upstream', upstream, '--receipt-store', join(dir, 'wrong.db'), '--spec-sha256', 'f'.repeat(64)])
+  t.not(wrongPin.code, 0, 'a different document refuses to start')
+  t.match(wrongPin.stdout + wrongPin.stderr, specHash, 'naming the document hash')
+  t.match(wrongPin.stdout + wrongPin.stderr, 'f'.repeat(64), 'and the pinned one')
 })

@@ -15,6 +15,8 @@ export const GATE_CLI = process.env.GATE_CLI ?? fileURLToPath(new URL('../../../
 
 export interface SidecarProcess {
   url: string
+  /** The GATE_CONTROL_TOKEN it was started with (for `gate capability …` against it). */
+  controlToken: string
   /** Issues a capability for `grants` ("POST /pets") to a fresh subject; returns the token JSON text. */
   issue(grants: string[], ttlSeconds?: number): Promise<{ token: string; id: string }>
   revoke(capabilityId: string): Promise<void>
@@ -76,6 +78,7 @@ export async function startSidecarProcess(options: SidecarProcessOptions): Promi
   }
   return {
     url,
+    controlToken,
     async issue(grants, ttlSeconds = 3600) {
       const subjectPublicKey = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(32))).toString('hex')
       const scope = { grants: grants.map(tool_name => ({ server_id: 'http', tool_name })) }
