@@ -4,14 +4,10 @@ import t from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { request } from 'undici'
-import { ANONYMOUS_CALLER, uuidv7, verifyHttpReceipt } from '@gate/sdk'
-import sqlite3 from 'sqlite3'
-import { openReceiptStore } from '../stores/index.js'
+import { ANONYMOUS_CALLER, uuidv7 } from '@gate/sdk'
+import { checkStoredReceipts, killUnderLoad } from '../testing/kill-under-load.js'
 import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
-import { runGate, spawnGate } from '../testing/spawn-gate.js'
-
-const CLIENTS = 32
-const KILL_AFTER = 1500
+import { runGate } from '../testing/spawn-gate.js'
 
 t.test('kill -9 under load loses no acknowledged receipt', async t => {
   const dir = t.testdir()
@@ -20,15 +16,12 @@ t.test('kill -9 under load loses no acknowledged receipt', async t => {
   const seed = join(dir, 'seed')
   t.equal((await runGate(['keygen', seed])).code, 0)
   const db = join(dir, 'receipts.db')
-  const args = ['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed]
-  const gate = await spawnGate(args)
-  const acknowledged: string[] = []
-  let killed = false
-  let resolveKill!: () => void
-  const killNow = new Promise<void>(resolve => (resolveKill = resolve))
-
-  const client = async (n: number) => {
-    while (!killed) {
+  const { acknowledged, whileLocked, restarted } = await killUnderLoad(t, {
+    args: ['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed],
+    db,
+    clients: 32,
+    killAfter: 1500,
+    async send(url, n) {
       const body = JSON.stringify({
         request_id: uuidv7(),
         method: n % 2 === 0 ? 'GET' : 'POST',
@@ -37,60 +30,15 @@ t.test('kill -9 under load loses no acknowledged receipt', async t => {
         caller: { ...ANONYMOUS_CALLER, tenant: `t${n % 4}` },
         timestamp: Math.floor(Date.now() / 1000),
       })
-      try {
-        const res = await request(`${gate.url}/gate/evaluate`, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
-        const text = await res.body.text()
-        if (res.statusCode === 200) {
-          // the id counts as acknowledged only once the whole answer arrived
-          acknowledged.push((JSON.parse(text) as { receipt: { id: string } }).receipt.id)
-          if (acknowledged.length >= KILL_AFTER) resolveKill()
-        }
-      } catch {
-        // connection reset by the kill: this request was never acknowledged
-      }
-    }
-  }
-  const clients = Array.from({ length: CLIENTS }, (_, i) => client(i))
-  await killNow
-  // Hold the database write lock from another process while the clients keep going: a sidecar that
-  // answered before its commit would keep acknowledging now, and those receipts would die with it.
-  const blocker = new sqlite3.Database(db)
-  await new Promise<void>((resolve, reject) => blocker.exec('PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE', err => (err ? reject(err) : resolve())))
-  const ackedBeforeLock = acknowledged.length
-  await new Promise<void>(resolve => {
-    const bound = setTimeout(resolve, 1500) // upper bound only: a correct sidecar acknowledges nothing here
-    const poll = setInterval(() => {
-      if (acknowledged.length >= ackedBeforeLock + 200) {
-        clearTimeout(bound)
-        clearInterval(poll)
-        resolve()
-      }
-    }, 20)
-    setTimeout(() => clearInterval(poll), 1600)
+      const res = await request(`${url}/gate/evaluate`, { method: 'POST', body, headers: { 'content-type': 'application/json' } })
+      const text = await res.body.text()
+      return res.statusCode === 200 ? [(JSON.parse(text) as { receipt: { id: string } }).receipt.id] : undefined
+    },
   })
-  gate.child.kill('SIGKILL')
-  killed = true
-  await gate.exited
-  await Promise.all(clients)
-  t.ok(acknowledged.length >= KILL_AFTER, `${acknowledged.length} receipts acknowledged before the kill`)
-  t.comment(`${acknowledged.length - ackedBeforeLock} acknowledged while the write lock was held`)
-  await new Promise<void>(resolve => blocker.exec('ROLLBACK', () => blocker.close(() => resolve())))
-
-  const again = await spawnGate(args)
-  t.teardown(() => again.stop('SIGKILL'))
-  const live = (await (await request(`${again.url}/gate/live`)).body.json()) as { kernel_key: string }
-  const store = await openReceiptStore(db)
-  t.teardown(() => store.close())
-  let missing = 0
-  let invalid = 0
-  for (const id of acknowledged) {
-    const row = await store.getById(id)
-    if (row === undefined) {
-      missing++
-      continue
-    }
-    if (!verifyHttpReceipt(JSON.parse(row.httpJson), { trustedKeys: [live.kernel_key] }).ok) invalid++
-  }
-  t.equal(missing, 0, 'every acknowledged receipt is stored')
-  t.equal(invalid, 0, 'every stored receipt verifies with the restarted sidecar key')
+  t.ok(acknowledged.length >= 1500, `${acknowledged.length} receipts acknowledged before the kill`)
+  t.comment(`${whileLocked} acknowledged while the write lock was held`)
+  const live = (await (await request(`${restarted.url}/gate/live`)).body.json()) as { kernel_key: string }
+  const { missing, invalid } = await checkStoredReceipts(db, acknowledged, live.kernel_key)
+  t.same(missing, [], 'every acknowledged receipt is stored')
+  t.same(invalid, [], 'every stored receipt verifies with the restarted sidecar key')
 })

@@ -55,7 +55,8 @@ export function spawnGate(args: string[], options: SpawnOptions = {}): Promise<G
     }, options.readyTimeoutMs ?? 20_000)
     const onData = (chunk: Buffer) => {
       out += chunk.toString('utf8')
-      const m = /listening on (http:\/\/\S+)/.exec(out)
+      // `gate sidecar` says "listening on URL"; `gate api protect` "protecting UPSTREAM with N routes on URL"
+      const m = /(?:listening on|routes on) (http:\/\/\S+)/.exec(out)
       if (m !== null) {
         clearTimeout(timer)
         resolve({
