@@ -3,23 +3,14 @@
 // client received in X-Gate-Receipt-Id (the finalized receipt) is stored and verifies, and so does the
 // decision receipt it names. Bounded: stops after a fixed number of answers.
 import t from 'tap'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { request } from 'undici'
-import { checkStoredReceipts, killUnderLoad } from '../testing/kill-under-load.js'
-import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
-import { runGate } from '../testing/spawn-gate.js'
+import { checkStoredReceipts, killFixture, killUnderLoad } from '../testing/kill-under-load.js'
 import { startUpstreamApp } from '../testing/upstream-app.js'
 
 const CONTROL_TOKEN = 'kill-test-control-token-0123456789'
 
 t.test('kill -9 under load through the proxy loses no acknowledged receipt', async t => {
-  const dir = t.testdir()
-  const spec = join(dir, 'pets.yaml')
-  writeFileSync(spec, PETS_SPEC_YAML)
-  const seed = join(dir, 'seed')
-  t.equal((await runGate(['keygen', seed])).code, 0)
-  const db = join(dir, 'receipts.db')
+  const { spec, seed, db } = await killFixture(t)
   const upstream = await startUpstreamApp()
   t.teardown(() => upstream.close())
   let capability: string | undefined

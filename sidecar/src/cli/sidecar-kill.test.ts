@@ -1,21 +1,12 @@
 // Kill test: under concurrent load the sidecar is killed with SIGKILL; after a restart every receipt id
 // any client received is in the store and verifies. Bounded: stops after a fixed number of receipts.
 import t from 'tap'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { request } from 'undici'
 import { ANONYMOUS_CALLER, uuidv7 } from '@gate/sdk'
-import { checkStoredReceipts, killUnderLoad } from '../testing/kill-under-load.js'
-import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
-import { runGate } from '../testing/spawn-gate.js'
+import { checkStoredReceipts, killFixture, killUnderLoad } from '../testing/kill-under-load.js'
 
 t.test('kill -9 under load loses no acknowledged receipt', async t => {
-  const dir = t.testdir()
-  const spec = join(dir, 'pets.yaml')
-  writeFileSync(spec, PETS_SPEC_YAML)
-  const seed = join(dir, 'seed')
-  t.equal((await runGate(['keygen', seed])).code, 0)
-  const db = join(dir, 'receipts.db')
+  const { spec, seed, db } = await killFixture(t)
   const { acknowledged, whileLocked, restarted } = await killUnderLoad(t, {
     args: ['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed],
     db,

@@ -3,10 +3,23 @@
 // that answered before its commit would keep acknowledging now), then the process is killed with
 // SIGKILL. Bounded by the acknowledgement count and a 1.5 s lock window. Test support only.
 import type { Test } from 'tap'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import sqlite3 from 'sqlite3'
 import { verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
 import { openReceiptStore } from '../stores/index.js'
-import { spawnGate, type GateProcess } from './spawn-gate.js'
+import { PETS_SPEC_YAML } from './pets-spec.js'
+import { runGate, spawnGate, type GateProcess } from './spawn-gate.js'
+
+/** The files a kill test starts from: the pets spec, an authority seed (stable key across the restart) and a store path. */
+export async function killFixture(t: Test): Promise<{ spec: string; seed: string; db: string }> {
+  const dir = t.testdir()
+  const spec = join(dir, 'pets.yaml')
+  writeFileSync(spec, PETS_SPEC_YAML)
+  const seed = join(dir, 'seed')
+  t.equal((await runGate(['keygen', seed])).code, 0, 'gate keygen')
+  return { spec, seed, db: join(dir, 'receipts.db') }
+}
 
 export interface KillUnderLoadOptions {
   /** Arguments of `gate` (the same for the first start and the restart). */
