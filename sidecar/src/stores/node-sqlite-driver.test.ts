@@ -1,6 +1,8 @@
 // The node:sqlite driver. This machine's Node 20 has no node:sqlite, so the driver and store suites are
 // re-run under the Node 24 binary named by GATE_NODE24 (the CI installs one), with
-// GATE_STORE_DRIVER=node:sqlite, each over the compiled dist. Without GATE_NODE24 they skip, saying so.
+// GATE_STORE_DRIVER=node:sqlite, each over the compiled dist; so are the two kill tests, whose `gate`
+// processes then run on Node 24 and store through node:sqlite (its write path differs: multi-row
+// VALUES in a transaction). Without GATE_NODE24 they skip, saying so.
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
@@ -36,15 +38,19 @@ const skip =
     ? 'GATE_NODE24 is not set: the node:sqlite re-run of the store suites is skipped (point it at a Node 24 binary, as .ci/run does)'
     : false
 
-t.test('the store suites pass on node:sqlite under GATE_NODE24', { skip }, async t => {
+/** `gate` kill -9 tests (sidecar and api protect), whose durability the write path must keep. */
+const KILL_TESTS = ['sidecar-kill.test.js', 'api-protect-kill.test.js'].map(name => join(here, '..', 'cli', name))
+
+t.test('the store suites and the kill tests pass on node:sqlite under GATE_NODE24', { skip }, async t => {
   if (node24 === undefined) return
   const probe = await run(node24, ['-p', "typeof process.getBuiltinModule?.('node:sqlite')?.DatabaseSync"], process.env)
   if (probe.code !== 0 || probe.output.trim() !== 'function') {
     t.fail(`GATE_NODE24=${node24} is not a Node with node:sqlite: ${probe.output.trim()}`)
     return
   }
-  const suites = readdirSync(here).filter(name => name.endsWith('.test.js') && name !== self).sort()
-  t.ok(suites.length > 5, 'found the store suites')
+  const stores = readdirSync(here).filter(name => name.endsWith('.test.js') && name !== self).sort()
+  t.ok(stores.length > 5, 'found the store suites')
+  const suites = [...stores.map(name => join(here, name)), ...KILL_TESTS]
   // Each suite runs in its own Node 24 process, as a plain script: without the runner's TAP_* and
   // NODE_OPTIONS (its loader hooks), and with GATE_NODE24 cleared so none of them recurses here.
   const env: NodeJS.ProcessEnv = { GATE_STORE_DRIVER: 'node:sqlite', GATE_NODE24: '' }
@@ -55,10 +61,11 @@ t.test('the store suites pass on node:sqlite under GATE_NODE24', { skip }, async
     // The extra argument names the run: tap puts a script's arguments into its fixture directory's
     // name, so these runs never share t.testdir() with the same suite running beside them (tap runs
     // files in parallel).
-    const { code, output } = await run(node24, [join(here, suite), 'on-node-sqlite'], env)
+    const { code, output } = await run(node24, [suite, 'on-node-sqlite'], env)
     const failure = output.search(/^\s*not ok/m)
     const excerpt = failure === -1 ? output.slice(-4000) : output.slice(Math.max(0, failure - 500), failure + 3500)
-    t.equal(code, 0, `${suite} on node:sqlite`, code === 0 ? {} : { diagnostic: true, output: excerpt })
-    t.notMatch(output, /^not ok/m, `${suite} reports no failure`)
+    const name = basename(suite)
+    t.equal(code, 0, `${name} on node:sqlite`, code === 0 ? {} : { diagnostic: true, output: excerpt })
+    t.notMatch(output, /^not ok/m, `${name} reports no failure`)
   }
 })
