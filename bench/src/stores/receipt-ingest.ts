@@ -156,9 +156,10 @@ async function runScenario(path: string, scenario: Scenario, count: number, conc
 }
 
 // How a batch reaches SQLite. One statement per row costs sqlite3 a thread-pool round trip each; a
-// multi-row INSERT binds every value as its own parameter (costly on the event loop); the store sends
-// the rows as one JSON parameter that SQLite unpacks with json_each (cheap on the event loop, more work
-// on SQLite's thread). The CPU columns split the two: the event loop is the sidecar's busier thread.
+// multi-row INSERT binds every value as its own parameter (costly on the event loop); the store on
+// sqlite3 sends the rows as one JSON parameter that SQLite unpacks with json_each (cheap on the event
+// loop, more work on SQLite's thread). The CPU columns split the two: the event loop is the sidecar's
+// busier thread. On node:sqlite everything runs on the event loop and the store binds the values.
 async function measureInsertShapes(dir: string, count: number, driver: ReceiptIngestOptions['driver']): Promise<Record<string, string | number>[]> {
   const columns = ['receipt_id', 'timestamp', 'request_id', 'method', 'route_pattern', 'tool_server', 'tool_name', 'outcome', 'capability_id', 'tenant', 'subject_key', 'kind', 'http_json']
   const placeholders = `(${columns.map(() => '?').join(', ')})`
