@@ -1,7 +1,12 @@
 // The one ajv configuration, shared by the runtime loader and the standalone generator so both
-// compile the schemas identically.
-import { Ajv2020, type Options, type SchemaObject } from 'ajv/dist/2020.js'
-import formatsModule from 'ajv-formats'
+// compile the schemas identically. ajv is required when the first instance is created, not when this
+// module loads: `@gate/schemas` is imported by every `gate` command and most never validate, and
+// loading ajv took a third of a command's start-up time.
+import { createRequire } from 'node:module'
+import type { Ajv2020, Options, SchemaObject } from 'ajv/dist/2020.js'
+import type formatsModule from 'ajv-formats'
+
+const require = createRequire(import.meta.url)
 
 /**
  * - strict: every strict check on; schemas must be strict-clean.
@@ -28,8 +33,10 @@ export const AJV_OPTIONS: Readonly<Options> = Object.freeze({
 
 /** A configured ajv instance with every given schema added (not yet compiled). */
 export function createAjv(schemas: Iterable<SchemaObject>, extra: Options = {}): Ajv2020 {
-  const ajv = new Ajv2020({ ...AJV_OPTIONS, ...extra })
-  formatsModule.default(ajv)
+  const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as { Ajv2020: new (options: Options) => Ajv2020 }
+  const addFormats = require('ajv-formats') as typeof formatsModule
+  const ajv = new Ajv({ ...AJV_OPTIONS, ...extra })
+  addFormats.default(ajv)
   for (const schema of schemas) ajv.addSchema(schema)
   return ajv
 }

@@ -1,6 +1,8 @@
 // The Node transport: an undici Pool to the sidecar (keep-alive, no pipelining so one slow evaluation
 // never holds up another on the same socket). One deadline covers the response headers and the body.
-import { Pool } from 'undici'
+// undici is imported when a transport is created, not with this module: `@gate/sdk` is imported by
+// every `gate` command, and loading undici took about half of a command's start-up time.
+import type { Pool } from 'undici'
 import { GateError } from '../errors.js'
 import { EvaluationFailedError, SidecarTimeoutError, SidecarUnreachableError } from '../errors.js'
 import { MAX_SIDECAR_ANSWER_BYTES, type SidecarTransport, type TransportResponse } from './sidecar-client.js'
@@ -18,21 +20,26 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
 export function createUndiciTransport(sidecarUrl: string, options: UndiciTransportOptions): SidecarTransport {
   const url = new URL(sidecarUrl)
   const basePath = url.pathname.replace(/\/+$/, '')
-  const pool = new Pool(url.origin, {
-    connections: options.connections,
-    pipelining: 1,
-    keepAliveTimeout: 30_000,
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-    connectTimeout: options.timeoutMs,
-  })
+  // started now, with the app, so the first request does not wait for the import
+  const pool: Promise<Pool> = import('undici').then(
+    ({ Pool }) =>
+      new Pool(url.origin, {
+        connections: options.connections,
+        pipelining: 1,
+        keepAliveTimeout: 30_000,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        connectTimeout: options.timeoutMs,
+      }),
+  )
+  pool.catch(() => undefined)
 
   return {
     async send(method, path, headers, body): Promise<TransportResponse> {
       const deadline = new AbortController()
       const timer = setTimeout(() => deadline.abort(), options.timeoutMs)
       try {
-        const res = await pool.request({ method, path: basePath + path, headers, body, signal: deadline.signal })
+        const res = await (await pool).request({ method, path: basePath + path, headers, body, signal: deadline.signal })
         // a declared length within the cap is read in one go; anything else chunk by chunk, capped
         const declared = Number(res.headers['content-length'])
         if (declared <= MAX_SIDECAR_ANSWER_BYTES) return { status: res.statusCode, text: await res.body.text() }
@@ -56,6 +63,6 @@ export function createUndiciTransport(sidecarUrl: string, options: UndiciTranspo
         clearTimeout(timer)
       }
     },
-    close: () => pool.close(),
+    close: async () => (await pool).close(),
   }
 }

@@ -1,6 +1,5 @@
 // Client side of the control routes for CLI subcommands: base URL from --control-url (default the
 // local sidecar), bearer token from --control-token or GATE_CONTROL_TOKEN.
-import { request } from 'undici'
 import { UsageError } from '../errors.js'
 import type { GlobalFlags } from '../config/global-flags.js'
 
@@ -25,6 +24,8 @@ export function createControlClient(flags: GlobalFlags): ControlClient {
     const url = new URL(path, base)
     let res
     try {
+      // imported here: most `gate` commands never talk to a control URL
+      const { request } = await import('undici')
       res = await request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), headersTimeout: 15_000, bodyTimeout: 60_000 })
     } catch (err) {
       throw new Error(`cannot reach ${url.origin}: ${(err as Error).message}`)

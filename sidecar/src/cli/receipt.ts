@@ -6,7 +6,6 @@
 //   explain  one receipt in words, from --receipt-db or --control-url
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { request } from 'undici'
 import {
   checkHttpReceipt,
   createSigner,
@@ -398,6 +397,7 @@ async function fetchControl(global: GlobalFlags, path: string): Promise<{ status
   const headers: Record<string, string> = { accept: 'application/json' }
   if (global.controlToken !== undefined) headers.authorization = `Bearer ${global.controlToken}`
   try {
+    const { request } = await import('undici')
     const res = await request(url, { method: 'GET', headers, headersTimeout: 15_000, bodyTimeout: 60_000 })
     return { status: res.statusCode, text: await res.body.text() }
   } catch (err) {
