@@ -63,6 +63,7 @@ export function createUndiciTransport(sidecarUrl: string, options: UndiciTranspo
         clearTimeout(timer)
       }
     },
-    close: async () => (await pool).close(),
+    // a pool that never came to be (undici failed to load) has nothing to close
+    close: async () => (await pool.catch(() => undefined))?.close(),
   }
 }
