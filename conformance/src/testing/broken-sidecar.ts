@@ -383,8 +383,8 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     if (decision === 'SessionAllow') {
       const sessionEvidence: GuardEvidence[] = [{ guard_name: 'DefaultPolicyGuard', verdict: true, details: 'session-scoped allow' }]
       if (has('nonce-on-every-route')) {
-        const held = nonceStep(request, pattern, nonceHeader, sessionEvidence, capabilityId, deny)
-        if (held !== undefined) return held
+        const nonceDecision = nonceStep(request, pattern, nonceHeader, sessionEvidence, capabilityId, deny)
+        if (nonceDecision !== undefined) return nonceDecision
       }
       return { verdict: { verdict: 'allow' }, evidence: sessionEvidence, capabilityId, pattern }
     }
@@ -398,8 +398,8 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       if (problem !== undefined) return deny('CapabilityGuard', `invalid capability: ${problem}`, [], capabilityId)
     }
     const evidence: GuardEvidence[] = [{ guard_name: 'CapabilityGuard', verdict: true, details: `capability ${token?.id ?? '(fault)'} grants ${method} ${pattern}` }]
-    const held = nonceStep(request, pattern, nonceHeader, evidence, capabilityId, deny)
-    if (held !== undefined) return held
+    const nonceDecision = nonceStep(request, pattern, nonceHeader, evidence, capabilityId, deny)
+    if (nonceDecision !== undefined) return nonceDecision
     if (token !== undefined && !allowByFault && !has('ignore-max-invocations')) {
       const exhausted = consumeInvocation(token, method, pattern, m.route?.operationId)
       if (exhausted !== undefined) return deny('BudgetGuard', exhausted, evidence, capabilityId)
@@ -439,7 +439,13 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     deny: (guard: string, reason: string, evidence: GuardEvidence[], capabilityId: string | null) => Decision,
   ): Decision | undefined {
     if (options.strictNonces !== true || has('no-nonce-preflight')) return undefined
-    const binding = `${callerHash(request.caller)} ${String(request.method)} ${pattern} ${requestContentHash(request, pattern)}`
+    const bound = {
+      caller_identity_hash: callerHash(request.caller),
+      method: request.method as HttpMethod,
+      route_pattern: pattern,
+      content_hash: requestContentHash(request, pattern),
+    }
+    const binding = `${bound.caller_identity_hash} ${bound.method} ${bound.route_pattern} ${bound.content_hash}`
     const presented = request.execution_nonce
     if (presented !== undefined && !has('nonce-signature-unchecked')) {
       const { signature, ...body } = presented
@@ -450,15 +456,11 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     const id = presented?.nonce_id ?? (has('nonce-header-ignored') ? undefined : nonceHeader)
     if (id === undefined) {
       const now = Math.floor(Date.now() / 1000)
-      const [callerIdentity, method, routePattern, content] = binding.split(' ') as [string, HttpMethod, string, string]
       const nonceFields = {
         schema: 'gate.execution_nonce.v1' as const,
         nonce_id: sha256Hex(uuidv7()).slice(0, 32),
         request_id: request.request_id,
-        caller_identity_hash: callerIdentity,
-        method,
-        route_pattern: routePattern,
-        content_hash: content,
+        ...bound,
         issued_at: now,
         expires_at: now + 60,
         kernel_key: signer.publicKey,

@@ -4,7 +4,7 @@ import * as ed from '@noble/ed25519'
 import { p256, p384 } from '@noble/curves/nist.js'
 import { sha512 } from '@noble/hashes/sha2.js'
 import { type CryptoBackendName, defaultBackend, nodeCrypto } from './crypto-backend.js'
-import { type KeyAlgorithm, parsePublicKey, parseSignature } from './keys.js'
+import { type KeyAlgorithm, type ParsedKey, parsePublicKey, parseSignature } from './keys.js'
 import type { KeyObject } from 'node:crypto'
 
 ed.hashes.sha512 = sha512
@@ -40,10 +40,9 @@ export function checkSignature(
   signature: string,
   backend: CryptoBackendName = defaultBackend,
 ): VerifySignatureResult {
-  const key = parsePublicKey(publicKey)
-  if ('error' in key) return { valid: false, reason: key.error }
-  const sig = parseSignature(signature, key.algorithm)
-  if ('error' in sig) return { valid: false, reason: sig.error }
+  const parsed = parseKeyAndSignature(publicKey, signature)
+  if ('result' in parsed) return parsed.result
+  const { key, sig } = parsed
   const ok =
     backend === 'node' && nodeCrypto !== undefined
       ? verifyNode(publicKey, key.algorithm, key.bytes, message, sig)
@@ -57,23 +56,35 @@ export function checkSignature(
  * node:crypto it verifies here. Never rejects.
  */
 export function checkSignatureOffThread(publicKey: string, message: Uint8Array, signature: string): Promise<VerifySignatureResult> {
-  const key = parsePublicKey(publicKey)
-  if ('error' in key) return Promise.resolve({ valid: false, reason: key.error })
-  const sig = parseSignature(signature, key.algorithm)
-  if ('error' in sig) return Promise.resolve({ valid: false, reason: sig.error })
+  const parsed = parseKeyAndSignature(publicKey, signature)
+  if ('result' in parsed) return Promise.resolve(parsed.result)
+  const { key, sig } = parsed
   if (nodeCrypto === undefined) return Promise.resolve(signatureResult(verifyNoble(key.algorithm, key.bytes, message, sig)))
   const c = nodeCrypto
   const keyObject = cachedKeyObject(c, publicKey, key.algorithm, key.bytes)
   if (keyObject === null) return Promise.resolve(signatureResult(false))
+  const [digest, keyInput] = nodeVerifyArgs(key.algorithm, keyObject)
   return new Promise(resolve => {
-    const done = (err: Error | null, ok: boolean) => resolve(signatureResult(err === null && ok))
     try {
-      if (key.algorithm === 'ed25519') c.verify(null, message, keyObject, sig, done)
-      else c.verify(DIGEST[key.algorithm], message, { key: keyObject, dsaEncoding: 'der' }, sig, done)
+      c.verify(digest, message, keyInput, sig, (err, ok) => resolve(signatureResult(err === null && ok)))
     } catch {
       resolve(signatureResult(false))
     }
   })
+}
+
+/** The parsed key and signature, or the result that says why they cannot verify. */
+function parseKeyAndSignature(publicKey: string, signature: string): { result: VerifySignatureResult } | { key: ParsedKey; sig: Uint8Array } {
+  const key = parsePublicKey(publicKey)
+  if ('error' in key) return { result: { valid: false, reason: key.error } }
+  const sig = parseSignature(signature, key.algorithm)
+  if ('error' in sig) return { result: { valid: false, reason: sig.error } }
+  return { key, sig }
+}
+
+/** node:crypto's digest and key arguments for a verification: none and the key for Ed25519, SHA-2 and DER for ECDSA. */
+function nodeVerifyArgs(algorithm: KeyAlgorithm, keyObject: KeyObject): [string | null, KeyObject | { key: KeyObject; dsaEncoding: 'der' }] {
+  return algorithm === 'ed25519' ? [null, keyObject] : [DIGEST[algorithm], { key: keyObject, dsaEncoding: 'der' }]
 }
 
 function signatureResult(ok: boolean): VerifySignatureResult {
@@ -95,8 +106,8 @@ function verifyNode(wire: string, algorithm: KeyAlgorithm, keyBytes: Uint8Array,
   const keyObject = cachedKeyObject(c, wire, algorithm, keyBytes)
   if (keyObject === null) return false
   try {
-    if (algorithm === 'ed25519') return c.verify(null, message, keyObject, sig)
-    return c.verify(DIGEST[algorithm], message, { key: keyObject, dsaEncoding: 'der' }, sig)
+    const [digest, keyInput] = nodeVerifyArgs(algorithm, keyObject)
+    return c.verify(digest, message, keyInput, sig)
   } catch {
     return false
   }

@@ -9,11 +9,11 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { request as httpRequest } from 'node:http'
 import { readFileSync } from 'node:fs'
-import { createServer as createNetServer, type AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { request } from 'undici'
 import { sha256Hex, verifyHttpReceipt, type CapabilityToken, type HttpReceipt } from '@gate/sdk'
+import { startExampleScript } from '@gate/sdk/middleware-testing'
 import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
 import { startUpstreamApp, type EchoBody, type UpstreamApp } from '../testing/upstream-app.js'
 
@@ -571,35 +571,10 @@ t.test('--help documents every flag', async t => {
   }
 })
 
-/** Starts examples/protect/sample-api.mjs on a free port, as its README does. */
-async function startSampleApi(t: Test): Promise<string> {
-  const probe = createNetServer().listen(0, '127.0.0.1')
-  await once(probe, 'listening')
-  const port = String((probe.address() as AddressInfo).port)
-  await new Promise<void>(resolve => probe.close(() => resolve()))
-  const child = spawn(process.execPath, [join(EXAMPLE_DIR, 'sample-api.mjs')], { env: { ...process.env, PORT: port }, stdio: ['ignore', 'pipe', 'inherit'] })
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit')
-      child.kill('SIGTERM')
-      await exited
-    }
-  })
-  let out = ''
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString()
-      if (out.includes(`127.0.0.1:${port}`)) resolve()
-    })
-    child.once('exit', code => reject(new Error(`sample-api.mjs exited with ${code}: ${out}`)))
-  })
-  return `http://127.0.0.1:${port}`
-}
-
 const EXAMPLE_DIR = fileURLToPath(new URL('../../../examples/protect/', import.meta.url))
 
 t.test('examples/protect works as its README says', async t => {
-  const upstream = await startSampleApi(t)
+  const upstream = await startExampleScript(t, join(EXAMPLE_DIR, 'sample-api.mjs'))
   const dir = t.testdir()
   const store = join(dir, 'receipts.db')
   const gate = await startGate(t, ['--upstream', upstream, '--spec', join(EXAMPLE_DIR, 'openapi.yaml'), '--receipt-store', store])

@@ -853,11 +853,11 @@ const APPEND_COLUMNS =
   'seq, id_bucket, receipt_id, id_prefix, timestamp, request_id, method, route_pattern, tool_server, tool_name, outcome, capability_id, tenant, subject_key, cost_units, cost_currency, attempted_cost_units, kind, decision_receipt_id, http_json, core_json'
 const APPEND_VALUES_SQL = new Map<number, string>()
 
-/** `INSERT INTO receipts (…) VALUES (…), …` for `rows` rows of 21 parameters (seq, id_bucket, then rowValues). */
+/** `INSERT INTO receipts (…) VALUES (…), …` for `rows` rows of one parameter per APPEND_COLUMNS (seq, id_bucket, then rowValues). */
 function appendValuesSql(rows: number): string {
   let sql = APPEND_VALUES_SQL.get(rows)
   if (sql === undefined) {
-    const one = `(${Array.from({ length: 21 }, () => '?').join(', ')})`
+    const one = `(${APPEND_COLUMNS.split(',').map(() => '?').join(', ')})`
     sql = `INSERT INTO receipts (${APPEND_COLUMNS}) VALUES ${Array.from({ length: rows }, () => one).join(', ')}`
     APPEND_VALUES_SQL.set(rows, sql)
   }

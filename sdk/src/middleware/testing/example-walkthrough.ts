@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Test } from 'tap'
 import { call } from './http-client.js'
 import { closedPortUrl, GATE_CLI, startSidecarProcess } from './sidecar-process.js'
@@ -25,13 +25,19 @@ function runGateCli(args: string[], env: Record<string, string>): Promise<{ code
   })
 }
 
-/** Starts `node server.js` of an example on a free port and resolves once it says it listens. */
-async function startExampleApp(exampleDir: string, sidecarUrl: string): Promise<{ url: string; child: ChildProcess; output: () => string }> {
+/**
+ * Starts an example's script (`node server.js`, `node sample-api.mjs`) on a free port given as PORT, as
+ * its README does, and resolves with its URL once it prints `127.0.0.1:PORT`; stopped in teardown.
+ */
+export async function startExampleScript(t: Test, script: string, env: Record<string, string> = {}): Promise<string> {
   const port = new URL(await closedPortUrl()).port
-  const child = spawn(process.execPath, [join(exampleDir, 'server.js')], {
-    cwd: exampleDir,
-    env: { ...process.env, PORT: port, GATE_SIDECAR_URL: sidecarUrl },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const child: ChildProcess = spawn(process.execPath, [script], { cwd: dirname(script), env: { ...process.env, ...env, PORT: port }, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = once(child, 'exit')
+      child.kill('SIGTERM')
+      await exited
+    }
   })
   let output = ''
   await new Promise<void>((resolve, reject) => {
@@ -41,35 +47,28 @@ async function startExampleApp(exampleDir: string, sidecarUrl: string): Promise<
     }
     child.stdout!.on('data', onData)
     child.stderr!.on('data', onData)
-    child.once('exit', code => reject(new Error(`${exampleDir}/server.js exited with ${code}:\n${output}`)))
+    child.once('exit', code => reject(new Error(`${script} exited with ${code}:\n${output}`)))
   })
-  return { url: `http://127.0.0.1:${port}`, child, output: () => output }
+  return `http://127.0.0.1:${port}`
 }
 
 /** The README walk-through of one example app, against the real sidecar. */
 export async function runExampleWalkthrough(t: Test, exampleDir: string): Promise<void> {
   const sidecar = await startSidecarProcess({ dir: t.testdir(), spec: readFileSync(join(exampleDir, 'openapi.yaml'), 'utf8') })
   t.teardown(() => sidecar.stop())
-  const app = await startExampleApp(exampleDir, sidecar.url)
-  t.teardown(async () => {
-    if (app.child.exitCode === null && app.child.signalCode === null) {
-      const exited = once(app.child, 'exit')
-      app.child.kill('SIGTERM')
-      await exited
-    }
-  })
+  const appUrl = await startExampleScript(t, join(exampleDir, 'server.js'), { GATE_SIDECAR_URL: sidecar.url })
   const json = { 'content-type': 'application/json' }
   const tom = JSON.stringify({ name: 'Tom' })
 
-  const list = await call(app.url, 'GET', '/pets')
+  const list = await call(appUrl, 'GET', '/pets')
   t.equal(list.status, 200, 'GET /pets is allowed')
   t.match(list.headers['x-gate-receipt-id'], RECEIPT_ID, 'with the receipt id in X-Gate-Receipt-Id')
   t.equal(list.json?.receipt, list.headers['x-gate-receipt-id'], 'the handler sees the same receipt')
-  const health = await call(app.url, 'GET', '/healthz')
+  const health = await call(appUrl, 'GET', '/healthz')
   t.equal(health.status, 200, 'the skipped /healthz answers')
   t.notOk('x-gate-receipt-id' in health.headers, 'without asking the sidecar')
 
-  const refused = await call(app.url, 'POST', '/pets', { headers: json, body: tom })
+  const refused = await call(appUrl, 'POST', '/pets', { headers: json, body: tom })
   t.equal(refused.status, 403, 'POST without a token is refused')
   t.match(refused.json, { error: 'gate_access_denied', message: 'capability required: POST /pets is deny-by-default', receipt_id: RECEIPT_ID })
 
@@ -81,15 +80,15 @@ export async function runExampleWalkthrough(t: Test, exampleDir: string): Promis
   const token = lines[lines.length - 1]!
   const capabilityId = (JSON.parse(lines.slice(0, -1).join('\n')) as { id: string }).id
 
-  const created = await call(app.url, 'POST', '/pets', { headers: { ...json, 'x-gate-capability': token }, body: tom })
+  const created = await call(appUrl, 'POST', '/pets', { headers: { ...json, 'x-gate-capability': token }, body: tom })
   t.equal(created.status, 201, 'POST with the token runs the handler')
   t.equal(created.json?.pet?.name, 'Tom', 'which sees the parsed body')
-  const viaQuery = await call(app.url, 'POST', `/pets?gate_capability=${token}`, { headers: json, body: tom })
+  const viaQuery = await call(appUrl, 'POST', `/pets?gate_capability=${token}`, { headers: json, body: tom })
   t.equal(viaQuery.status, 201, 'the token works in the query string too')
 
   const revoked = await runGateCli(['capability', 'revoke', capabilityId, '--control-url', sidecar.url], env)
   t.equal(revoked.code, 0, `gate capability revoke: ${revoked.stderr}`)
-  const after = await call(app.url, 'POST', '/pets', { headers: { ...json, 'x-gate-capability': token }, body: tom })
+  const after = await call(appUrl, 'POST', '/pets', { headers: { ...json, 'x-gate-capability': token }, body: tom })
   t.equal(after.status, 403, 'after revocation the token is refused')
   t.match(after.json?.message, /revoked/)
 }
