@@ -239,10 +239,21 @@ t.test('control routes: bad input gets a clear 400 or 401 and changes nothing', 
       t.match(message, /\S/, `${route}, ${what}: says what is wrong (${String(message)})`)
       if (route.startsWith('/approvals')) t.same(schemaErrors('gate.http.error_body.v1', r.body), [], `${route}, ${what}: error body schema`)
     }
+    // none of these routes takes a query parameter: one given is refused by name, not ignored
+    const query = await call(`${gate.url}${route}?dry_run=1`, { body: wrongTypes, headers: json })
+    t.equal(query.status, 400, `${route}?dry_run=1: 400`)
+    const queryMessage = route.startsWith('/approvals') ? (query.body as { message?: unknown }).message : (query.body as { error?: unknown }).error
+    t.match(queryMessage, /unknown query parameter: dry_run/, `${route}?dry_run=1: names the parameter`)
     // a right token beside a wrong one is ambiguous: refused like a wrong one
     const twice = await call(`${gate.url}${route}`, { body: {}, headers: { authorization: [`Bearer ${TOKEN}`, 'Bearer wrong-token-0123456789'] } })
     t.equal(twice.status, 401, `${route}: two Authorization headers → 401`)
   }
+  for (const path of ['/approvals?state=approved', `/approvals/${approvalId}?verbose=1`, '/v1/authority?generation=1']) {
+    const r = await call(`${gate.url}${path}`, { headers: auth })
+    t.equal(r.status, 400, `GET ${path}: 400 instead of an answer that ignores the parameter`)
+    t.match(JSON.stringify(r.body), /unknown query parameter/, `GET ${path}: says which parameter`)
+  }
+  t.equal((await call(`${gate.url}/approvals?state=approved`)).status, 401, 'without the control token the answer is still 401')
   const huge = await call(`${gate.url}/v1/revocations`, { body: { capabilityId: capability.id }, headers: { ...auth, 'x-junk': 'a'.repeat(64 * 1024) } }).catch(() => ({ status: 431 }))
   t.equal(huge.status, 431, 'oversized headers are refused before the route runs')
 

@@ -15,20 +15,24 @@ import {
   type Verdict,
 } from '@gate/sdk'
 import { readBody, sendError, sendJson } from '@gate/sdk/server'
+import { readQueryParameters } from '@gate/trust'
 import type { RouteContext } from './context.js'
 
 const RESPOND_BODY_LIMIT = 16 * 1024
 const RESPOND_PATTERN = '/approvals/{approval_id}/respond'
 
-function authorize(ctx: RouteContext, req: IncomingMessage): void {
+// None of these routes takes a query parameter: `GET /approvals?state=approved` answers 400 naming
+// `state` instead of silently listing the pending ones.
+function authorize(ctx: RouteContext, req: IncomingMessage, url: URL): void {
   const r = ctx.controlAuth.check(req)
   if (!r.ok) throw new ControlAuthError(r.status, r.message)
+  readQueryParameters(url, [])
 }
 
 export function createListApprovalsRoute(ctx: RouteContext) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, _params: Record<string, string>, url: URL): Promise<void> => {
     try {
-      authorize(ctx, req)
+      authorize(ctx, req, url)
       sendJson(res, 200, { approvals: await ctx.approvals.listPending(ctx.kernel.now()) })
     } catch (err) {
       sendError(res, err)
@@ -37,9 +41,9 @@ export function createListApprovalsRoute(ctx: RouteContext) {
 }
 
 export function createGetApprovalRoute(ctx: RouteContext) {
-  return async (req: IncomingMessage, res: ServerResponse, params: Record<string, string>): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: URL): Promise<void> => {
     try {
-      authorize(ctx, req)
+      authorize(ctx, req, url)
       const approval = await ctx.approvals.get(params.id as string)
       if (approval === undefined) throw new NotFoundError(`approval ${params.id}`)
       sendJson(res, 200, approval)
@@ -50,9 +54,9 @@ export function createGetApprovalRoute(ctx: RouteContext) {
 }
 
 export function createRespondRoute(ctx: RouteContext) {
-  return async (req: IncomingMessage, res: ServerResponse, params: Record<string, string>): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: URL): Promise<void> => {
     try {
-      authorize(ctx, req)
+      authorize(ctx, req, url)
       const id = params.id as string
       const raw = await readBody(req, RESPOND_BODY_LIMIT)
       const body = parseRespondBody(raw)

@@ -5,13 +5,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { readBody, sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import type { AuthorityPort, TrustAuthenticator } from '../ports.js'
+import { readQueryParameters } from '../query-params.js'
 import { TRUST_POST_BODY_LIMIT } from './capabilities.js'
 import { authorityBlock } from './health.js'
 
 export function createAuthorityStatusRoute(deps: { auth: TrustAuthenticator; authority: AuthorityPort }) {
-  return (req: IncomingMessage, res: ServerResponse): void => {
+  return (req: IncomingMessage, res: ServerResponse, _params: Record<string, string>, url: URL): void => {
     try {
       requireAdmin(deps.auth, req, 'authority status')
+      readQueryParameters(url, [])
       sendJson(res, 200, authorityBlock(deps.authority))
     } catch (err) {
       sendTrustError(res, err)
@@ -20,9 +22,10 @@ export function createAuthorityStatusRoute(deps: { auth: TrustAuthenticator; aut
 }
 
 export function createAuthorityRotateRoute(deps: { auth: TrustAuthenticator; authority: AuthorityPort; log: (line: string) => void }) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, _params: Record<string, string>, url: URL): Promise<void> => {
     try {
       requireAdmin(deps.auth, req, 'authority rotation')
+      readQueryParameters(url, [])
       // The body carries nothing; read it (bounded) so the connection stays usable.
       await readBody(req, TRUST_POST_BODY_LIMIT)
       const previousPublicKey = deps.authority.status().publicKey

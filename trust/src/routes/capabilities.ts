@@ -5,6 +5,7 @@ import type { CapabilityScope } from '@gate/sdk'
 import { readBody, sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import { TrustRequestError } from '../errors.js'
+import { readQueryParameters } from '../query-params.js'
 import type { CapabilityIssuerPort, RevocationPort, TrustAuthenticator } from '../ports.js'
 
 /** Body-size limit of the POST routes (spec 03 leaves the value to the implementation). */
@@ -15,9 +16,11 @@ export const MAX_TTL_SECONDS = 366 * 24 * 3600
 const SUBJECT_KEY = /^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$/
 
 export function createIssueRoute(deps: { auth: TrustAuthenticator; issuer: CapabilityIssuerPort }) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, _params: Record<string, string>, url: URL): Promise<void> => {
     try {
       requireAdmin(deps.auth, req, 'capability issuance')
+      // no parameters: one given is a mistake to point out, not to ignore
+      readQueryParameters(url, [])
       const body = await readJsonObject(req)
       const subjectPublicKey = body.subjectPublicKey
       if (typeof subjectPublicKey !== 'string' || !SUBJECT_KEY.test(subjectPublicKey)) {
@@ -37,9 +40,10 @@ export function createIssueRoute(deps: { auth: TrustAuthenticator; issuer: Capab
 }
 
 export function createRevokeRoute(deps: { auth: TrustAuthenticator; revocations: RevocationPort }) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, _params: Record<string, string>, url: URL): Promise<void> => {
     try {
       requireAdmin(deps.auth, req, 'capability revocation')
+      readQueryParameters(url, [])
       const body = await readJsonObject(req)
       const id = body.capabilityId
       if (typeof id !== 'string' || id === '' || id.length > 256) throw new TrustRequestError('capabilityId must be a non-empty string')

@@ -74,9 +74,10 @@ export function createListReceiptsRoute(deps: ListedDeps, kind: ListedReceiptKin
 }
 
 export function createAppendReceiptRoute(deps: ListedDeps, kind: ListedReceiptKind) {
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, _params: Record<string, string>, url: URL): Promise<void> => {
     try {
       requireAdmin(deps.auth, req, kind === 'tool' ? 'tool receipt append' : 'child receipt append')
+      readQueryParameters(url, [])
       const text = (await readBody(req, RECEIPT_APPEND_BODY_LIMIT)).toString('utf8').trim()
       let value: unknown
       try {
