@@ -1,5 +1,6 @@
 import t from 'tap'
-import { cpuMicros, mainThreadCpuMicros, writtenBytes } from './proc-stats.js'
+import { spawn } from 'node:child_process'
+import { cpuMicros, mainThreadCpuMicros, waitUntilQuiet, writtenBytes } from './proc-stats.js'
 
 t.test('readings of this process on Linux; undefined for a process that is not there', { skip: process.platform !== 'linux' && 'not Linux' }, async t => {
   const end = Date.now() + 50
@@ -9,4 +10,17 @@ t.test('readings of this process on Linux; undefined for a process that is not t
   t.ok((mainThreadCpuMicros() ?? 0) <= (cpuMicros('/proc/self') ?? 0), 'a thread never exceeds its process')
   t.type(writtenBytes(), 'number')
   t.equal(cpuMicros('/proc/no-such-process'), undefined)
+})
+
+t.test('waitUntilQuiet waits out a busy process, and gives up at its timeout', { skip: process.platform !== 'linux' && 'not Linux' }, async t => {
+  // a child that spins for 600 ms, then idles until killed
+  const child = spawn(process.execPath, ['-e', 'const end = Date.now() + 600; while (Date.now() < end); setInterval(() => {}, 1000)'], { stdio: 'ignore' })
+  t.teardown(() => child.kill())
+  await new Promise(resolve => setTimeout(resolve, 100))
+  const busy = await waitUntilQuiet([child.pid!], { windowMs: 100, timeoutMs: 150 })
+  t.equal(busy.quiet, false, 'still spinning at the timeout')
+  const settled = await waitUntilQuiet([child.pid!], { windowMs: 100, timeoutMs: 5000 })
+  t.equal(settled.quiet, true, 'quiet once the spinning stopped')
+  t.ok(settled.waitedMs >= 100, 'it sampled at least one window')
+  t.same((await waitUntilQuiet([999_999_999], { windowMs: 20 })).quiet, true, 'a process that is gone counts as idle')
 })

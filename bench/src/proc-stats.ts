@@ -29,3 +29,34 @@ export function writtenBytes(): number | undefined {
     return undefined
   }
 }
+
+/** Options of `waitUntilQuiet`. */
+export interface QuietOptions {
+  /** Length of one sample, default 250 ms. */
+  windowMs?: number
+  /** Quiet means the processes together used at most this share of one core over a window, default 0.05. */
+  maxShare?: number
+  /** Give up after this long, default 60 s. */
+  timeoutMs?: number
+}
+
+/**
+ * Waits until the processes `pids` are idle together (background work such as a Gate's core-receipt
+ * backfill after an earlier row has finished), so the next row measures a machine they do not share.
+ * Resolves how long it waited and whether they went quiet; processes that are gone count as idle.
+ */
+export async function waitUntilQuiet(pids: readonly number[], options: QuietOptions = {}): Promise<{ waitedMs: number; quiet: boolean }> {
+  const windowMs = options.windowMs ?? 250
+  const maxShare = options.maxShare ?? 0.05
+  const timeoutMs = options.timeoutMs ?? 60_000
+  const total = () => pids.reduce((sum, pid) => sum + (cpuMicros(`/proc/${pid}`) ?? 0), 0)
+  const start = performance.now()
+  for (;;) {
+    const before = total()
+    await new Promise(resolve => setTimeout(resolve, windowMs))
+    const used = total() - before
+    const waitedMs = performance.now() - start
+    if (used <= maxShare * windowMs * 1000) return { waitedMs, quiet: true }
+    if (waitedMs >= timeoutMs) return { waitedMs, quiet: false }
+  }
+}

@@ -3,6 +3,9 @@
 // p50/p99 and the ratio. Targets: >= 5,000 evaluations/s and >= 35% of the bare floor.
 // Measured on this machine's Node (stores on the `sqlite3` addon) and, when a Node 24 binary is found or
 // can be installed, again on Node 24 (stores on `node:sqlite`); each runtime against its own floor.
+// Each scenario is warmed up for 2 s, then measured in two interleaved rounds of 5 s (median); before
+// each measurement the suite waits until the sidecar and the floor server are idle, so the sidecar's
+// core-receipt backfill after one scenario does not run during the next.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,10 +17,12 @@ import { PETS_SPEC_YAML } from '@gate/sidecar/testing'
 import { runLoad, type LoadResult } from '../load.js'
 import { median, printTable } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
+import { waitUntilQuiet } from '../proc-stats.js'
 
 const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
 const FLOOR_MAIN = fileURLToPath(new URL('./floor-server.js', import.meta.url))
 const TOKEN = 'bench-control-token-0123456789'
+const WARMUP_SECS = 2
 
 interface Runtime {
   /** Shown in the table, e.g. "node v20.20.2 (sqlite3)". */
@@ -68,15 +73,23 @@ async function measure(runtime: Runtime): Promise<Row[]> {
     const floor = await startProcess(runtime.execPath, [FLOOR_MAIN, await sample.body.text()])
     try {
       const json = { 'content-type': 'application/json' }
-      const scenarios: [string, () => Promise<LoadResult>][] = [
-        ['bare node:http, same JSON (floor)', () => runLoad({ url: `${floor.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json })],
-        ['gate sidecar: GET allow', () => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json })],
-        ['gate sidecar: POST + valid token', () => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('POST', '/pets'), headers: { ...json, 'x-gate-capability': capabilityHeader } })],
+      const scenarios: [string, (durationSeconds?: number) => Promise<LoadResult>][] = [
+        ['bare node:http, same JSON (floor)', durationSeconds => runLoad({ url: `${floor.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds })],
+        ['gate sidecar: GET allow', durationSeconds => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds })],
+        [
+          'gate sidecar: POST + valid token',
+          durationSeconds =>
+            runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('POST', '/pets'), headers: { ...json, 'x-gate-capability': capabilityHeader }, durationSeconds }),
+        ],
       ]
       const results = new Map<string, LoadResult[]>()
+      const pids = [gate.child.pid!, floor.child.pid!]
       // interleaved rounds, so a burst of outside load hits every row alike
       for (let round = 0; round < 2; round++) {
         for (const [name, fn] of scenarios) {
+          const { waitedMs, quiet } = await waitUntilQuiet(pids)
+          if (!quiet) process.stdout.write(`bench sidecar: ${name}: the servers were still busy after ${(waitedMs / 1000).toFixed(0)} s; measuring anyway\n`)
+          if (round === 0) await fn(WARMUP_SECS)
           const r = await fn()
           if (r.non2xx > 0 || r.errors > 0) throw new Error(`${runtime.label} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
           results.set(name, [...(results.get(name) ?? []), r])
