@@ -84,11 +84,15 @@ t.test('a required failure exits 1 and the table shows it; an advisory failure a
 
 t.test('--strict-nonces runs the nonces.* checks and skips the rest; a reusable nonce exits 1', async t => {
   const nonceIds = CHECKS.filter(c => c.needs?.includes('strict-nonces')).map(c => c.id)
+  // the fake's nonces live 60 s (the default), so the expiry check skips instead of waiting for one
   const url = await fake(t, [], true)
   const r = await runCli(['--sidecar', url, '--json', '--strict-nonces'], { GATE_CONTROL_TOKEN: TOKEN })
   t.equal(r.code, 0, r.stderr)
   const results = (JSON.parse(r.stdout) as Report).results
-  t.same(results.filter(x => x.result === 'PASS').map(x => x.id), nonceIds)
+  t.same(results.filter(x => x.result === 'PASS').map(x => x.id), nonceIds.filter(id => id !== 'nonces.expired-denied'))
+  const expired = results.find(x => x.id === 'nonces.expired-denied')
+  t.equal(expired?.result, 'SKIP', 'long-lived nonces skip the expiry check')
+  t.match(expired?.detail, /nonces live 60 s.*--nonce-ttl-secs 2/, 'the reason says how long nonces live and how to run the check')
   t.ok(results.filter(x => !nonceIds.includes(x.id)).every(x => x.result === 'SKIP'), 'every other check is skipped')
   const faulty = await fake(t, ['nonce-reusable'], true)
   const bad = await runCli(['--sidecar', faulty, '--strict-nonces'], { GATE_CONTROL_TOKEN: TOKEN })

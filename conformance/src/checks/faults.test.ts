@@ -7,6 +7,9 @@ import { createBrokenSdk, type SdkFault } from '../testing/broken-sdk.js'
 import { startBrokenSidecar, type SidecarFault } from '../testing/broken-sidecar.js'
 
 const CONTROL_TOKEN = 'conformance-control-token'
+// nonces.expired-denied skips against longer-lived nonces; 2 s, not 1, so that a nonce issued late in a
+// second still lives a whole second for the other checks' retries
+const SHORT_NONCE_TTL_SECONDS = 2
 
 interface Fault {
   sidecar?: SidecarFault[]
@@ -14,6 +17,8 @@ interface Fault {
   sdk?: SdkFault[]
   /** The check runs against a sidecar with strict execution nonces (the nonces.* checks). */
   strictNonces?: true
+  /** The broken sidecar's nonce lifetime, when the check needs nonces to expire while it runs. */
+  nonceTtlSeconds?: number
 }
 
 const FAULT_FOR: Record<string, Fault> = {
@@ -66,6 +71,7 @@ const FAULT_FOR: Record<string, Fault> = {
   'nonces.preflight-incomplete': { sidecar: ['no-nonce-preflight'], strictNonces: true },
   'nonces.retry-allowed': { sidecar: ['nonce-never-accepted'], strictNonces: true },
   'nonces.single-use': { sidecar: ['nonce-reusable'], strictNonces: true },
+  'nonces.expired-denied': { sidecar: ['nonce-never-expires'], strictNonces: true, nonceTtlSeconds: SHORT_NONCE_TTL_SECONDS },
   'nonces.forged-denied': { sidecar: ['nonce-signature-unchecked'], strictNonces: true },
   'nonces.bound-to-request': { sidecar: ['nonce-unbound'], strictNonces: true },
   'nonces.header-retry-allowed': { sidecar: ['nonce-header-ignored'], strictNonces: true },
@@ -139,7 +145,7 @@ t.test('without faults every check passes: the nonces.* checks with strict nonce
   for (const r of report.results.filter(r => NONCE_CHECK_IDS.includes(r.id))) t.equal(r.result, 'SKIP', `${r.id} is skipped without --strict-nonces`)
   t.equal(report.ok, true)
 
-  const strict = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, strictNonces: true })
+  const strict = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, strictNonces: true, nonceTtlSeconds: SHORT_NONCE_TTL_SECONDS })
   t.teardown(() => strict.close())
   const strictReport = await runConformance({ sidecarUrl: strict.url, controlToken: CONTROL_TOKEN, strictNonces: true })
   const results = new Map(strictReport.results.map(r => [r.id, r]))
@@ -155,7 +161,7 @@ for (const check of CHECKS) {
   const label = [...(fault.sidecar ?? []).map(f => `sidecar ${f}`), ...(fault.sdk ?? []).map(f => `sdk ${f}`)].join(', ')
   t.test(`${check.id} fails against ${label}`, async t => {
     const strictNonces = fault.strictNonces === true
-    const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, faults: fault.sidecar ?? [], strictNonces })
+    const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, faults: fault.sidecar ?? [], strictNonces, nonceTtlSeconds: fault.nonceTtlSeconds })
     t.teardown(() => sidecar.close())
     const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: [check.id], sdkUnderTest: createBrokenSdk(fault.sdk ?? []), strictNonces })
     const result = report.results[0]

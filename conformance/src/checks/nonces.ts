@@ -1,16 +1,23 @@
 // spec 02, Verdict (`incomplete`: a strict nonce preflight answers with it plus an `execution_nonce`),
 // EvaluateResponse (`execution_nonce`: the client re-presents it as the request's `execution_nonce`)
-// and schemas/v1 gate.execution_nonce.v1 (single-use, bound, signed over its canonical JSON). These
-// checks need a sidecar started with strict execution nonces (`gate sidecar --strict-nonces`) and a run
-// with --strict-nonces; every other check expects a sidecar without them.
+// and schemas/v1 gate.execution_nonce.v1 (single-use, expiring, bound, signed over its canonical JSON).
+// These checks need a sidecar started with strict execution nonces (`gate sidecar --strict-nonces`) and
+// a run with --strict-nonces; every other check expects a sidecar without them. The expiry check also
+// needs short-lived nonces (`--nonce-ttl-secs 2`), else it is skipped.
+import { setTimeout as delay } from 'node:timers/promises'
 import { canonicalJson, utf8, verifySignature, type SignedExecutionNonce } from '@gate/sdk'
-import { defineCheck, fail } from '../check.js'
+import { defineCheck, fail, skip } from '../check.js'
 import type { CheckContext, Evaluation } from '../context.js'
 import { encodeToken, grantFor } from '../capability-tokens.js'
 import { describeVerdict, expectAllow, expectDeny, expectSchema } from '../expect.js'
 import { tokenTarget } from './capabilities.js'
 
 const NEEDS = ['control-token', 'strict-nonces'] as const
+
+/** Longest the expiry check waits for a nonce to expire; a sidecar with longer-lived nonces skips it. */
+const MAX_EXPIRY_WAIT_MS = 10_000
+/** Waited past the first whole second after expires_at, for timer and clock granularity. */
+const EXPIRY_MARGIN_MS = 200
 
 /** A deny-by-default request with a token the sidecar issued, and its preflight answer. */
 async function preflight(ctx: CheckContext) {
@@ -90,6 +97,40 @@ export const NONCE_CHECKS = [
       const retry = { ...sent, execution_nonce: nonce }
       expectAllow(await ctx.evaluate(retry, { capability }), `${target.method} ${target.pattern} retried with its execution_nonce`)
       expectDeny(await ctx.evaluate(retry, { capability }), `${target.method} ${target.pattern} retried a second time with the same nonce`)
+    },
+  }),
+  defineCheck({
+    id: 'nonces.expired-denied',
+    description:
+      `strict nonces: a nonce presented after its expires_at is denied, and a fresh nonce issued then is still allowed (waits for the expiry, at most ${MAX_EXPIRY_WAIT_MS / 1000} s, so it needs short-lived nonces, e.g. --nonce-ttl-secs 2)`,
+    specRef: 'schemas/v1 gate.execution_nonce.v1 (an expiring nonce; expires_at in unix seconds); docs/kernel.md (NonceGuard denies an expired nonce)',
+    required: true,
+    needs: NEEDS,
+    async run(ctx) {
+      const { target, capability, sent, nonce } = await preflight(ctx)
+      // the sidecar may count the nonce expired from expires_at on or only after it (whole seconds
+      // either way): wait until its clock reads expires_at + 1, plus a margin
+      const waitMs = (nonce.expires_at + 1) * 1000 + EXPIRY_MARGIN_MS - Date.now()
+      if (waitMs > MAX_EXPIRY_WAIT_MS) {
+        skip(
+          `the sidecar's execution nonces live ${nonce.expires_at - nonce.issued_at} s, longer than this check waits (${MAX_EXPIRY_WAIT_MS / 1000} s): ` +
+            'to run it, start the sidecar with a short nonce lifetime, e.g. `gate sidecar --strict-nonces --nonce-ttl-secs 2`',
+        )
+      }
+      // here time passing is the behaviour under test, not a synchronisation
+      if (waitMs > 0) await delay(waitMs)
+      // one attempt, no polling: a wrongly allowed retry uses the nonce up, and the next try would be
+      // denied as used, not as expired
+      expectDeny(
+        await ctx.evaluate({ ...sent, execution_nonce: nonce }, { capability }),
+        `${target.method} ${target.pattern} retried with its execution_nonce after it expired (expires_at ${nonce.expires_at})`,
+      )
+      // a sidecar that merely denies everything after a while must not pass
+      const fresh = await preflight(ctx)
+      expectAllow(
+        await ctx.evaluate({ ...fresh.sent, execution_nonce: fresh.nonce }, { capability: fresh.capability }),
+        `${target.method} ${target.pattern} retried with a fresh execution_nonce issued after the first one expired`,
+      )
     },
   }),
   defineCheck({

@@ -119,6 +119,7 @@ export const SIDECAR_FAULTS = [
   'no-nonce-preflight', // deny-by-default requests are allowed without a nonce
   'nonce-never-accepted', // a presented nonce is never found
   'nonce-reusable', // a nonce can be used any number of times
+  'nonce-never-expires', // a nonce past its expires_at is still accepted
   'nonce-signature-unchecked', // a presented nonce is looked up by id, its signature ignored
   'nonce-unbound', // a nonce allows any request it is presented with
   'nonce-header-ignored', // X-Gate-Execution-Nonce is checked for form but not looked up
@@ -135,6 +136,8 @@ export interface BrokenSidecarOptions {
   specText?: string
   /** Strict execution nonces (Gate's `--strict-nonces`): deny-by-default requests get a preflight. Default false. */
   strictNonces?: boolean
+  /** Lifetime of an execution nonce (Gate's `--nonce-ttl-secs`), in seconds. Default 60. */
+  nonceTtlSeconds?: number
 }
 
 export interface BrokenSidecar {
@@ -182,8 +185,9 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   const used = new Map<string, number>()
   // approvals by id: what request they are bound to, and where they stand
   const approvals = new Map<string, { binding: string; state: 'pending' | 'approved' | 'denied' | 'used' }>()
-  // issued execution nonces by id: the request they are bound to, and whether they were used
-  const nonces = new Map<string, { binding: string; used: boolean }>()
+  const nonceTtlSeconds = options.nonceTtlSeconds ?? 60
+  // issued execution nonces by id: the request they are bound to, when they expire, and whether they were used
+  const nonces = new Map<string, { binding: string; expiresAt: number; used: boolean }>()
   const server: Server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, (req, res) => {
     handle(req, res).catch(err => {
       if (err instanceof HttpFailure) return sendJson(res, err.status, { error: err.code, message: err.message, receipt_id: null, suggestion: null })
@@ -428,7 +432,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
 
   /**
    * Strict nonces: no nonce → incomplete with a new signed nonce bound to the request; a presented one
-   * must verify, be known, unused and bound to this request (it is then used up). Undefined: go on.
+   * must verify, be known, unexpired, unused and bound to this request (it is then used up). Undefined: go on.
    */
   function nonceStep(
     request: GateHttpRequest,
@@ -454,18 +458,18 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       }
     }
     const id = presented?.nonce_id ?? (has('nonce-header-ignored') ? undefined : nonceHeader)
+    const now = Math.floor(Date.now() / 1000)
     if (id === undefined) {
-      const now = Math.floor(Date.now() / 1000)
       const nonceFields = {
         schema: 'gate.execution_nonce.v1' as const,
         nonce_id: sha256Hex(uuidv7()).slice(0, 32),
         request_id: request.request_id,
         ...bound,
         issued_at: now,
-        expires_at: now + 60,
+        expires_at: now + nonceTtlSeconds,
         kernel_key: signer.publicKey,
       }
-      nonces.set(nonceFields.nonce_id, { binding, used: false })
+      nonces.set(nonceFields.nonce_id, { binding, expiresAt: nonceFields.expires_at, used: false })
       return {
         verdict: { verdict: 'incomplete', reason: 'execution nonce required' },
         evidence: [...evidence, { guard_name: 'NonceGuard', verdict: false, details: 'strict nonce preflight' }],
@@ -476,6 +480,9 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     }
     const held = has('nonce-never-accepted') ? undefined : nonces.get(id)
     if (held === undefined) return deny('NonceGuard', `execution nonce ${id} is unknown`, evidence, capabilityId)
+    // the expiry recorded at issue (a nonce named in X-Gate-Execution-Nonce carries none); expired from
+    // expires_at on, as in Gate's nonce store
+    if (now >= held.expiresAt && !has('nonce-never-expires')) return deny('NonceGuard', `execution nonce ${id} expired at ${held.expiresAt}`, evidence, capabilityId)
     if (held.used && !has('nonce-reusable')) return deny('NonceGuard', `execution nonce ${id} is used`, evidence, capabilityId)
     if (held.binding !== binding && !has('nonce-unbound')) return deny('NonceGuard', `execution nonce ${id} is bound to another request`, evidence, capabilityId)
     held.used = true
