@@ -21,6 +21,8 @@ export interface OpenServiceStoresOptions {
   /** Create the receipt query indexes (trust-control reads). */
   queryIndexes?: boolean
   onReceiptError?: (err: Error) => void
+  /** The receipt store's WAL checkpoint thread could not start or failed (not fatal). */
+  onCheckpointError?: (err: Error) => void
 }
 
 export async function openServiceStores(options: OpenServiceStoresOptions): Promise<ServiceStores> {
@@ -35,6 +37,7 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
     derivePublicKey: seed => publicKeyFor(seed),
     receiptQueryIndexes: options.queryIndexes,
     onReceiptError: options.onReceiptError,
+    onCheckpointError: options.onCheckpointError,
   })
   return adaptStores(stores, options.signer)
 }

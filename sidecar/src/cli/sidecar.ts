@@ -77,7 +77,12 @@ export async function startFromFlags(
   if (authority.ephemeral) {
     log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
   }
-  const stores = await openServiceStores({ receiptStore, global, signer: authority.signer })
+  const stores = await openServiceStores({
+    receiptStore,
+    global,
+    signer: authority.signer,
+    onCheckpointError: err => log(`warning: ${err.message}; the receipt store checkpoints its WAL inside commits from now on`),
+  })
   const service = await startService({
     listen: (values.listen as string | undefined) ?? DEFAULT_LISTEN,
     policy,
