@@ -27,7 +27,7 @@ import { GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { openDatabase, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqlValue } from './sqlite-driver.js'
 import { pickOptions } from './store-options.js'
-import { startWalCheckpointer, type CheckpointStats, type WalCheckpointer } from './wal-checkpointer.js'
+import { createWalCheckpointer, type CheckpointStats, type WalCheckpointer } from './wal-checkpointer.js'
 
 /** `allow`, `deny`, `cancelled`, `incomplete` (spec 03 outcome filter; the HTTP verdict `cancel` is `cancelled`). */
 export type { ReceiptOutcome } from '@gate/trust'
@@ -310,10 +310,12 @@ export async function openReceiptStore(path: string, options: ReceiptStoreOption
           await db.exec('PRAGMA query_only = ON')
           return db
         }
-    checkpointer = writer.isEphemeral || !settings.backgroundCheckpoints ? undefined : await startCheckpointer(path, databaseOptions, settings.onCheckpointError)
-    // The writer's own checkpoint becomes the backstop: far enough out that the thread gets there first
-    // (at 30,000 receipts/s the WAL grows by ~7,000 pages between two of its runs).
-    if (checkpointer !== undefined) await writer.exec(`PRAGMA wal_autocheckpoint = ${databaseOptions.walAutocheckpointPages * WAL_BACKSTOP_FACTOR}`)
+    if (!writer.isEphemeral && settings.backgroundCheckpoints) {
+      checkpointer = createWalCheckpointer(path, databaseOptions, { onError: settings.onCheckpointError })
+      // The writer's own checkpoint becomes the backstop: far enough out that the thread gets there
+      // first (at 30,000 receipts/s the WAL grows by ~7,000 pages between two of its runs).
+      await writer.exec(`PRAGMA wal_autocheckpoint = ${databaseOptions.walAutocheckpointPages * WAL_BACKSTOP_FACTOR}`)
+    }
     const store = new ReceiptStore(writer, reader, latest?.seq ?? 0, settings, openReader, checkpointer)
     await store.indexNames()
     return store
@@ -328,16 +330,6 @@ export async function openReceiptStore(path: string, options: ReceiptStoreOption
 
 /** With a checkpoint thread, the writer checkpoints itself only past this many times `walAutocheckpointPages`. */
 export const WAL_BACKSTOP_FACTOR = 4
-
-// A checkpoint thread that cannot start is reported, not fatal: the writer's own checkpoints remain.
-async function startCheckpointer(path: string, database: DatabaseOptions, onError: ((err: Error) => void) | undefined): Promise<WalCheckpointer | undefined> {
-  try {
-    return await startWalCheckpointer(path, database, { onError })
-  } catch (err) {
-    onError?.(err as Error)
-    return undefined
-  }
-}
 
 /** Durable receipts: group-committed appends, point loads by id, cursor pages by `seq`. */
 export class ReceiptStore {

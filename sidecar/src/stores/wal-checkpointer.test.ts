@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { openReceiptStore, type ReceiptRow } from './receipt-store.js'
-import { startWalCheckpointer } from './wal-checkpointer.js'
+import { createWalCheckpointer } from './wal-checkpointer.js'
 
 const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
 
@@ -44,7 +44,7 @@ const until = async (what: string, ok: () => boolean, ms = 10_000): Promise<void
 t.test('commits are checkpointed into the database file by the thread, and survive a reopen', async t => {
   const path = join(t.testdir(), 'receipts.db')
   const store = await openReceiptStore(path, { driver })
-  t.same(store.checkpointStats, { runs: 0, busy: 0, walFrames: 0, framesCopied: 0 }, 'a file-backed store has the thread')
+  t.same(store.checkpointStats, { runs: 0, busy: 0, walFrames: 0, framesCopied: 0 }, 'a file-backed store has a checkpointer (its thread starts with the first commit)')
   const sizeBefore = statSync(path).size
   const ids = await appendRows(store, 400)
   await until('a checkpoint run', () => (store.checkpointStats?.runs ?? 0) > 0)
@@ -69,9 +69,30 @@ t.test('an in-memory store has no checkpoint thread; a bad option is refused by 
   await t.rejects(openReceiptStore(join(t.testdir(), 'r.db'), { driver, backgroundCheckpoints: 'yes' as unknown as boolean }), /backgroundCheckpoints/)
 })
 
-t.test('a thread that cannot open its file rejects, naming it', async t => {
+t.test('a thread that cannot open its file is reported through onError at its first run, naming the file', async t => {
   const missing = join(t.testdir(), 'no-such-dir', 'receipts.db')
-  await t.rejects(startWalCheckpointer(missing, { driver }), /the WAL checkpoint thread could not open .*no-such-dir/)
+  const errors: Error[] = []
+  const checkpointer = createWalCheckpointer(missing, { driver }, { intervalMs: 10, onError: err => errors.push(err) })
+  t.teardown(() => checkpointer.close())
+  checkpointer.notify()
+  await until('the error', () => errors.length > 0)
+  t.match(errors[0]!.message, /the WAL checkpoint thread could not open .*no-such-dir/)
+  checkpointer.notify()
+  t.equal(checkpointer.stats.runs, 0, 'no run after it failed')
+  await checkpointer.close()
+  checkpointer.releaseFile()
+})
+
+t.test('a store that is only read never starts the thread', async t => {
+  const path = join(t.testdir(), 'receipts.db')
+  const writer = await openReceiptStore(path, { driver })
+  const [id] = await appendRows(writer, 1)
+  await writer.close()
+  const reader = await openReceiptStore(path, { driver })
+  t.teardown(() => reader.close())
+  t.ok(await reader.getById(id!))
+  await new Promise(resolve => setTimeout(resolve, 300))
+  t.equal(reader.checkpointStats?.runs, 0, 'no commit, no checkpoint')
 })
 
 t.test('closing right after commits waits for a run in flight and leaves nothing running', async t => {

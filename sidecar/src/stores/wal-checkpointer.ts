@@ -56,38 +56,17 @@ export interface WalCheckpointerOptions {
 export const WAL_CHECKPOINT_INTERVAL_MS = 200
 const CLOSE_WAIT_MS = 5000
 
-/** Starts the checkpoint thread for the database at `path`; rejects when it cannot open the file. */
-export async function startWalCheckpointer(path: string, database: DatabaseOptions, options: WalCheckpointerOptions = {}): Promise<WalCheckpointer> {
+/**
+ * The checkpoint thread for the database at `path`, started by the first `notify()`: a store that is
+ * only read (a `gate receipt` command) never starts it. A thread that cannot start is reported through
+ * `onError`, like one that fails later.
+ */
+export function createWalCheckpointer(path: string, database: DatabaseOptions, options: WalCheckpointerOptions = {}): WalCheckpointer {
   const intervalMs = options.intervalMs ?? WAL_CHECKPOINT_INTERVAL_MS
-  const worker = new Worker(new URL('./wal-checkpoint-worker.js', import.meta.url), { workerData: { path, options: database } })
-  // the thread never keeps the process alive by itself
-  worker.unref()
-  const first = await new Promise<CheckpointAnswer>((resolve, reject) => {
-    worker.once('message', resolve)
-    worker.once('error', reject)
-  }).catch(err => ({ ok: false as const, error: (err as Error).message }))
-  if (!first.ok || !('ready' in first)) {
-    await worker.terminate()
-    throw new Error(`the WAL checkpoint thread could not open ${path}: ${first.ok ? 'unexpected answer' : first.error}`)
-  }
-  // Opened here, not on the thread: Node closes the descriptors a worker opened when it exits, and
-  // that must not happen while this store's connections still hold their locks on the file.
-  let dbFd: number
-  try {
-    dbFd = openSync(path, 'r')
-  } catch (err) {
-    await worker.terminate()
-    throw err
-  }
-  worker.postMessage({ dbFd } satisfies CheckpointRequest)
-  let fileReleased = false
-  const releaseFile = () => {
-    if (fileReleased) return
-    fileReleased = true
-    closeSync(dbFd)
-  }
-
   const stats: CheckpointStats = { runs: 0, busy: 0, walFrames: 0, framesCopied: 0 }
+  let thread: Promise<Worker | undefined> | undefined
+  let dbFd: number | undefined
+  let fileReleased = false
   let timer: NodeJS.Timeout | undefined
   let inFlight: Promise<void> | undefined
   let again = false
@@ -102,28 +81,60 @@ export async function startWalCheckpointer(path: string, database: DatabaseOptio
     settle?.({ ok: false, error: err?.message ?? 'stopped' })
     if (err !== undefined) options.onError?.(err)
   }
-  worker.on('message', (answer: CheckpointAnswer) => settle?.(answer))
-  worker.on('error', err => stop(new Error(`the WAL checkpoint thread failed: ${err.message}`)))
-  worker.on('exit', code => stop(code === 0 ? undefined : new Error(`the WAL checkpoint thread exited with code ${code}`)))
+
+  const startThread = async (): Promise<Worker> => {
+    const worker = new Worker(new URL('./wal-checkpoint-worker.js', import.meta.url), { workerData: { path, options: database } })
+    // the thread never keeps the process alive by itself
+    worker.unref()
+    const first = await new Promise<CheckpointAnswer>((resolve, reject) => {
+      worker.once('message', resolve)
+      worker.once('error', reject)
+    }).catch(err => ({ ok: false as const, error: (err as Error).message }))
+    if (!first.ok || !('ready' in first)) {
+      await worker.terminate()
+      throw new Error(`the WAL checkpoint thread could not open ${path}: ${first.ok ? 'unexpected answer' : first.error}`)
+    }
+    // Opened here, not on the thread: Node closes the descriptors a worker opened when it exits, and
+    // that must not happen while this store's connections still hold their locks on the file.
+    try {
+      dbFd = openSync(path, 'r')
+    } catch (err) {
+      await worker.terminate()
+      throw err
+    }
+    worker.postMessage({ dbFd } satisfies CheckpointRequest)
+    worker.on('message', (answer: CheckpointAnswer) => settle?.(answer))
+    worker.on('error', err => stop(new Error(`the WAL checkpoint thread failed: ${err.message}`)))
+    worker.on('exit', code => stop(code === 0 ? undefined : new Error(`the WAL checkpoint thread exited with code ${code}`)))
+    return worker
+  }
+
+  const checkpoint = async (): Promise<void> => {
+    thread ??= startThread().catch(err => {
+      stop(err as Error)
+      return undefined
+    })
+    const worker = await thread
+    if (worker === undefined || stopped) return
+    const answer = await new Promise<CheckpointAnswer>(resolve => {
+      settle = resolve
+      worker.postMessage('checkpoint' satisfies CheckpointRequest)
+    })
+    settle = undefined
+    if (answer.ok && 'log' in answer) {
+      stats.runs++
+      if (answer.busy) stats.busy++
+      stats.walFrames = Math.max(answer.log, 0)
+      stats.framesCopied = Math.max(answer.checkpointed, 0)
+    } else if (!answer.ok && !stopped) {
+      stop(new Error(`a WAL checkpoint failed: ${answer.error}`))
+    }
+  }
 
   const run = () => {
     timer = undefined
     if (stopped) return
-    inFlight = new Promise<void>(resolve => {
-      settle = answer => {
-        settle = undefined
-        if (answer.ok && 'log' in answer) {
-          stats.runs++
-          if (answer.busy) stats.busy++
-          stats.walFrames = Math.max(answer.log, 0)
-          stats.framesCopied = Math.max(answer.checkpointed, 0)
-        } else if (!answer.ok && !stopped) {
-          stop(new Error(`a WAL checkpoint failed: ${answer.error}`))
-        }
-        resolve()
-      }
-      worker.postMessage('checkpoint' satisfies CheckpointRequest)
-    }).then(() => {
+    inFlight = checkpoint().then(() => {
       inFlight = undefined
       if (again && !stopped) {
         again = false
@@ -146,8 +157,10 @@ export async function startWalCheckpointer(path: string, database: DatabaseOptio
       timer = undefined
       again = false
       await inFlight
-      if (stopped) return
+      const wasStopped = stopped
       stopped = true
+      const worker = thread === undefined ? undefined : await thread
+      if (worker === undefined || wasStopped) return void (await worker?.terminate())
       // held until the thread is gone, so a caller awaiting close() is not left with an unsettled promise
       worker.ref()
       const exited = new Promise<void>(resolve => worker.once('exit', () => resolve()))
@@ -157,6 +170,10 @@ export async function startWalCheckpointer(path: string, database: DatabaseOptio
       clearTimeout(deadline)
       await worker.terminate()
     },
-    releaseFile,
+    releaseFile() {
+      if (fileReleased || dbFd === undefined) return
+      fileReleased = true
+      closeSync(dbFd)
+    },
   }
 }
