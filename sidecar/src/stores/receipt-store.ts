@@ -351,8 +351,8 @@ export class ReceiptStore {
   // the page reader would stall every short page and point load queued behind it.
   readonly #openReader: (() => Promise<SqliteDatabase>) | undefined
   #countReader: Promise<SqliteDatabase> | undefined
-  readonly #checkpointer: WalCheckpointer | undefined
   #aggregateReader: Promise<SqliteDatabase> | undefined
+  readonly #checkpointer: WalCheckpointer | undefined
 
   constructor(
     writer: SqliteDatabase,
@@ -400,7 +400,7 @@ export class ReceiptStore {
     return this.#queue.lastError
   }
 
-  /** The checkpoint thread's counters, or undefined when there is none (in memory, switched off, failed to start). */
+  /** The checkpoint thread's counters, or undefined when there is none (in memory, or switched off). */
   get checkpointStats(): Readonly<CheckpointStats> | undefined {
     return this.#checkpointer?.stats
   }
