@@ -155,6 +155,17 @@ t.test('without faults every check passes: the nonces.* checks with strict nonce
   t.equal(strictReport.ok, true)
 })
 
+// The second half of nonces.expired-denied: a sidecar that denies every nonce once some time has passed
+// (here: expiry counted from its start) must fail it too, on the fresh nonce.
+t.test('nonces.expired-denied also fails against sidecar nonce-expiry-from-start', async t => {
+  const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, faults: ['nonce-expiry-from-start'], strictNonces: true, nonceTtlSeconds: SHORT_NONCE_TTL_SECONDS })
+  t.teardown(() => sidecar.close())
+  const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: ['nonces.expired-denied'], strictNonces: true })
+  const result = report.results[0]
+  t.equal(result?.result, 'FAIL', `${result?.result} ${result?.detail ?? ''}`)
+  t.match(result?.detail, /fresh execution_nonce/, 'on the fresh nonce, the half this fault breaks')
+})
+
 for (const check of CHECKS) {
   const fault = FAULT_FOR[check.id]
   if (fault === undefined) continue

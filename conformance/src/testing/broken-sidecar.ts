@@ -120,6 +120,7 @@ export const SIDECAR_FAULTS = [
   'nonce-never-accepted', // a presented nonce is never found
   'nonce-reusable', // a nonce can be used any number of times
   'nonce-never-expires', // a nonce past its expires_at is still accepted
+  'nonce-expiry-from-start', // every nonce expires one lifetime after the sidecar started, not after its issue
   'nonce-signature-unchecked', // a presented nonce is looked up by id, its signature ignored
   'nonce-unbound', // a nonce allows any request it is presented with
   'nonce-header-ignored', // X-Gate-Execution-Nonce is checked for form but not looked up
@@ -186,6 +187,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   // approvals by id: what request they are bound to, and where they stand
   const approvals = new Map<string, { binding: string; state: 'pending' | 'approved' | 'denied' | 'used' }>()
   const nonceTtlSeconds = options.nonceTtlSeconds ?? 60
+  const startedAt = Math.floor(Date.now() / 1000)
   // issued execution nonces by id: the request they are bound to, when they expire, and whether they were used
   const nonces = new Map<string, { binding: string; expiresAt: number; used: boolean }>()
   const server: Server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, (req, res) => {
@@ -469,7 +471,8 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
         expires_at: now + nonceTtlSeconds,
         kernel_key: signer.publicKey,
       }
-      nonces.set(nonceFields.nonce_id, { binding, expiresAt: nonceFields.expires_at, used: false })
+      const expiresAt = has('nonce-expiry-from-start') ? startedAt + nonceTtlSeconds : nonceFields.expires_at
+      nonces.set(nonceFields.nonce_id, { binding, expiresAt, used: false })
       return {
         verdict: { verdict: 'incomplete', reason: 'execution nonce required' },
         evidence: [...evidence, { guard_name: 'NonceGuard', verdict: false, details: 'strict nonce preflight' }],
