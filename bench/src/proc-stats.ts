@@ -38,6 +38,8 @@ export interface QuietOptions {
   maxShare?: number
   /** Give up after this long, default 60 s. */
   timeoutMs?: number
+  /** Told when the wait took over 2 s or the processes stayed busy (the measurement then goes ahead anyway). */
+  log?: (line: string) => void
 }
 
 /**
@@ -56,7 +58,10 @@ export async function waitUntilQuiet(pids: readonly number[], options: QuietOpti
     await new Promise(resolve => setTimeout(resolve, windowMs))
     const used = total() - before
     const waitedMs = performance.now() - start
-    if (used <= maxShare * windowMs * 1000) return { waitedMs, quiet: true }
-    if (waitedMs >= timeoutMs) return { waitedMs, quiet: false }
+    const quiet = used <= maxShare * windowMs * 1000
+    if (quiet || waitedMs >= timeoutMs) {
+      if (!quiet || waitedMs > 2000) options.log?.(`waited ${(waitedMs / 1000).toFixed(1)} s for the servers to go idle${quiet ? '' : ' (they did not; measuring anyway)'}`)
+      return { waitedMs, quiet }
+    }
   }
 }

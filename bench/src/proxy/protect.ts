@@ -179,8 +179,7 @@ export async function run(): Promise<{ ok: boolean }> {
       const samples = new Map<string, { result: AutocannonResult; cpu: number | undefined }[]>()
       for (let round = 0; round < ROUNDS; round++) {
         for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-          const { waitedMs, quiet } = await waitUntilQuiet(pids)
-          if (!quiet || waitedMs > 2000) log(`waited ${(waitedMs / 1000).toFixed(1)} s for the servers to go idle${quiet ? '' : ' (they did not; measuring anyway)'}`)
+          await waitUntilQuiet(pids, { log })
           if (round === 0) await load(`${target.url}/items`, method, target.headers, WARMUP_SECS)
           const cpuOf = () => (target.pid === undefined ? undefined : cpuMicros(`/proc/${target.pid}`))
           const cpuBefore = cpuOf()

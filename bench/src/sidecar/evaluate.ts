@@ -87,8 +87,7 @@ async function measure(runtime: Runtime): Promise<Row[]> {
       // interleaved rounds, so a burst of outside load hits every row alike
       for (let round = 0; round < 2; round++) {
         for (const [name, fn] of scenarios) {
-          const { waitedMs, quiet } = await waitUntilQuiet(pids)
-          if (!quiet) process.stdout.write(`bench sidecar: ${name}: the servers were still busy after ${(waitedMs / 1000).toFixed(0)} s; measuring anyway\n`)
+          await waitUntilQuiet(pids, { log: line => process.stdout.write(`bench sidecar: ${name}: ${line}\n`) })
           if (round === 0) await fn(WARMUP_SECS)
           const r = await fn()
           if (r.non2xx > 0 || r.errors > 0) throw new Error(`${runtime.label} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)

@@ -65,8 +65,8 @@ export function createWalCheckpointer(path: string, database: DatabaseOptions, o
   const intervalMs = options.intervalMs ?? WAL_CHECKPOINT_INTERVAL_MS
   const stats: CheckpointStats = { runs: 0, busy: 0, walFrames: 0, framesCopied: 0 }
   let thread: Promise<Worker | undefined> | undefined
+  // the descriptor the thread syncs through, until released
   let dbFd: number | undefined
-  let fileReleased = false
   let timer: NodeJS.Timeout | undefined
   let inFlight: Promise<void> | undefined
   let again = false
@@ -171,9 +171,9 @@ export function createWalCheckpointer(path: string, database: DatabaseOptions, o
       await worker.terminate()
     },
     releaseFile() {
-      if (fileReleased || dbFd === undefined) return
-      fileReleased = true
+      if (dbFd === undefined) return
       closeSync(dbFd)
+      dbFd = undefined
     },
   }
 }
