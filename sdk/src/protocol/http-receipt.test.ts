@@ -4,6 +4,7 @@ import {
   canonicalJson,
   checkHttpReceipt,
   checkHttpReceiptOffThread,
+  httpReceiptColumns,
   signHttpReceipt,
   signHttpReceiptJson,
   sha256Hex,
@@ -80,6 +81,24 @@ t.test('verdicts map to result strings; only allow is authorized', async t => {
     t.equal(v.ok, true)
     t.equal(v.authorized, authorized)
   }
+})
+
+t.test('store columns are read off the receipt: tool name as in the core form, cancel filed as cancelled', async t => {
+  const r = signHttpReceipt(exampleReceiptBody({ verdict: { verdict: 'cancel', reason: 'timeout' } as never, capability_id: 'cap-orders' }), signer)
+  t.same(httpReceiptColumns(r), {
+    receiptId: r.id,
+    timestamp: r.timestamp,
+    requestId: r.request_id,
+    method: r.method,
+    routePattern: r.route_pattern,
+    toolServer: 'http',
+    toolName: `${r.method} ${r.route_pattern}`,
+    outcome: 'cancelled',
+    capabilityId: 'cap-orders',
+  })
+  const { capability_id: _dropped, ...withoutCapability } = exampleReceiptBody()
+  t.equal(httpReceiptColumns(signHttpReceipt(withoutCapability, signer)).capabilityId, null, 'no capability: null, never undefined')
+  t.equal(httpReceiptColumns(signHttpReceipt(exampleReceiptBody(), signer)).capabilityId, null, 'a null capability_id: null')
 })
 
 t.test('an untrusted signer: signature valid, not trusted, not ok', async t => {

@@ -118,6 +118,36 @@ export function verdictResult(verdict: { verdict: string }): VerdictResult {
   return r
 }
 
+/** The fields a receipt store files an HttpReceipt under (the columns every store row has). */
+export interface HttpReceiptColumns {
+  receiptId: string
+  timestamp: number
+  requestId: string
+  method: HttpReceipt['method']
+  routePattern: string
+  /** Always `http`, as in the core form (spec 02 mapping). */
+  toolServer: 'http'
+  /** `{METHOD} {route_pattern}`, as in the core form. */
+  toolName: string
+  outcome: VerdictResult
+  capabilityId: string | null
+}
+
+/** The store columns of a signed HttpReceipt, read off the receipt itself. */
+export function httpReceiptColumns(receipt: HttpReceipt): HttpReceiptColumns {
+  return {
+    receiptId: receipt.id,
+    timestamp: receipt.timestamp,
+    requestId: receipt.request_id,
+    method: receipt.method,
+    routePattern: receipt.route_pattern,
+    toolServer: 'http',
+    toolName: `${receipt.method} ${receipt.route_pattern}`,
+    outcome: verdictResult(receipt.verdict),
+    capabilityId: receipt.capability_id ?? null,
+  }
+}
+
 /** Verifies a receipt and says which step failed first. Never throws. */
 export function checkHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOptions = {}): HttpReceiptCheck {
   const step = checkUpToSignature(receipt, options)

@@ -18,7 +18,7 @@ import {
   prepareHttpReceipt,
   SigningError,
   utf8,
-  verdictResult,
+  httpReceiptColumns,
   type CallerIdentity,
   type CapabilityToken,
   type GateHttpRequest,
@@ -263,19 +263,7 @@ export class Kernel {
       throw err instanceof SigningError ? err : new SigningError('the signer failed', err)
     }
     const { receipt, json } = prepared.attach(signature)
-    const record: ReceiptRecord = {
-      receiptId: receipt.id,
-      httpJson: json,
-      timestamp: receipt.timestamp,
-      requestId: receipt.request_id,
-      method: receipt.method,
-      routePattern: receipt.route_pattern,
-      toolServer: 'http',
-      toolName: `${receipt.method} ${receipt.route_pattern}`,
-      outcome: verdictResult(receipt.verdict),
-      capabilityId: receipt.capability_id ?? null,
-      ...extra,
-    }
+    const record: ReceiptRecord = { ...httpReceiptColumns(receipt), httpJson: json, ...extra }
     return { receipt, json, record }
   }
 

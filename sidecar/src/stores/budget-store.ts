@@ -3,9 +3,9 @@
 // update is one conditional upsert (`... WHERE used < max`), so two processes sharing the file cannot
 // overspend either. It resolves only after commit, so a crash never allows one invocation more than max.
 import { StoreInputError } from '../errors.js'
-import { transactionalGroupCommit, type GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
+import { TransactionalStore } from './transactional-store.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
 import type { CostUsageRow, GrantUsageRow } from '@gate/trust'
 
@@ -101,29 +101,12 @@ export async function openBudgetStore(path: string, options: BudgetStoreOptions 
 }
 
 /** Durable invocation and cost accounting for capability grants. */
-export class BudgetStore {
-  readonly #db: SqliteDatabase
+export class BudgetStore extends TransactionalStore<BudgetWrite, ConsumeResult | undefined> {
   readonly #now: () => number
-  readonly #queue: GroupCommit<BudgetWrite, ConsumeResult | undefined>
-  #closing: Promise<void> | undefined
 
   constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number) {
-    this.#db = db
+    super(db, 'budgets', 'budget update', commitWrites, maxBatchSize)
     this.#now = now
-    this.#queue = transactionalGroupCommit(db, 'budgets', 'budget update', commitWrites, maxBatchSize)
-  }
-
-  get path(): string {
-    return this.#db.path
-  }
-
-  get isEphemeral(): boolean {
-    return this.#db.isEphemeral
-  }
-
-  /** False after a failed commit until a later one succeeds. */
-  get healthy(): boolean {
-    return this.#queue.healthy
   }
 
   /** Counts one invocation of a grant if fewer than `maxInvocations` were allowed; resolves after commit. */
@@ -133,7 +116,7 @@ export class BudgetStore {
     if (!Number.isSafeInteger(maxInvocations) || maxInvocations < 0) {
       throw new StoreInputError('maxInvocations', 'a non-negative integer', maxInvocations)
     }
-    const result = await this.#queue.enqueue({ type: 'consume', capabilityId, grantKey, maxInvocations, at: this.#now() })
+    const result = await this.queue.enqueue({ type: 'consume', capabilityId, grantKey, maxInvocations, at: this.#now() })
     return result!
   }
 
@@ -148,7 +131,7 @@ export class BudgetStore {
     for (const [field, value] of [['units', cost.units], ['attemptedUnits', attemptedUnits]] as const) {
       if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(field, 'a non-negative integer', value)
     }
-    await this.#queue.enqueue({
+    await this.queue.enqueue({
       type: 'cost',
       cost: { capabilityId: cost.capabilityId, grantKey: cost.grantKey, units: cost.units, currency: cost.currency, attemptedUnits },
       at: this.#now(),
@@ -157,12 +140,12 @@ export class BudgetStore {
 
   /** Committed invocation and cost usage of one capability. */
   async usage(capabilityId: string): Promise<CapabilityUsage> {
-    const grants = await this.#db.all<GrantUsage>(
+    const grants = await this.db.all<GrantUsage>(
       `SELECT capability_id AS capabilityId, grant_key AS grantKey, used, max_invocations AS maxInvocations, updated_at AS updatedAt
        FROM invocation_budgets WHERE capability_id = ? ORDER BY grant_key`,
       [capabilityId],
     )
-    const costs = await this.#db.all<CostUsage>(
+    const costs = await this.db.all<CostUsage>(
       `SELECT capability_id AS capabilityId, grant_key AS grantKey, currency, units, attempted_units AS attemptedUnits, updated_at AS updatedAt
        FROM cost_usage WHERE capability_id = ? ORDER BY grant_key, currency`,
       [capabilityId],
@@ -173,22 +156,11 @@ export class BudgetStore {
   /** Invocation usage of every grant, most recently used first (the operator report's budget rows). */
   async listGrants(limit = 50): Promise<GrantUsage[]> {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new StoreInputError('limit', 'a positive integer', limit)
-    return this.#db.all<GrantUsage>(
+    return this.db.all<GrantUsage>(
       `SELECT capability_id AS capabilityId, grant_key AS grantKey, used, max_invocations AS maxInvocations, updated_at AS updatedAt
        FROM invocation_budgets ORDER BY updated_at DESC, capability_id, grant_key LIMIT ?`,
       [limit],
     )
-  }
-
-  /** Resolves when every update queued so far is committed (or failed). */
-  flush(): Promise<void> {
-    return this.#queue.flush()
-  }
-
-  /** Flushes, then closes the file; later updates reject. */
-  close(): Promise<void> {
-    this.#closing ??= this.#queue.close().then(() => this.#db.close())
-    return this.#closing
   }
 }
 

@@ -4,9 +4,9 @@
 // inside the writer's transaction, so it is single-use even with another process on the file.
 import { DuplicateRecordError, StoreInputError } from '../errors.js'
 import type { RequestBindings } from './approval-store.js'
-import { transactionalGroupCommit, type GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
+import { TransactionalStore } from './transactional-store.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
 
 /** Options of `openNonceStore`. */
@@ -65,29 +65,12 @@ export async function openNonceStore(path: string, options: NonceStoreOptions = 
 }
 
 /** Durable single-use execution nonces. */
-export class NonceStore {
-  readonly #db: SqliteDatabase
+export class NonceStore extends TransactionalStore<NonceWrite, NonceWriteResult> {
   readonly #now: () => number
-  readonly #queue: GroupCommit<NonceWrite, NonceWriteResult>
-  #closing: Promise<void> | undefined
 
   constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number) {
-    this.#db = db
+    super(db, 'nonces', 'nonce update', commitWrites, maxBatchSize)
     this.#now = now
-    this.#queue = transactionalGroupCommit(db, 'nonces', 'nonce update', commitWrites, maxBatchSize)
-  }
-
-  get path(): string {
-    return this.#db.path
-  }
-
-  get isEphemeral(): boolean {
-    return this.#db.isEphemeral
-  }
-
-  /** False after a failed commit until a later one succeeds. */
-  get healthy(): boolean {
-    return this.#queue.healthy
   }
 
   /** Records a nonce; resolves after commit. A taken id is DuplicateRecordError (gate_conflict). */
@@ -96,14 +79,14 @@ export class NonceStore {
       if (typeof nonce[field] !== 'string' || nonce[field] === '') throw new StoreInputError(field, 'a non-empty string', nonce[field])
     }
     if (!Number.isSafeInteger(nonce.expiresAt) || nonce.expiresAt < 0) throw new StoreInputError('expiresAt', 'Unix seconds', nonce.expiresAt)
-    const result = await this.#queue.enqueue({ type: 'issue', nonce: { ...nonce } })
+    const result = await this.queue.enqueue({ type: 'issue', nonce: { ...nonce } })
     if (result.type === 'issued' && result.duplicate) throw new DuplicateRecordError('nonces', nonce.nonceId)
   }
 
   /** Consumes a nonce once: ok with its request id, or the reason it was refused. Resolves after commit. */
   async consume(nonceId: string, bindings: RequestBindings, now: number = this.#now()): Promise<NonceConsumeResult> {
     if (typeof nonceId !== 'string' || nonceId === '') return { ok: false, reason: 'unknown' }
-    const result = await this.#queue.enqueue({
+    const result = await this.queue.enqueue({
       type: 'consume',
       nonceId,
       bindings: {
@@ -119,19 +102,8 @@ export class NonceStore {
 
   /** Deletes nonces that expired at or before `before` (used or not); returns how many. */
   async deleteExpired(before: number = this.#now()): Promise<number> {
-    const result = await this.#queue.enqueue({ type: 'purge', before })
+    const result = await this.queue.enqueue({ type: 'purge', before })
     return result.type === 'purged' ? result.count : 0
-  }
-
-  /** Resolves when every update queued so far is committed (or failed). */
-  flush(): Promise<void> {
-    return this.#queue.flush()
-  }
-
-  /** Flushes, then closes the file; later updates reject. */
-  close(): Promise<void> {
-    this.#closing ??= this.#queue.close().then(() => this.#db.close())
-    return this.#closing
   }
 }
 

@@ -10,7 +10,7 @@
 // only the current bucket's ~15 index pages (6.0 KB per receipt, throughput within noise of no index),
 // and a lookup probes the buckets newest first inside one statement: 0.1 ms for a recent receipt,
 // 0.35 ms worst case at 1M receipts (one B-tree seek per 4096). bench/src/stores/receipt-ingest.ts.
-import { InvalidConfigError, verdictResult, type HttpReceipt } from '@gate/sdk'
+import { httpReceiptColumns, InvalidConfigError, type HttpReceipt } from '@gate/sdk'
 import type {
   CorpusAggregateRow,
   CorpusFilter,
@@ -258,15 +258,7 @@ export function createReceiptRow(receipt: HttpReceipt, httpJson: string, context
   const metadataDecisionId = receipt.metadata?.['gate_decision_receipt_id']
   const decisionReceiptId = context.decisionReceiptId ?? (typeof metadataDecisionId === 'string' ? metadataDecisionId : null)
   return {
-    receiptId: receipt.id,
-    timestamp: receipt.timestamp,
-    requestId: receipt.request_id,
-    method: receipt.method,
-    routePattern: receipt.route_pattern,
-    toolServer: 'http',
-    toolName: `${receipt.method} ${receipt.route_pattern}`,
-    outcome: verdictResult(receipt.verdict),
-    capabilityId: receipt.capability_id ?? null,
+    ...httpReceiptColumns(receipt),
     tenant: context.tenant ?? null,
     subjectKey: context.subjectKey ?? null,
     costUnits: context.costUnits ?? null,
