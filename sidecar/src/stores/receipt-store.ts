@@ -64,28 +64,8 @@ export interface ReceiptRow {
   coreJson?: string | null
 }
 
-/** A stored receipt row. */
-export interface StoredReceipt {
-  seq: number
-  receiptId: string
-  timestamp: number
-  requestId: string
-  method: string
-  routePattern: string
-  toolServer: string
-  toolName: string
-  outcome: ReceiptOutcome
-  capabilityId: string | null
-  tenant: string | null
-  subjectKey: string | null
-  costUnits: number | null
-  costCurrency: string | null
-  attemptedCostUnits: number | null
-  kind: ReceiptRowKind
-  decisionReceiptId: string | null
-  httpJson: string
-  coreJson: string | null
-}
+/** A stored receipt row: every field of ReceiptRow, null where it was omitted, and its sequence number. */
+export type StoredReceipt = { seq: number } & { [K in keyof ReceiptRow]-?: Exclude<ReceiptRow[K], undefined> }
 
 /** What the caller knows beyond the receipt itself. */
 export interface ReceiptRowContext {
