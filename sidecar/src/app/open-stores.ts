@@ -23,6 +23,8 @@ export interface OpenServiceStoresOptions {
   onReceiptError?: (err: Error) => void
   /** The receipt store's WAL checkpoint thread could not start or failed (not fatal). */
   onCheckpointError?: (err: Error) => void
+  /** The receipt store's append thread could not start or failed (not fatal; node:sqlite only). */
+  onAppendThreadError?: (err: Error) => void
 }
 
 export async function openServiceStores(options: OpenServiceStoresOptions): Promise<ServiceStores> {
@@ -38,6 +40,7 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
     receiptQueryIndexes: options.queryIndexes,
     onReceiptError: options.onReceiptError,
     onCheckpointError: options.onCheckpointError,
+    onAppendThreadError: options.onAppendThreadError,
   })
   return adaptStores(stores, options.signer)
 }

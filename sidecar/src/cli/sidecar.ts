@@ -82,6 +82,7 @@ export async function startFromFlags(
     global,
     signer: authority.signer,
     onCheckpointError: err => log(`warning: ${err.message}; the receipt store checkpoints its WAL inside commits from now on`),
+    onAppendThreadError: err => log(`warning: ${err.message}; the receipt store appends on the main thread from now on`),
   })
   const service = await startService({
     listen: (values.listen as string | undefined) ?? DEFAULT_LISTEN,

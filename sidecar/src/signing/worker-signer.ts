@@ -14,6 +14,7 @@ import { SigningError, utf8, type Signer } from '@gate/sdk'
 import { toCoreJson, type CoreFormResult } from '@gate/trust'
 import { createLoopPressure } from '@gate/sdk/server'
 import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch } from './sign-batch.js'
+import { workerExecArgv } from '../worker-exec-argv.js'
 
 /** Signs the UTF-8 bytes of a text, possibly elsewhere; resolves to the wire-form signature. */
 export interface TextSigner {
@@ -70,7 +71,7 @@ export interface WorkerSignerOptions {
 export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, options: WorkerSignerOptions = {}): Promise<TextSigner> {
   const log = options.log ?? (() => undefined)
   const offload = options.offload ?? createLoopPressure()
-  const worker = new Worker(new URL('./signing-worker.js', import.meta.url), { workerData: { seed: Uint8Array.from(seed) } })
+  const worker = new Worker(new URL('./signing-worker.js', import.meta.url), { workerData: { seed: Uint8Array.from(seed) }, execArgv: workerExecArgv() })
   await new Promise<void>((resolve, reject) => {
     worker.once('online', resolve)
     worker.once('error', reject)

@@ -38,6 +38,8 @@ export interface StoresOptions extends DatabaseOptions {
   onReceiptError?: (err: Error) => void
   /** Called when the receipt store's WAL checkpoint thread cannot start or fails (not fatal). */
   onCheckpointError?: (err: Error) => void
+  /** Called when the receipt store's append thread cannot start or fails (not fatal; node:sqlite only). */
+  onAppendThreadError?: (err: Error) => void
   /** Clock in Unix seconds, default the system clock. */
   now?: () => number
 }
@@ -69,6 +71,7 @@ const OWN_KEYS = [
   'maxBatchSize',
   'onReceiptError',
   'onCheckpointError',
+  'onAppendThreadError',
   'now',
 ] as const
 
@@ -82,6 +85,7 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
   checkFunctionOption('stores options.derivePublicKey', own.derivePublicKey, true)
   checkFunctionOption('stores options.onReceiptError', own.onReceiptError)
   checkFunctionOption('stores options.onCheckpointError', own.onCheckpointError)
+  checkFunctionOption('stores options.onAppendThreadError', own.onAppendThreadError)
   checkFunctionOption('stores options.now', own.now)
   const db = resolveDatabaseOptions(database, 'stores options')
   const now = own.now ?? unixNow
@@ -106,6 +110,7 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
         queryIndexes: own.receiptQueryIndexes,
         onError: own.onReceiptError,
         onCheckpointError: own.onCheckpointError,
+        onAppendThreadError: own.onAppendThreadError,
       }),
     )
     const revocations = track(await openRevocationStore(paths.revocations, { ...db, now }))

@@ -27,6 +27,8 @@ import { GroupCommit } from './group-commit.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { openDatabase, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqlValue } from './sqlite-driver.js'
 import { pickOptions } from './store-options.js'
+import { APPEND_COLUMNS, appendRowsAsValues, ID_BUCKET_ROWS } from './receipt-append.js'
+import { AppendThreadUnavailable, createAppendThread, type AppendThread } from './append-thread.js'
 import { createWalCheckpointer, type CheckpointStats, type WalCheckpointer } from './wal-checkpointer.js'
 
 /** `allow`, `deny`, `cancelled`, `incomplete` (spec 03 outcome filter; the HTTP verdict `cancel` is `cancelled`). */
@@ -116,25 +118,30 @@ export interface ReceiptStoreOptions extends DatabaseOptions {
   backgroundCheckpoints?: boolean
   /** Called when the checkpoint thread cannot start or fails (checkpoints then happen in commits only). */
   onCheckpointError?: (err: Error) => void
+  /**
+   * On node:sqlite, commit appends on a thread of their own (append-thread.ts) instead of the event
+   * loop; default true for a file, never for an in-memory store or on the `sqlite3` driver.
+   */
+  appendThread?: boolean
+  /** Called when the append thread cannot start or fails (appends then go back to the main thread). */
+  onAppendThreadError?: (err: Error) => void
 }
 
 /** Defaults of the receipt-specific options. */
-export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: 512, queryIndexes: false, backgroundCheckpoints: true })
+export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: 512, queryIndexes: false, backgroundCheckpoints: true, appendThread: true })
 
 interface ReceiptStoreSettings {
   maxBatchSize: number
   queryIndexes: boolean
   backgroundCheckpoints: boolean
+  appendThread: boolean
   onError?: (err: Error) => void
   onRecover?: () => void
   onCheckpointError?: (err: Error) => void
+  onAppendThreadError?: (err: Error) => void
 }
 
-/**
- * Rows per `id_bucket` (~15 index pages): a commit of 50 receipts dirties at most those pages instead of
- * one page per receipt. Smaller is cheaper to write and slower to look up (one probe per bucket).
- */
-export const ID_BUCKET_ROWS = 4096
+export { ID_BUCKET_ROWS } from './receipt-append.js'
 
 
 const RECEIPT_HEX = /^[0-9a-f]{64}$/
@@ -253,13 +260,13 @@ export function createReceiptRow(receipt: HttpReceipt, httpJson: string, context
 
 /** Opens (creating or migrating) the receipt store at `path`; `:memory:` gives an ephemeral one. */
 export async function openReceiptStore(path: string, options: ReceiptStoreOptions = {}): Promise<ReceiptStore> {
-  const { own, database } = pickOptions('receipt store options', options, ['maxBatchSize', 'queryIndexes', 'onError', 'onRecover', 'backgroundCheckpoints', 'onCheckpointError'])
+  const { own, database } = pickOptions('receipt store options', options, ['maxBatchSize', 'queryIndexes', 'onError', 'onRecover', 'backgroundCheckpoints', 'onCheckpointError', 'appendThread', 'onAppendThreadError'])
   const databaseOptions = resolveDatabaseOptions(database)
   const settings: ReceiptStoreSettings = { ...RECEIPT_STORE_DEFAULTS, ...own }
-  for (const flag of ['queryIndexes', 'backgroundCheckpoints'] as const) {
+  for (const flag of ['queryIndexes', 'backgroundCheckpoints', 'appendThread'] as const) {
     if (typeof settings[flag] !== 'boolean') throw new InvalidConfigError(`receipt store options.${flag}`, 'a boolean', settings[flag])
   }
-  for (const hook of ['onError', 'onRecover', 'onCheckpointError'] as const) {
+  for (const hook of ['onError', 'onRecover', 'onCheckpointError', 'onAppendThreadError'] as const) {
     if (settings[hook] !== undefined && typeof settings[hook] !== 'function') {
       throw new InvalidConfigError(`receipt store options.${hook}`, 'a function', settings[hook])
     }
@@ -288,7 +295,14 @@ export async function openReceiptStore(path: string, options: ReceiptStoreOption
       // first (at 30,000 receipts/s the WAL grows by ~7,000 pages between two of its runs).
       await writer.exec(`PRAGMA wal_autocheckpoint = ${databaseOptions.walAutocheckpointPages * WAL_BACKSTOP_FACTOR}`)
     }
-    const store = new ReceiptStore(writer, reader, latest?.seq ?? 0, settings, openReader, checkpointer)
+    const appendThread =
+      !writer.isEphemeral && writer.driver === 'node:sqlite' && settings.appendThread
+        ? createAppendThread(path, databaseOptions, {
+            walAutocheckpointPages: databaseOptions.walAutocheckpointPages * (checkpointer === undefined ? 1 : WAL_BACKSTOP_FACTOR),
+            onError: settings.onAppendThreadError,
+          })
+        : undefined
+    const store = new ReceiptStore(writer, reader, latest?.seq ?? 0, settings, openReader, checkpointer, appendThread)
     await store.indexNames()
     return store
   } catch (err) {
@@ -325,6 +339,7 @@ export class ReceiptStore {
   #countReader: Promise<SqliteDatabase> | undefined
   #aggregateReader: Promise<SqliteDatabase> | undefined
   readonly #checkpointer: WalCheckpointer | undefined
+  readonly #appendThread: AppendThread | undefined
 
   constructor(
     writer: SqliteDatabase,
@@ -333,8 +348,10 @@ export class ReceiptStore {
     settings: ReceiptStoreSettings,
     openReader?: () => Promise<SqliteDatabase>,
     checkpointer?: WalCheckpointer,
+    appendThread?: AppendThread,
   ) {
     this.#checkpointer = checkpointer
+    this.#appendThread = appendThread
     this.#writer = writer
     this.#reader = reader
     this.#openReader = openReader
@@ -759,6 +776,7 @@ export class ReceiptStore {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.#queue.close()
+      await this.#appendThread?.close()
       await this.#checkpointer?.close()
       for (const extra of [this.#countReader, this.#aggregateReader]) {
         if (extra !== undefined) await (await extra.catch(() => undefined))?.close()
@@ -780,7 +798,8 @@ export class ReceiptStore {
   // statement, so another process appending to the same file cannot skew the buckets. On node:sqlite
   // (statements run on the event loop, so there is no round trip to save) the rows go as multi-row
   // INSERT … VALUES in one transaction instead: unpacking JSON costs ~30 µs of the event loop per row
-  // there, binding values ~12 (`npm run bench -- receipt-ingest` under Node 24).
+  // there, binding values ~12 (`npm run bench -- receipt-ingest` under Node 24); and that transaction
+  // runs on the append thread (append-thread.ts), so the event loop pays only for one message.
   async #commit(writes: readonly ReceiptWrite[]): Promise<number[]> {
     const results = new Array<number>(writes.length)
     const appendAt: number[] = []
@@ -798,9 +817,8 @@ export class ReceiptStore {
     })
     const pending: Promise<void>[] = []
     if (appendRows.length > 0) {
-      const appended = this.#writer.driver === 'node:sqlite' ? this.#appendAsValues(appendRows) : this.#writer.run(APPEND_SQL, [JSON.stringify(appendRows)])
       pending.push(
-        appended.then(({ lastInsertRowid }) => {
+        this.#append(appendRows).then(({ lastInsertRowid }) => {
           // seq = end + position + 1: consecutive, in array order; the last one is lastInsertRowid
           for (let k = 0; k < appendAt.length; k++) results[appendAt[k]!] = lastInsertRowid - (appendAt.length - 1 - k)
           if (lastInsertRowid > this.#latestSeq) this.#latestSeq = lastInsertRowid
@@ -808,6 +826,9 @@ export class ReceiptStore {
       )
     }
     if (coreRows.length > 0) {
+      // After the thread's append, not beside it: on node:sqlite a statement that finds the file locked
+      // by the thread waits (busy timeout) on the event loop.
+      if (this.#appendThread !== undefined) await Promise.all(pending)
       pending.push(
         this.#writer.run(CORE_SQL, [JSON.stringify(coreRows)]).then(async ({ changes }) => {
           if (changes === coreRows.length) {
@@ -836,42 +857,18 @@ export class ReceiptStore {
     return results
   }
 
-  // One IMMEDIATE transaction: the write lock is held from the read of the table's end to the commit,
-  // so seq and id_bucket computed here are what the JSON statement would compute inside SQLite.
-  // Chunks of 64, 16, 4 and 1 rows keep the number of distinct statements (and prepared plans) at four.
-  #appendAsValues(rows: readonly unknown[][]): Promise<{ lastInsertRowid: number }> {
-    return this.#writer.transaction(async tx => {
-      const end = (await tx.get<{ s: number }>('SELECT coalesce(max(seq), 0) AS s FROM receipts'))?.s ?? 0
-      let seq = end
-      for (let i = 0; i < rows.length; ) {
-        const size = VALUES_CHUNKS.find(n => n <= rows.length - i)!
-        const params: unknown[] = []
-        for (const row of rows.slice(i, i + size)) {
-          seq++
-          params.push(seq, Math.floor(seq / ID_BUCKET_ROWS), ...row)
-        }
-        await tx.run(appendValuesSql(size), params as SqlValue[])
-        i += size
-      }
-      return { lastInsertRowid: seq }
+  // On node:sqlite, multi-row INSERT … VALUES in one transaction (receipt-append.ts), on the append
+  // thread while it runs; on sqlite3 one JSON statement (APPEND_SQL).
+  #append(rows: readonly unknown[][]): Promise<{ lastInsertRowid: number }> {
+    if (this.#writer.driver !== 'node:sqlite') return this.#writer.run(APPEND_SQL, [JSON.stringify(rows)])
+    const thread = this.#appendThread
+    if (thread === undefined || thread.retired) return appendRowsAsValues(this.#writer, rows)
+    // a batch the thread never received is committed here; one it received and lost is not retried
+    return thread.append(rows).catch(err => {
+      if (err instanceof AppendThreadUnavailable) return appendRowsAsValues(this.#writer, rows)
+      throw err
     })
   }
-}
-
-const VALUES_CHUNKS = [64, 16, 4, 1] as const
-const APPEND_COLUMNS =
-  'seq, id_bucket, receipt_id, id_prefix, timestamp, request_id, method, route_pattern, tool_server, tool_name, outcome, capability_id, tenant, subject_key, cost_units, cost_currency, attempted_cost_units, kind, decision_receipt_id, http_json, core_json'
-const APPEND_VALUES_SQL = new Map<number, string>()
-
-/** `INSERT INTO receipts (…) VALUES (…), …` for `rows` rows of one parameter per APPEND_COLUMNS (seq, id_bucket, then rowValues). */
-function appendValuesSql(rows: number): string {
-  let sql = APPEND_VALUES_SQL.get(rows)
-  if (sql === undefined) {
-    const one = `(${APPEND_COLUMNS.split(',').map(() => '?').join(', ')})`
-    sql = `INSERT INTO receipts (${APPEND_COLUMNS}) VALUES ${Array.from({ length: rows }, () => one).join(', ')}`
-    APPEND_VALUES_SQL.set(rows, sql)
-  }
-  return sql
 }
 
 const TIME_WINDOW_CACHE_SIZE = 256

@@ -10,6 +10,7 @@
 import { closeSync, openSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import type { DatabaseOptions } from './sqlite-driver.js'
+import { workerExecArgv } from '../worker-exec-argv.js'
 
 /** What the main thread asks the checkpoint thread; `dbFd` first, the descriptor to sync the database file through. */
 export type CheckpointRequest = { dbFd: number } | 'checkpoint' | 'close'
@@ -83,7 +84,7 @@ export function createWalCheckpointer(path: string, database: DatabaseOptions, o
   }
 
   const startThread = async (): Promise<Worker> => {
-    const worker = new Worker(new URL('./wal-checkpoint-worker.js', import.meta.url), { workerData: { path, options: database } })
+    const worker = new Worker(new URL('./wal-checkpoint-worker.js', import.meta.url), { workerData: { path, options: database }, execArgv: workerExecArgv() })
     // the thread never keeps the process alive by itself
     worker.unref()
     const first = await new Promise<CheckpointAnswer>((resolve, reject) => {
