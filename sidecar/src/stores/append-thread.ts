@@ -1,6 +1,6 @@
 // Receipt appends on a thread of their own, for stores on node:sqlite. That driver runs statements on
 // the calling thread, and on the main thread every append transaction (BEGIN, the multi-row INSERT
-// into a table with up to eight indexes, COMMIT) held the event loop: about a tenth of the proxy's
+// into the table and its indexes, COMMIT) held the event loop: about a tenth of the proxy's
 // busy time per request. The thread holds its own connection to the same file and commits whole
 // batches: one message per group commit, answered once the transaction committed, so the store
 // resolves an append only after its row is durable, exactly as on the main thread. The `sqlite3`

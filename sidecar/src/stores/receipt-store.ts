@@ -143,7 +143,6 @@ interface ReceiptStoreSettings {
 
 export { ID_BUCKET_ROWS } from './receipt-append.js'
 
-
 const RECEIPT_HEX = /^[0-9a-f]{64}$/
 const OUTCOMES: ReadonlySet<string> = new Set(['allow', 'deny', 'cancelled', 'incomplete'])
 const KINDS: ReadonlySet<string> = new Set(['decision', 'final'])
