@@ -23,6 +23,8 @@ export interface OpenServiceStoresOptions {
   onReceiptError?: (err: Error) => void
   /** The receipt store's WAL checkpoint thread could not start or failed (not fatal). */
   onCheckpointError?: (err: Error) => void
+  /** Commit receipt appends on a thread of their own (node:sqlite only; `gate api protect`). */
+  receiptAppendThread?: boolean
   /** The receipt store's append thread could not start or failed (not fatal; node:sqlite only). */
   onAppendThreadError?: (err: Error) => void
 }
@@ -40,6 +42,7 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
     receiptQueryIndexes: options.queryIndexes,
     onReceiptError: options.onReceiptError,
     onCheckpointError: options.onCheckpointError,
+    receiptAppendThread: options.receiptAppendThread,
     onAppendThreadError: options.onAppendThreadError,
   })
   return adaptStores(stores, options.signer)
@@ -76,7 +79,9 @@ export function adaptStores(stores: Stores, signer: Signer): ServiceStores {
     },
     receiptBackend: stores.isEphemeral ? 'ephemeral' : 'durable',
     revocationBackend: stores.revocations.isEphemeral ? 'ephemeral' : 'durable',
-    receiptLocation: stores.isEphemeral ? 'in memory, lost on restart' : `sqlite ${stores.paths.receipts} (${stores.receipts.driver})`,
+    receiptLocation: stores.isEphemeral
+      ? 'in memory, lost on restart'
+      : `sqlite ${stores.paths.receipts} (${stores.receipts.driver}${stores.receipts.appendsOnThread ? ', appends on their own thread' : ''})`,
     previousKeys: () => stores.authority.trustedPublicKeys().filter(k => k !== signer.publicKey),
     healthy: () => stores.receipts.healthy,
     close: () => closeStores(stores),

@@ -6,6 +6,7 @@ import t from 'tap'
 import { request } from 'undici'
 import { checkStoredReceipts, killFixture, killUnderLoad } from '../testing/kill-under-load.js'
 import { startUpstreamApp } from '../testing/upstream-app.js'
+import { loadNodeSqlite } from '../stores/node-sqlite-driver.js'
 
 const CONTROL_TOKEN = 'kill-test-control-token-0123456789'
 
@@ -44,6 +45,11 @@ t.test('kill -9 under load through the proxy loses no acknowledged receipt', asy
   const decisions = await checkStoredReceipts(db, decisionIds, live.kernel_key)
   t.same(decisions.missing, [], 'every decision receipt they name is stored')
   t.same(decisions.invalid, [], 'and verifies')
+  // on node:sqlite (the Node 24 re-run in node-sqlite-driver.test) the appends were the thread's
+  t.match(
+    restarted.output(),
+    loadNodeSqlite() === undefined ? /receipts: durable \(sqlite .+ \(sqlite3\)\)/ : /receipts: durable \(sqlite .+ \(node:sqlite, appends on their own thread\)\)/,
+  )
 })
 
 async function issue(url: string): Promise<string> {

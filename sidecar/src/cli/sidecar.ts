@@ -65,14 +65,19 @@ export async function run(argv: string[]): Promise<number> {
 export async function startFromFlags(
   values: Record<string, unknown>,
   name: string,
-  extra: Partial<Parameters<typeof startService>[0]> & { policyLoader?: () => ReturnType<typeof loadPolicyFile> } = {},
+  extra: Partial<Parameters<typeof startService>[0]> & {
+    policyLoader?: () => ReturnType<typeof loadPolicyFile>
+    /** Receipt appends on a thread of their own (node:sqlite only): `gate api protect`. */
+    receiptAppendThread?: boolean
+  } = {},
 ): Promise<RunningService> {
   const global = readGlobalFlags(values)
   const log = (line: string) => process.stdout.write(`gate ${name}: ${line}\n`)
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
-  const policy = await (extra.policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
+  const { policyLoader, receiptAppendThread, ...serviceOptions } = extra
+  const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
     log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
@@ -82,6 +87,7 @@ export async function startFromFlags(
     global,
     signer: authority.signer,
     onCheckpointError: err => log(`warning: ${err.message}; the receipt store checkpoints its WAL inside commits from now on`),
+    receiptAppendThread,
     onAppendThreadError: err => log(`warning: ${err.message}; the receipt store appends on the main thread from now on`),
   })
   const service = await startService({
@@ -95,7 +101,7 @@ export async function startFromFlags(
     approvalTtlSeconds: positiveInt(values['approval-ttl-secs'], '--approval-ttl-secs', 3600),
     nonceTtlSeconds: positiveInt(values['nonce-ttl-secs'], '--nonce-ttl-secs', 60),
     log,
-    ...extra,
+    ...serviceOptions,
   })
   log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
   log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)

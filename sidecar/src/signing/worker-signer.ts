@@ -14,7 +14,7 @@ import { SigningError, utf8, type Signer } from '@gate/sdk'
 import { toCoreJson, type CoreFormResult } from '@gate/trust'
 import { createLoopPressure } from '@gate/sdk/server'
 import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch } from './sign-batch.js'
-import { workerExecArgv } from '../worker-exec-argv.js'
+import { workerExecArgv } from '../worker-threads.js'
 
 /** Signs the UTF-8 bytes of a text, possibly elsewhere; resolves to the wire-form signature. */
 export interface TextSigner {

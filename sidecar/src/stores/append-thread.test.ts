@@ -1,31 +1,17 @@
 // The receipt append thread (node:sqlite only), on real files. Node 20 has no node:sqlite: this file
 // skips there, and node-sqlite-driver.test re-runs it under GATE_NODE24 with the other store suites.
 import t from 'tap'
-import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { AppendThreadUnavailable, createAppendThread } from './append-thread.js'
 import { loadNodeSqlite } from './node-sqlite-driver.js'
 import { openReceiptStore, type ReceiptRow, type StoredReceipt } from './receipt-store.js'
+import { receiptRow } from '../testing/receipt-rows.js'
 
 const skip = loadNodeSqlite() === undefined ? `no node:sqlite in Node ${process.versions.node} (node-sqlite-driver.test runs this under GATE_NODE24)` : false
 
-function row(n: number): ReceiptRow {
-  const id = randomBytes(32).toString('hex')
-  return {
-    receiptId: id,
-    timestamp: 1_700_000_000 + n,
-    requestId: `req-${n}`,
-    method: 'POST',
-    routePattern: '/pets/{id}',
-    toolServer: 'http',
-    toolName: 'POST /pets/{id}',
-    outcome: n % 3 === 0 ? 'deny' : 'allow',
-    capabilityId: n % 2 === 0 ? `cap-${n % 5}` : null,
-    tenant: n % 4 === 0 ? 'acme' : null,
-    kind: 'decision',
-    httpJson: JSON.stringify({ id, n }),
-  }
-}
+// varied enough that every indexed column sees more than one value
+const row = (n: number): ReceiptRow =>
+  receiptRow(n, { method: 'POST', routePattern: '/pets/{id}', toolName: 'POST /pets/{id}', outcome: n % 3 === 0 ? 'deny' : 'allow', capabilityId: n % 2 === 0 ? `cap-${n % 5}` : null, tenant: n % 4 === 0 ? 'acme' : null })
 
 async function stored(path: string): Promise<StoredReceipt[]> {
   const store = await openReceiptStore(path, { driver: 'node:sqlite', appendThread: false, backgroundCheckpoints: false })

@@ -13,7 +13,7 @@
 // once and `retired` turns true: the store appends on the main thread from then on.
 import { Worker } from 'node:worker_threads'
 import type { DatabaseOptions } from './sqlite-driver.js'
-import { workerExecArgv } from '../worker-exec-argv.js'
+import { closeWorker, workerExecArgv } from '../worker-threads.js'
 
 /** Main thread → append thread. */
 export type AppendRequest = { id: number; rows: readonly (readonly unknown[])[] } | 'close'
@@ -123,14 +123,7 @@ export function createAppendThread(path: string, database: DatabaseOptions, opti
       const thread = await worker.catch(() => undefined)
       retired = true
       if (thread === undefined) return
-      // held until the thread is gone, so a caller awaiting close() is not left with an unsettled promise
-      thread.ref()
-      const exited = new Promise<void>(resolve => thread.once('exit', () => resolve()))
-      thread.postMessage('close' satisfies AppendRequest)
-      let deadline: NodeJS.Timeout | undefined
-      await Promise.race([exited, new Promise(resolve => (deadline = setTimeout(resolve, CLOSE_WAIT_MS)))])
-      clearTimeout(deadline)
-      await thread.terminate()
+      await closeWorker(thread, 'close' satisfies AppendRequest, CLOSE_WAIT_MS)
     },
   }
 }

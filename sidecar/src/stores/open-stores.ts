@@ -38,6 +38,8 @@ export interface StoresOptions extends DatabaseOptions {
   onReceiptError?: (err: Error) => void
   /** Called when the receipt store's WAL checkpoint thread cannot start or fails (not fatal). */
   onCheckpointError?: (err: Error) => void
+  /** Commit receipt appends on a thread of their own (node:sqlite only), default false. */
+  receiptAppendThread?: boolean
   /** Called when the receipt store's append thread cannot start or fails (not fatal; node:sqlite only). */
   onAppendThreadError?: (err: Error) => void
   /** Clock in Unix seconds, default the system clock. */
@@ -71,6 +73,7 @@ const OWN_KEYS = [
   'maxBatchSize',
   'onReceiptError',
   'onCheckpointError',
+  'receiptAppendThread',
   'onAppendThreadError',
   'now',
 ] as const
@@ -110,6 +113,7 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
         queryIndexes: own.receiptQueryIndexes,
         onError: own.onReceiptError,
         onCheckpointError: own.onCheckpointError,
+        appendThread: own.receiptAppendThread,
         onAppendThreadError: own.onAppendThreadError,
       }),
     )

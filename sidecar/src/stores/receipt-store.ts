@@ -120,7 +120,9 @@ export interface ReceiptStoreOptions extends DatabaseOptions {
   onCheckpointError?: (err: Error) => void
   /**
    * On node:sqlite, commit appends on a thread of their own (append-thread.ts) instead of the event
-   * loop; default true for a file, never for an in-memory store or on the `sqlite3` driver.
+   * loop; default false. Never for an in-memory store or on the `sqlite3` driver. `gate api protect`
+   * turns it on (two receipts per request on an event loop that also forwards the traffic); `gate
+   * sidecar` leaves it off (one receipt per evaluation: the hop measured slower than the INSERT).
    */
   appendThread?: boolean
   /** Called when the append thread cannot start or fails (appends then go back to the main thread). */
@@ -128,7 +130,7 @@ export interface ReceiptStoreOptions extends DatabaseOptions {
 }
 
 /** Defaults of the receipt-specific options. */
-export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: 512, queryIndexes: false, backgroundCheckpoints: true, appendThread: true })
+export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: 512, queryIndexes: false, backgroundCheckpoints: true, appendThread: false })
 
 interface ReceiptStoreSettings {
   maxBatchSize: number
@@ -764,6 +766,11 @@ export class ReceiptStore {
     if (this.#timeWindows.size >= TIME_WINDOW_CACHE_SIZE) this.#timeWindows.delete(this.#timeWindows.keys().next().value as string)
     this.#timeWindows.set(key, window)
     return window
+  }
+
+  /** True while appends are committed on the append thread (configured, and not failed). */
+  get appendsOnThread(): boolean {
+    return this.#appendThread !== undefined && !this.#appendThread.retired
   }
 
   /** Resolves when every receipt appended so far is committed (or failed). */

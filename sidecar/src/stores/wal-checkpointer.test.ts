@@ -2,30 +2,15 @@
 // committed pages into the database file off the writer's thread, the store closes with it cleanly,
 // and nothing committed is lost whether it runs or not.
 import t from 'tap'
-import { randomBytes } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
-import { openReceiptStore, type ReceiptRow } from './receipt-store.js'
+import { openReceiptStore } from './receipt-store.js'
+import { receiptRow } from '../testing/receipt-rows.js'
 import { createWalCheckpointer } from './wal-checkpointer.js'
 
 const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
 
-function row(n: number): ReceiptRow {
-  const id = randomBytes(32).toString('hex')
-  return {
-    receiptId: id,
-    timestamp: 1_700_000_000 + n,
-    requestId: `req-${n}`,
-    method: 'GET',
-    routePattern: '/items',
-    toolServer: 'http',
-    toolName: 'GET /items',
-    outcome: 'allow',
-    kind: 'decision',
-    // ~1.2 KB, like a real receipt, so a few hundred rows fill many pages
-    httpJson: JSON.stringify({ id, pad: 'x'.repeat(1100) }),
-  }
-}
+const row = (n: number) => receiptRow(n)
 
 async function appendRows(store: Awaited<ReturnType<typeof openReceiptStore>>, count: number, from = 0): Promise<string[]> {
   const rows = Array.from({ length: count }, (_, i) => row(from + i))

@@ -10,7 +10,7 @@
 import { closeSync, openSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import type { DatabaseOptions } from './sqlite-driver.js'
-import { workerExecArgv } from '../worker-exec-argv.js'
+import { closeWorker, workerExecArgv } from '../worker-threads.js'
 
 /** What the main thread asks the checkpoint thread; `dbFd` first, the descriptor to sync the database file through. */
 export type CheckpointRequest = { dbFd: number } | 'checkpoint' | 'close'
@@ -162,14 +162,7 @@ export function createWalCheckpointer(path: string, database: DatabaseOptions, o
       stopped = true
       const worker = thread === undefined ? undefined : await thread
       if (worker === undefined || wasStopped) return void (await worker?.terminate())
-      // held until the thread is gone, so a caller awaiting close() is not left with an unsettled promise
-      worker.ref()
-      const exited = new Promise<void>(resolve => worker.once('exit', () => resolve()))
-      worker.postMessage('close' satisfies CheckpointRequest)
-      let deadline: NodeJS.Timeout | undefined
-      await Promise.race([exited, new Promise(resolve => (deadline = setTimeout(resolve, CLOSE_WAIT_MS)))])
-      clearTimeout(deadline)
-      await worker.terminate()
+      await closeWorker(worker, 'close' satisfies CheckpointRequest, CLOSE_WAIT_MS)
     },
     releaseFile() {
       if (dbFd === undefined) return

@@ -1,0 +1,26 @@
+import t from 'tap'
+import { Worker } from 'node:worker_threads'
+import { closeWorker, workerExecArgv } from './worker-threads.js'
+
+t.test('flags that say how the main script was given are dropped, the others kept in order', async t => {
+  t.same(workerExecArgv(['--input-type=module', '--max-old-space-size=100', '-e', 'code()']), ['--max-old-space-size=100'])
+  t.same(workerExecArgv(['--input-type', 'module', '--eval', 'x', '--experimental-sqlite']), ['--experimental-sqlite'])
+  t.same(workerExecArgv(['-p', '1', '--print=2', '--eval=3', '--enable-source-maps']), ['--enable-source-maps'])
+  t.same(workerExecArgv([]), [])
+})
+
+t.test('closeWorker lets a thread that answers the request exit, and terminates one that does not', async t => {
+  const polite = new Worker("require('node:worker_threads').parentPort.once('message', m => { if (m === 'close') process.exit(0) })", { eval: true })
+  let politeCode: number | undefined
+  polite.once('exit', code => (politeCode = code))
+  await closeWorker(polite, 'close', 5000)
+  t.equal(politeCode, 0, 'exited by itself, with code 0')
+
+  const deaf = new Worker("require('node:worker_threads').parentPort.on('message', () => {})", { eval: true })
+  let deafCode: number | undefined
+  deaf.once('exit', code => (deafCode = code))
+  const started = Date.now()
+  await closeWorker(deaf, 'close', 200)
+  t.ok(Date.now() - started >= 190, 'waited for the deadline')
+  t.equal(deafCode, 1, 'then terminated (exit code 1)')
+})

@@ -1,0 +1,39 @@
+// What the sidecar's worker threads (signing, WAL checkpoints, receipt appends) share: the flags they
+// start with, and how they are stopped.
+import type { Worker } from 'node:worker_threads'
+
+// The Node flags a worker thread of the sidecar starts with: the process's own (a heap limit, or
+// --experimental-sqlite on a Node 22 that needs it, must reach the thread too) less the ones that only
+// say how the main script was given. A process started as `node --input-type=module -e …` (the store
+// tests' child writers do) would otherwise hand `--input-type` to a worker started from a file, which
+// Node refuses.
+const WITH_VALUE = new Set(['-e', '--eval', '-p', '--print', '--input-type'])
+
+export function workerExecArgv(execArgv: readonly string[] = process.execArgv): string[] {
+  const kept: string[] = []
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i]!
+    if (WITH_VALUE.has(flag)) {
+      i++ // and its value
+      continue
+    }
+    if (/^--(?:input-type|eval|print)=/.test(flag)) continue
+    kept.push(flag)
+  }
+  return kept
+}
+
+/**
+ * Sends `message` (the thread's own "finish and close" request), waits at most `waitMs` for the thread
+ * to exit by itself, then terminates it. The thread is ref'd meanwhile, so a caller awaiting this is
+ * never left with an unsettled promise by an event loop that ran out of other work.
+ */
+export async function closeWorker(worker: Worker, message: unknown, waitMs = 5000): Promise<void> {
+  worker.ref()
+  const exited = new Promise<void>(resolve => worker.once('exit', () => resolve()))
+  worker.postMessage(message)
+  let deadline: NodeJS.Timeout | undefined
+  await Promise.race([exited, new Promise(resolve => (deadline = setTimeout(resolve, waitMs)))])
+  clearTimeout(deadline)
+  await worker.terminate()
+}
