@@ -75,6 +75,7 @@ export function createAppendThread(path: string, database: DatabaseOptions, opti
     const first = await new Promise<AppendAnswer>((resolve, reject) => {
       thread.once('message', resolve)
       thread.once('error', reject)
+      thread.once('exit', code => reject(new Error(`the thread exited with code ${code}`)))
     }).catch(err => ({ ready: false as const, error: (err as Error).message }))
     if (!('ready' in first) || !first.ready) {
       await thread.terminate()
