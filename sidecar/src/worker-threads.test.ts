@@ -1,6 +1,8 @@
 import t from 'tap'
 import { Worker } from 'node:worker_threads'
-import { closeWorker, workerExecArgv } from './worker-threads.js'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { closeWorker, startWorker, workerExecArgv } from './worker-threads.js'
 
 t.test('flags that say how the main script was given are dropped, the others kept in order', async t => {
   t.same(workerExecArgv(['--input-type=module', '--max-old-space-size=100', '-e', 'code()']), ['--max-old-space-size=100'])
@@ -23,4 +25,18 @@ t.test('closeWorker lets a thread that answers the request exit, and terminates 
   await closeWorker(deaf, 'close', 200)
   t.ok(Date.now() - started >= 190, 'waited for the deadline')
   t.equal(deafCode, 1, 'then terminated (exit code 1)')
+})
+
+t.test('startWorker resolves on a ready first message, and rejects naming why otherwise', async t => {
+  const dir = t.testdir({
+    'ready.mjs': "import { parentPort } from 'node:worker_threads'\nparentPort.postMessage({ ready: true })\nparentPort.once('message', () => process.exit(0))\n",
+    'refuses.mjs': "import { parentPort } from 'node:worker_threads'\nparentPort.postMessage({ ready: false, error: 'no such file' })\n",
+    'exits.mjs': 'process.exit(3)\n',
+  })
+  const isReady = (first: unknown) => (first as { ready?: unknown } | null)?.ready === true
+  const url = (name: string) => pathToFileURL(join(dir, name))
+  const worker = await startWorker(url('ready.mjs'), {}, 'the test thread', isReady)
+  await closeWorker(worker, 'close', 5000)
+  await t.rejects(startWorker(url('refuses.mjs'), {}, 'the test thread could not open x', isReady), { message: 'the test thread could not open x: no such file' })
+  await t.rejects(startWorker(url('exits.mjs'), {}, 'the test thread', isReady), { message: 'the test thread: the thread exited with code 3' })
 })

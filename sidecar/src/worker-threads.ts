@@ -1,6 +1,6 @@
 // What the sidecar's worker threads (signing, WAL checkpoints, receipt appends) share: the flags they
 // start with, and how they are stopped.
-import type { Worker } from 'node:worker_threads'
+import { Worker } from 'node:worker_threads'
 
 // The Node flags a worker thread of the sidecar starts with: the process's own (a heap limit, or
 // --experimental-sqlite on a Node 22 that needs it, must reach the thread too) less the ones that only
@@ -21,6 +21,35 @@ export function workerExecArgv(execArgv: readonly string[] = process.execArgv): 
     kept.push(flag)
   }
   return kept
+}
+
+/**
+ * Starts the worker at `url` and waits for its first message. Resolves with the worker, unref'd (it
+ * never keeps the process alive by itself), when `isReady` accepts that message; otherwise, or when
+ * the thread fails or exits first, terminates it and rejects with `${what}: ` and the reason (the
+ * `error` the thread sent, or how it ended).
+ */
+export async function startWorker(url: URL, workerData: unknown, what: string, isReady: (first: unknown) => boolean): Promise<Worker> {
+  // ref'd until the first message, so a caller awaiting the start is never left with an unsettled promise
+  const worker = new Worker(url, { workerData, execArgv: workerExecArgv() })
+  let reason: string
+  try {
+    const first = await new Promise<unknown>((resolve, reject) => {
+      worker.once('message', resolve)
+      worker.once('error', reject)
+      worker.once('exit', code => reject(new Error(`the thread exited with code ${code}`)))
+    })
+    if (isReady(first)) {
+      worker.unref()
+      return worker
+    }
+    const said = (first as { error?: unknown } | null)?.error
+    reason = typeof said === 'string' ? said : 'unexpected answer'
+  } catch (err) {
+    reason = (err as Error).message
+  }
+  await worker.terminate()
+  throw new Error(`${what}: ${reason}`)
 }
 
 /**

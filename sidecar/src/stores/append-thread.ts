@@ -11,9 +11,9 @@
 // commits it on the main thread instead. If it fails later, batches in flight reject (their commit is
 // unknown: their callers fail closed, and nothing acknowledged is lost). Either way `onError` is told
 // once and `retired` turns true: the store appends on the main thread from then on.
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import type { DatabaseOptions } from './sqlite-driver.js'
-import { closeWorker, workerExecArgv } from '../worker-threads.js'
+import { closeWorker, startWorker } from '../worker-threads.js'
 
 /** Main thread → append thread. */
 export type AppendRequest = { id: number; rows: readonly (readonly unknown[])[] } | 'close'
@@ -57,30 +57,21 @@ export function createAppendThread(path: string, database: DatabaseOptions, opti
   let nextId = 1
   const waiting = new Map<number, { resolve: (r: { lastInsertRowid: number }) => void; reject: (err: Error) => void }>()
 
-  const retire = (err: Error | undefined) => {
+  const retire = (err: Error) => {
     if (retired) return
     retired = true
-    for (const w of waiting.values()) w.reject(err ?? new Error('the receipt append thread was closed'))
+    for (const w of waiting.values()) w.reject(err)
     waiting.clear()
-    if (err !== undefined) options.onError?.(err)
+    options.onError?.(err)
   }
 
   const start = async (): Promise<Worker> => {
-    const thread = new Worker(new URL('./append-worker.js', import.meta.url), {
-      workerData: { path, database, walAutocheckpointPages: options.walAutocheckpointPages },
-      execArgv: workerExecArgv(),
-    })
-    // the thread never keeps the process alive by itself: the store's own work does while it runs
-    thread.unref()
-    const first = await new Promise<AppendAnswer>((resolve, reject) => {
-      thread.once('message', resolve)
-      thread.once('error', reject)
-      thread.once('exit', code => reject(new Error(`the thread exited with code ${code}`)))
-    }).catch(err => ({ ready: false as const, error: (err as Error).message }))
-    if (!('ready' in first) || !first.ready) {
-      await thread.terminate()
-      throw new Error(`the receipt append thread could not open ${path}: ${'error' in first ? first.error : 'unexpected answer'}`)
-    }
+    const thread = await startWorker(
+      new URL('./append-worker.js', import.meta.url),
+      { path, database, walAutocheckpointPages: options.walAutocheckpointPages },
+      `the receipt append thread could not open ${path}`,
+      first => (first as { ready?: unknown } | null)?.ready === true,
+    )
     thread.on('message', (answer: AppendAnswer) => {
       if (!('id' in answer)) return
       const w = waiting.get(answer.id)

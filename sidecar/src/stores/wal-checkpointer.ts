@@ -10,7 +10,7 @@
 import { closeSync, openSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import type { DatabaseOptions } from './sqlite-driver.js'
-import { closeWorker, workerExecArgv } from '../worker-threads.js'
+import { closeWorker, startWorker } from '../worker-threads.js'
 
 /** What the main thread asks the checkpoint thread; `dbFd` first, the descriptor to sync the database file through. */
 export type CheckpointRequest = { dbFd: number } | 'checkpoint' | 'close'
@@ -84,17 +84,12 @@ export function createWalCheckpointer(path: string, database: DatabaseOptions, o
   }
 
   const startThread = async (): Promise<Worker> => {
-    const worker = new Worker(new URL('./wal-checkpoint-worker.js', import.meta.url), { workerData: { path, options: database }, execArgv: workerExecArgv() })
-    // the thread never keeps the process alive by itself
-    worker.unref()
-    const first = await new Promise<CheckpointAnswer>((resolve, reject) => {
-      worker.once('message', resolve)
-      worker.once('error', reject)
-    }).catch(err => ({ ok: false as const, error: (err as Error).message }))
-    if (!first.ok || !('ready' in first)) {
-      await worker.terminate()
-      throw new Error(`the WAL checkpoint thread could not open ${path}: ${first.ok ? 'unexpected answer' : first.error}`)
-    }
+    const worker = await startWorker(
+      new URL('./wal-checkpoint-worker.js', import.meta.url),
+      { path, options: database },
+      `the WAL checkpoint thread could not open ${path}`,
+      first => (first as { ready?: unknown } | null)?.ready === true,
+    )
     // Opened here, not on the thread: Node closes the descriptors a worker opened when it exits, and
     // that must not happen while this store's connections still hold their locks on the file.
     try {
