@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createSigner, prepareHttpReceipt, signHttpReceiptJson, utf8, verifyHttpReceipt, type SignedHttpReceipt } from '@gate/sdk'
 import { exampleReceiptBody } from '@gate/sdk/testing'
-import { inlineTextSigner, startWorkerSigner } from './worker-signer.js'
+import { inlineTextSigner, startSigningThread, startWorkerSigner } from './worker-signer.js'
 
 const seed = new Uint8Array(32).fill(9)
 const inline = createSigner({ secret: seed })
@@ -38,13 +38,22 @@ t.test('after close, signing goes on on the calling thread', async t => {
   await worker.close()
 })
 
-t.test('a thread that fails is replaced by the calling thread, and says so', async t => {
+t.test('a thread that cannot start leaves every text to the calling thread, and says so', async t => {
+  const lines: string[] = []
+  // a seed the thread's signer refuses: the thread answers not ready
+  const worker = await startWorkerSigner(new Uint8Array(5), inline, { log: line => lines.push(line), offload: () => true })
+  t.match(lines, [/^the signing thread did not start: .+; receipts are signed on the main thread$/])
+  t.equal(await worker.signText('still signed'), inline.sign(utf8('still signed')))
+  await worker.close()
+})
+
+t.test('a thread that dies with a batch in flight fails that batch closed; later texts are signed on the calling thread', async t => {
   let logged!: (line: string) => void
   const firstLine = new Promise<string>(resolve => (logged = resolve))
-  // a seed the thread cannot use: it fails at start-up, after coming online (however long that takes
-  // on a busy machine: the test waits for the log line, not for a fixed time)
-  const worker = await startWorkerSigner(new Uint8Array(5), inline, { log: line => logged(line), offload: () => true })
-  t.match(await firstLine, /signing thread stopped/)
+  const exiting = new URL('../testing/exiting-signing-thread.js', import.meta.url)
+  const worker = await startSigningThread(exiting, seed, inline, { log: line => logged(line), offload: () => true })
+  await t.rejects(worker.signText('in flight'), { code: 'gate_receipt_sign_failed', message: /the signing thread failed: exited with code 3/ })
+  t.match(await firstLine, /^signing thread stopped \(exited with code 3\); signing goes on on the main thread$/)
   t.equal(await worker.signText('still signed'), inline.sign(utf8('still signed')))
   await worker.close()
 })

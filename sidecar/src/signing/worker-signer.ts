@@ -9,12 +9,12 @@
 //
 // If the thread fails (it should not: it only signs), callers waiting on it get a SigningError
 // (gate_receipt_sign_failed, so evaluations fail closed) and later work is done on the main thread.
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import { SigningError, utf8, type Signer } from '@gate/sdk'
 import { toCoreJson, type CoreFormResult } from '@gate/trust'
 import { createLoopPressure } from '@gate/sdk/server'
-import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch } from './sign-batch.js'
-import { workerExecArgv } from '../worker-threads.js'
+import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch, type SigningThreadReady } from './sign-batch.js'
+import { startWorker } from '../worker-threads.js'
 
 /** Signs the UTF-8 bytes of a text, possibly elsewhere; resolves to the wire-form signature. */
 export interface TextSigner {
@@ -64,21 +64,29 @@ export interface WorkerSignerOptions {
   offload?: () => boolean
 }
 
+const SIGNING_THREAD = new URL('./signing-worker.js', import.meta.url)
+
 /**
  * Starts a signing thread for an Ed25519 seed. `fallback` must be a signer for the same key: it works
- * once the thread is gone, and whenever `offload` says so. Resolves when the thread is up.
+ * once the thread is gone, and whenever `offload` says so. Resolves when the thread is ready to sign;
+ * a thread that cannot start is logged and leaves every text to `fallback`.
  */
 export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, options: WorkerSignerOptions = {}): Promise<TextSigner> {
+  return startSigningThread(SIGNING_THREAD, seed, fallback, options)
+}
+
+/** `startWorkerSigner` with the thread's entry point given, so tests can start one that fails on cue. */
+export async function startSigningThread(entry: URL, seed: Uint8Array, fallback: Signer, options: WorkerSignerOptions = {}): Promise<TextSigner> {
   const log = options.log ?? (() => undefined)
   const offload = options.offload ?? createLoopPressure()
-  const worker = new Worker(new URL('./signing-worker.js', import.meta.url), { workerData: { seed: Uint8Array.from(seed) }, execArgv: workerExecArgv() })
-  await new Promise<void>((resolve, reject) => {
-    worker.once('online', resolve)
-    worker.once('error', reject)
-  })
-  // a signer never keeps the process alive by itself
-  worker.unref()
   const inline = inlineTextSigner(fallback)
+  let worker: Worker
+  try {
+    worker = await startWorker(entry, { seed: Uint8Array.from(seed) }, 'the signing thread did not start', first => (first as SigningThreadReady | null)?.ready === true)
+  } catch (err) {
+    log(`${(err as Error).message}; receipts are signed on the main thread`)
+    return inline
+  }
 
   let queued: { text: string; waiting: Waiting }[] = []
   let scheduled = false
@@ -86,9 +94,27 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, opti
   const inFlight = new Map<number, InFlight>()
   let gone: string | undefined
 
+  // The thread is ref'd while a batch is out, so a caller awaiting one is never left with an unsettled
+  // promise by an event loop that ran out of other work, and unref'd otherwise: a signer never keeps
+  // the process alive by itself.
+  const send = (batch: InFlight, message: (id: number) => SignBatch | CoreBatch) => {
+    const id = nextId++
+    if (inFlight.size === 0) worker.ref()
+    inFlight.set(id, batch)
+    worker.postMessage(message(id))
+  }
+  const answered = (id: number): InFlight | undefined => {
+    const batch = inFlight.get(id)
+    if (batch === undefined) return undefined
+    inFlight.delete(id)
+    if (inFlight.size === 0) worker.unref()
+    return batch
+  }
   const failAll = (why: string) => {
-    for (const batch of inFlight.values()) batch.fail(new SigningError(`the signing thread failed: ${why}`))
+    const batches = [...inFlight.values()]
     inFlight.clear()
+    worker.unref()
+    for (const batch of batches) batch.fail(new SigningError(`the signing thread failed: ${why}`))
   }
   const retire = (why: string) => {
     if (gone !== undefined) return
@@ -112,8 +138,7 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, opti
     if (queued.length === 0 || gone !== undefined) return
     const batch = queued
     queued = []
-    const id = nextId++
-    inFlight.set(id, {
+    send({
       settle(answer) {
         if (!('signatures' in answer)) return this.fail(threadFailure(answer))
         const signatures = answer.signatures.split(',')
@@ -124,15 +149,11 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, opti
         }
       },
       fail: err => batch.forEach(b => b.waiting.reject(err)),
-    })
-    worker.postMessage({ id, texts: batch.map(b => b.text).join(BATCH_SEPARATOR) } satisfies SignBatch)
+    }, id => ({ id, texts: batch.map(b => b.text).join(BATCH_SEPARATOR) }))
   }
 
   worker.on('message', (answer: BatchResult) => {
-    const batch = inFlight.get(answer.id)
-    if (batch === undefined) return
-    inFlight.delete(answer.id)
-    batch.settle(answer)
+    answered(answer.id)?.settle(answer)
   })
   worker.on('error', err => retire(err.message))
   worker.on('exit', code => retire(`exited with code ${code}`))
@@ -153,15 +174,13 @@ export async function startWorkerSigner(seed: Uint8Array, fallback: Signer, opti
     toCoreJsons(httpJsons: readonly string[]): Promise<CoreFormResult[]> {
       if (gone !== undefined) return inline.toCoreJsons(httpJsons)
       return new Promise<CoreFormResult[]>((resolve, reject) => {
-        const id = nextId++
-        inFlight.set(id, {
+        send({
           settle(answer) {
             if ('cores' in answer && answer.cores.length === httpJsons.length) resolve(answer.cores)
             else reject(threadFailure(answer))
           },
           fail: reject,
-        })
-        worker.postMessage({ id, httpJsons: [...httpJsons] } satisfies CoreBatch)
+        }, id => ({ id, httpJsons: [...httpJsons] }))
       })
     },
     async close() {
