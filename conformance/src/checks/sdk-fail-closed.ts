@@ -15,15 +15,20 @@ import type { SdkAnswer, SdkRequest, SdkUnderTestOptions } from '../sdk-under-te
 /** The SDK call timeout the checks configure (the timeout check waits this long once). */
 export const SDK_TIMEOUT_MS = 500
 
+// The positive controls call the real sidecar, whose answer on a busy machine can take longer than the
+// timeout the fault checks need to be short: a slow genuine answer must not read as a failed check.
+const GENUINE_TIMEOUT_MS = 10_000
+
 /** Runs one request through the SDK under test, bounded so a hanging SDK cannot stall the run. */
 async function throughSdk(ctx: CheckContext, options: Partial<SdkUnderTestOptions> & { sidecarUrl: string }, request: SdkRequest): Promise<SdkAnswer> {
   const sdk = ctx.sdkUnderTest
   if (sdk === null) skip(ctx.sdkNote)
-  const deadlineMs = SDK_TIMEOUT_MS * 4 + 5000
+  const timeoutMs = options.timeoutMs ?? SDK_TIMEOUT_MS
+  const deadlineMs = timeoutMs * 2 + 5000
   let timer: NodeJS.Timeout | undefined
   try {
     return await Promise.race([
-      sdk({ timeoutMs: SDK_TIMEOUT_MS, sidecarPublicKey: null, ...options }, request),
+      sdk({ timeoutMs, sidecarPublicKey: null, ...options }, request),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`the SDK under test did not answer within ${deadlineMs} ms`)), deadlineMs)
       }),
@@ -89,7 +94,7 @@ export const SDK_CHECKS = [
     async run(ctx) {
       const route = ctx.policy.routes.find(r => r.decision === 'SessionAllow' && r.method === 'GET' && !r.approvalRequired)
       const path = route === undefined ? ctx.unmatched() : concretePath(route.pattern)
-      const answer = await throughSdk(ctx, { sidecarUrl: ctx.http.baseUrl, sidecarPublicKey: await ctx.kernelKey() }, { method: 'GET', path, rawQuery: '', headers: { accept: 'application/json' }, body: null })
+      const answer = await throughSdk(ctx, { sidecarUrl: ctx.http.baseUrl, sidecarPublicKey: await ctx.kernelKey(), timeoutMs: GENUINE_TIMEOUT_MS }, { method: 'GET', path, rawQuery: '', headers: { accept: 'application/json' }, body: null })
       if (!answer.reachedHandler) fail(`GET ${path} through the SDK: not let through (${answer.status} ${JSON.stringify(answer.body ?? null).slice(0, 200)})`)
     },
   }),
@@ -103,7 +108,7 @@ export const SDK_CHECKS = [
       const route = ctx.policy.routes.find(r => r.decision === 'DenyByDefault' && !r.approvalRequired && r.sideEffects === undefined)
       const path = route === undefined ? ctx.unmatched() : concretePath(route.pattern)
       const method = route?.method ?? 'POST'
-      const answer = await throughSdk(ctx, { sidecarUrl: ctx.http.baseUrl, sidecarPublicKey: await ctx.kernelKey() }, { ...PROBE, method, path })
+      const answer = await throughSdk(ctx, { sidecarUrl: ctx.http.baseUrl, sidecarPublicKey: await ctx.kernelKey(), timeoutMs: GENUINE_TIMEOUT_MS }, { ...PROBE, method, path })
       expectRefused(answer, 403, 'gate_access_denied', `${method} ${path} through the SDK`)
       const receiptId = (answer.body as { receipt_id?: unknown }).receipt_id
       if (typeof receiptId !== 'string' || !/^[0-9a-f]{64}$/.test(receiptId)) fail(`${method} ${path} through the SDK: the 403 body has no receipt_id (${JSON.stringify(receiptId ?? null)})`)
