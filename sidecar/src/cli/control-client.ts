@@ -1,16 +1,46 @@
 // Client side of the control routes for CLI subcommands: base URL from --control-url (default the
-// local sidecar), bearer token from --control-token or GATE_CONTROL_TOKEN.
+// local sidecar), bearer token from --control-token or GATE_CONTROL_TOKEN. Plain node:http(s): a CLI
+// call makes one request, and loading undici's ~110 modules took longer than the request itself.
+import { request as httpRequest, type IncomingMessage } from 'node:http'
+import { request as httpsRequest } from 'node:https'
 import { UsageError } from '../errors.js'
 import type { GlobalFlags } from '../config/global-flags.js'
 
 export const DEFAULT_CONTROL_URL = 'http://127.0.0.1:9090'
 
-export interface ControlClient {
-  post(path: string, body: unknown): Promise<unknown>
-  get(path: string): Promise<unknown>
+/** Options of `createControlClient`. */
+export interface ControlClientOptions {
+  /** How long to wait for the answer's headers. Default 15,000 ms. */
+  headersTimeoutMs: number
+  /** How long the answer's body may stall between chunks. Default 60,000 ms. */
+  bodyTimeoutMs: number
+  /** The largest answer read; a longer one is refused. Default 64 MiB (a receipt page is far smaller). */
+  maxResponseBytes: number
 }
 
-export function createControlClient(flags: GlobalFlags): ControlClient {
+export const CONTROL_CLIENT_DEFAULTS: Readonly<ControlClientOptions> = Object.freeze({
+  headersTimeoutMs: 15_000,
+  bodyTimeoutMs: 60_000,
+  maxResponseBytes: 64 * 1024 * 1024,
+})
+
+/** An answer as received: its status and its body text. */
+export interface ControlAnswer {
+  status: number
+  text: string
+}
+
+export interface ControlClient {
+  /** POSTs `body` as JSON; resolves to the parsed answer when it is 200, otherwise throws its message. */
+  post(path: string, body: unknown): Promise<unknown>
+  /** GETs `path`; resolves to the parsed answer when it is 200, otherwise throws its message. */
+  get(path: string): Promise<unknown>
+  /** GETs `path` and resolves to the answer as received, whatever its status. */
+  getText(path: string): Promise<ControlAnswer>
+}
+
+export function createControlClient(flags: GlobalFlags, options: Partial<ControlClientOptions> = {}): ControlClient {
+  const resolved = { ...CONTROL_CLIENT_DEFAULTS, ...options }
   let base: URL
   try {
     base = new URL(flags.controlUrl ?? DEFAULT_CONTROL_URL)
@@ -18,30 +48,68 @@ export function createControlClient(flags: GlobalFlags): ControlClient {
     throw new UsageError(`--control-url must be an http(s) URL, got "${flags.controlUrl}"`)
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError(`--control-url must be http or https, got ${base.protocol}`)
-  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  const headers: Record<string, string> = { accept: 'application/json' }
   if (flags.controlToken !== undefined) headers.authorization = `Bearer ${flags.controlToken}`
-  const send = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+
+  const exchange = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<ControlAnswer> => {
     const url = new URL(path, base)
-    let res
     try {
-      // imported here: most `gate` commands never talk to a control URL
-      const { request } = await import('undici')
-      res = await request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), headersTimeout: 15_000, bodyTimeout: 60_000 })
+      return await requestText(url, method, headers, body === undefined ? undefined : JSON.stringify(body), resolved)
     } catch (err) {
       throw new Error(`cannot reach ${url.origin}: ${(err as Error).message}`)
     }
-    const text = await res.body.text()
+  }
+  const json = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const { status, text } = await exchange(method, path, body)
+    const pathname = new URL(path, base).pathname
     let parsed: unknown
     try {
       parsed = JSON.parse(text)
     } catch {
-      throw new Error(`${method} ${url.pathname} answered ${res.statusCode} with a non-JSON body`)
+      throw new Error(`${method} ${pathname} answered ${status} with a non-JSON body`)
     }
-    if (res.statusCode !== 200) {
-      const message = (parsed as { error?: unknown; message?: unknown }).message ?? (parsed as { error?: unknown }).error
-      throw new Error(`${method} ${url.pathname} answered ${res.statusCode}: ${String(message)}`)
+    if (status !== 200) {
+      const message = (parsed as { message?: unknown } | null)?.message ?? (parsed as { error?: unknown } | null)?.error
+      throw new Error(`${method} ${pathname} answered ${status}: ${String(message)}`)
     }
     return parsed
   }
-  return { post: (p, b) => send('POST', p, b), get: p => send('GET', p) }
+  return { post: (p, b) => json('POST', p, b), get: p => json('GET', p), getText: p => exchange('GET', p) }
+}
+
+/** One request on its own connection (no keep-alive: a CLI process must not wait on an idle socket). */
+function requestText(url: URL, method: string, headers: Record<string, string>, body: string | undefined, options: ControlClientOptions): Promise<ControlAnswer> {
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest
+  const sentHeaders = body === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }
+  return new Promise<ControlAnswer>((resolve, reject) => {
+    const req = send(url, { method, headers: sentHeaders, agent: false })
+    const fail = (err: Error) => {
+      req.destroy()
+      reject(err)
+    }
+    // one idle timer on the socket: headers first, then the body's chunks
+    let answered = false
+    req.on('timeout', () =>
+      fail(new Error(answered ? `the answer stalled for ${options.bodyTimeoutMs} ms` : `no answer within ${options.headersTimeoutMs} ms`)),
+    )
+    req.setTimeout(options.headersTimeoutMs)
+    req.once('error', fail)
+    req.once('response', (res: IncomingMessage) => {
+      answered = true
+      req.setTimeout(options.bodyTimeoutMs)
+      const chunks: Buffer[] = []
+      let length = 0
+      res.on('data', (chunk: Buffer) => {
+        length += chunk.length
+        if (length > options.maxResponseBytes) return fail(new Error(`the answer is longer than ${options.maxResponseBytes} bytes`))
+        chunks.push(chunk)
+      })
+      res.once('error', fail)
+      res.once('close', () => {
+        if (!res.complete) fail(new Error('the connection closed before the answer was complete'))
+      })
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }))
+    })
+    req.end(body)
+  })
 }

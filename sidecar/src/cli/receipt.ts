@@ -23,6 +23,7 @@ import { GLOBAL_FLAG_OPTIONS, readGlobalFlags, type GlobalFlags } from '../confi
 import { openReceiptStore, type ReceiptStore, type StoredReceipt } from '../stores/index.js'
 import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { createControlClient } from './control-client.js'
 
 const SOURCE_HELP = `Receipt source (one of):
   --receipt-db PATH           read the SQLite receipt store directly
@@ -152,7 +153,7 @@ async function list(argv: string[]): Promise<number> {
     if (values.tenant !== undefined || values['admin-all'] === true) {
       throw new UsageError('--tenant and --admin-all apply to --receipt-db; over --control-url the token decides what is read')
     }
-    const { status, text } = await fetchControl(global, `/v1/receipts/query?${params}`)
+    const { status, text } = await createControlClient(global).getText(`/v1/receipts/query?${params}`)
     if (status !== 200) throw new Error(`GET /v1/receipts/query answered ${status}: ${errorOf(text)}`)
     const receipts = rawArrayMember(text, 'receipts')
     for (const receipt of receipts) process.stdout.write(receipt + '\n')
@@ -281,7 +282,7 @@ async function explain(argv: string[]): Promise<number> {
   const global = readGlobalFlags(values)
   let view: ExplainView
   if (chooseSource(global, false) === 'remote') {
-    const { status, text } = await fetchControl(global, `/v1/receipts/${id}`)
+    const { status, text } = await createControlClient(global).getText(`/v1/receipts/${id}`)
     if (status === 404) throw new Error(`receipt ${id} not found`)
     if (status !== 200) throw new Error(`GET /v1/receipts/${id} answered ${status}: ${errorOf(text)}`)
     const body = JSON.parse(text) as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt }
@@ -383,26 +384,6 @@ async function openExistingStore(path: string): Promise<ReceiptStore> {
   // Never create a store by reading one.
   if (!existsSync(path)) throw new ConfigError(`--receipt-db ${path} does not exist`)
   return openReceiptStore(path)
-}
-
-async function fetchControl(global: GlobalFlags, path: string): Promise<{ status: number; text: string }> {
-  let base: URL
-  try {
-    base = new URL(global.controlUrl!)
-  } catch {
-    throw new UsageError(`--control-url must be an http(s) URL, got "${global.controlUrl}"`)
-  }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError(`--control-url must be http or https, got ${base.protocol}`)
-  const url = new URL(path, base)
-  const headers: Record<string, string> = { accept: 'application/json' }
-  if (global.controlToken !== undefined) headers.authorization = `Bearer ${global.controlToken}`
-  try {
-    const { request } = await import('undici')
-    const res = await request(url, { method: 'GET', headers, headersTimeout: 15_000, bodyTimeout: 60_000 })
-    return { status: res.statusCode, text: await res.body.text() }
-  } catch (err) {
-    throw new Error(`cannot reach ${url.origin}: ${(err as Error).message}`)
-  }
 }
 
 function errorOf(text: string): string {
