@@ -68,9 +68,13 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
   await t.test(`${name}: against the real gate sidecar`, { skip: hasSidecarBuild() ? false : `no sidecar build at ${GATE_CLI}` }, async t => {
     const sidecar: SidecarProcess = await startSidecarProcess({ dir: t.testdir(), spec: prefixedPetsSpec(p) })
     t.teardown(() => sidecar.stop())
+    // The cases that only need an app in front of this sidecar with the default options share one:
+    // the apps hold no state between requests, and starting one can take seconds (`next start`).
+    let plain: Promise<string> | undefined
+    const plainApp = () => (plain ??= app(t, { sidecarUrl: sidecar.url }))
 
     await t.test('GET is allowed with X-Gate-Receipt-Id and a receipt the sidecar verifies', async t => {
-      const url = await app(t, { sidecarUrl: sidecar.url })
+      const url = await plainApp()
       const res = await call(url, 'GET', `${p}/pets?limit=2`)
       t.equal(res.status, 200)
       t.match(res.headers['x-gate-receipt-id'], /^[0-9a-f]{64}$/)
@@ -79,7 +83,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
     })
 
     await t.test('POST without a capability answers 403 with the structured body', async t => {
-      const url = await app(t, { sidecarUrl: sidecar.url })
+      const url = await plainApp()
       const res = await call(url, 'POST', `${p}/pets`, { headers: JSON_HEADERS, body: '{"name":"Rex"}' })
       t.equal(res.status, 403, sidecar.output())
       t.same(validate('gate.http.error_body.v1', res.json), { ok: true })
@@ -89,7 +93,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
 
     for (const parser of ['after', 'before'] as const) {
       await t.test(`POST with an issued capability reaches the handler with its body intact (parser ${parser} Gate)`, async t => {
-        const url = await app(t, { sidecarUrl: sidecar.url }, parser)
+        const url = parser === 'after' ? await plainApp() : await app(t, { sidecarUrl: sidecar.url }, parser)
         const { token } = await sidecar.issue([`POST ${p}/pets`])
         const body = '{"name":"Rex","tags":["a","ü"]}'
         const res = await call(url, 'POST', `${p}/pets`, { headers: { ...JSON_HEADERS, 'x-gate-capability': token }, body })
@@ -105,7 +109,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
     }
 
     await t.test('a revoked capability answers 403', async t => {
-      const url = await app(t, { sidecarUrl: sidecar.url })
+      const url = await plainApp()
       const { token, id } = await sidecar.issue([`POST ${p}/pets`])
       t.equal((await call(url, 'POST', `${p}/pets`, { headers: { ...JSON_HEADERS, 'x-gate-capability': token }, body: '{}' })).status, 200)
       await sidecar.revoke(id)
@@ -155,7 +159,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
     })
 
     await t.test('skipped paths bypass Gate', async t => {
-      const url = await app(t, { sidecarUrl: sidecar.url })
+      const url = await plainApp()
       const res = await call(url, 'GET', `${p}/healthz`)
       t.equal(res.status, 200)
       t.equal(res.json.gate.skipped, true)
