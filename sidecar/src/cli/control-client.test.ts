@@ -50,6 +50,17 @@ t.test('get without a token sends no Authorization; getText returns any status a
   t.same(await client.getText('/missing'), { status: 404, text: '{"error":"gate_not_found"}' })
 })
 
+t.test('a --control-url with a path keeps it as the prefix of every route', async t => {
+  const server = await controlServer(t, (_req, res) => res.writeHead(200).end('{}'))
+  await createControlClient({ controlUrl: `${server.url}/gate-admin/` }).get('/v1/receipts/query?limit=1')
+  await createControlClient({ controlUrl: `${server.url}/gate-admin` }).post('/v1/revocations', {})
+  await createControlClient({ controlUrl: server.url }).get('/v1/health')
+  t.same(
+    server.seen.map(s => s.url),
+    ['/gate-admin/v1/receipts/query?limit=1', '/gate-admin/v1/revocations', '/v1/health'],
+  )
+})
+
 t.test('a non-200 answer throws its message (or its error code); a non-JSON body says so', async t => {
   let answer = { status: 401, body: '{"error":"gate_unauthorized","message":"a control token is required"}' }
   const server = await controlServer(t, (_req, res) => res.writeHead(answer.status).end(answer.body))

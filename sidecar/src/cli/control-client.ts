@@ -51,8 +51,13 @@ export function createControlClient(flags: GlobalFlags, options: Partial<Control
   const headers: Record<string, string> = { accept: 'application/json' }
   if (flags.controlToken !== undefined) headers.authorization = `Bearer ${flags.controlToken}`
 
+  // A --control-url with a path (trust-control mounted under a prefix behind a reverse proxy) keeps
+  // it: `new URL('/v1/…', base)` alone would drop it.
+  const prefix = base.pathname.replace(/\/+$/, '')
+  const urlOf = (path: string) => new URL(prefix + path, base)
+
   const exchange = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<ControlAnswer> => {
-    const url = new URL(path, base)
+    const url = urlOf(path)
     try {
       return await requestText(url, method, headers, body === undefined ? undefined : JSON.stringify(body), resolved)
     } catch (err) {
@@ -61,7 +66,7 @@ export function createControlClient(flags: GlobalFlags, options: Partial<Control
   }
   const json = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
     const { status, text } = await exchange(method, path, body)
-    const pathname = new URL(path, base).pathname
+    const pathname = urlOf(path).pathname
     let parsed: unknown
     try {
       parsed = JSON.parse(text)
