@@ -36,10 +36,9 @@ t.test('startWorker resolves on a ready first message, and rejects naming why ot
     'refuses.mjs': "import { parentPort } from 'node:worker_threads'\nparentPort.postMessage({ ready: false, error: 'no such file' })\n",
     'exits.mjs': 'process.exit(3)\n',
   })
-  const isReady = (first: unknown) => (first as { ready?: unknown } | null)?.ready === true
   const url = (name: string) => pathToFileURL(join(dir, name))
-  const worker = await startWorker(url('ready.mjs'), {}, 'the test thread', isReady)
+  const worker = await startWorker(url('ready.mjs'), {}, 'the test thread')
   await closeWorker(worker, 'close', 5000)
-  await t.rejects(startWorker(url('refuses.mjs'), {}, 'the test thread could not open x', isReady), { message: 'the test thread could not open x: no such file' })
-  await t.rejects(startWorker(url('exits.mjs'), {}, 'the test thread', isReady), { message: 'the test thread: the thread exited with code 3' })
+  await t.rejects(startWorker(url('refuses.mjs'), {}, 'the test thread could not open x'), { message: 'the test thread could not open x: no such file' })
+  await t.rejects(startWorker(url('exits.mjs'), {}, 'the test thread'), { message: 'the test thread: the thread exited with code 3' })
 })

@@ -23,13 +23,16 @@ export function workerExecArgv(execArgv: readonly string[] = process.execArgv): 
   return kept
 }
 
+/** A sidecar thread's first message: ready for work, or why it cannot start (other members allowed). */
+export type ThreadReady = { ready: true } | { ready: false; error: string }
+
 /**
  * Starts the worker at `url` and waits for its first message. Resolves with the worker, unref'd (it
- * never keeps the process alive by itself), when `isReady` accepts that message; otherwise, or when
+ * never keeps the process alive by itself), when that message says `ready: true`; otherwise, or when
  * the thread fails or exits first, terminates it and rejects with `${what}: ` and the reason (the
  * `error` the thread sent, or how it ended).
  */
-export async function startWorker(url: URL, workerData: unknown, what: string, isReady: (first: unknown) => boolean): Promise<Worker> {
+export async function startWorker(url: URL, workerData: unknown, what: string): Promise<Worker> {
   // ref'd until the first message, so a caller awaiting the start is never left with an unsettled promise
   const worker = new Worker(url, { workerData, execArgv: workerExecArgv() })
   let reason: string
@@ -39,7 +42,7 @@ export async function startWorker(url: URL, workerData: unknown, what: string, i
       worker.once('error', reject)
       worker.once('exit', code => reject(new Error(`the thread exited with code ${code}`)))
     })
-    if (isReady(first)) {
+    if ((first as Partial<ThreadReady> | null)?.ready === true) {
       worker.unref()
       return worker
     }

@@ -56,8 +56,7 @@ export function createControlClient(flags: GlobalFlags, options: Partial<Control
   const prefix = base.pathname.replace(/\/+$/, '')
   const urlOf = (path: string) => new URL(prefix + path, base)
 
-  const exchange = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<ControlAnswer> => {
-    const url = urlOf(path)
+  const exchange = async (method: 'GET' | 'POST', url: URL, body?: unknown): Promise<ControlAnswer> => {
     try {
       return await requestText(url, method, headers, body === undefined ? undefined : JSON.stringify(body), resolved)
     } catch (err) {
@@ -65,8 +64,9 @@ export function createControlClient(flags: GlobalFlags, options: Partial<Control
     }
   }
   const json = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const { status, text } = await exchange(method, path, body)
-    const pathname = urlOf(path).pathname
+    const url = urlOf(path)
+    const { status, text } = await exchange(method, url, body)
+    const { pathname } = url
     let parsed: unknown
     try {
       parsed = JSON.parse(text)
@@ -79,7 +79,7 @@ export function createControlClient(flags: GlobalFlags, options: Partial<Control
     }
     return parsed
   }
-  return { post: (p, b) => json('POST', p, b), get: p => json('GET', p), getText: p => exchange('GET', p) }
+  return { post: (p, b) => json('POST', p, b), get: p => json('GET', p), getText: p => exchange('GET', urlOf(p)) }
 }
 
 /** One request on its own connection (no keep-alive: a CLI process must not wait on an idle socket). */

@@ -18,6 +18,3 @@ export const BATCH_SEPARATOR = '\u0000'
 
 /** The signing thread's answer: signatures in order joined by commas, core forms in order, or a failure. */
 export type BatchResult = { id: number; signatures: string } | { id: number; cores: CoreFormResult[] } | { id: number; error: string }
-
-/** The signing thread's first message: ready to sign, or why it cannot. */
-export type SigningThreadReady = { ready: true } | { ready: false; error: string }

@@ -5,13 +5,14 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { createSigner, utf8, type Signer } from '@gate/sdk'
 import { toCoreJson } from '@gate/trust'
-import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch, type SigningThreadReady } from './sign-batch.js'
+import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch } from './sign-batch.js'
+import type { ThreadReady } from '../worker-threads.js'
 
 let signer: Signer | undefined
 try {
   signer = createSigner({ secret: (workerData as { seed: Uint8Array }).seed })
 } catch (err) {
-  parentPort!.postMessage({ ready: false, error: (err as Error).message } satisfies SigningThreadReady)
+  parentPort!.postMessage({ ready: false, error: (err as Error).message } satisfies ThreadReady)
 }
 
 if (signer !== undefined) {
@@ -28,5 +29,5 @@ if (signer !== undefined) {
     }
     parentPort!.postMessage(answer)
   })
-  parentPort!.postMessage({ ready: true } satisfies SigningThreadReady)
+  parentPort!.postMessage({ ready: true } satisfies ThreadReady)
 }

@@ -13,7 +13,7 @@ import type { Worker } from 'node:worker_threads'
 import { SigningError, utf8, type Signer } from '@gate/sdk'
 import { toCoreJson, type CoreFormResult } from '@gate/trust'
 import { createLoopPressure } from '@gate/sdk/server'
-import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch, type SigningThreadReady } from './sign-batch.js'
+import { BATCH_SEPARATOR, type BatchResult, type CoreBatch, type SignBatch } from './sign-batch.js'
 import { startWorker } from '../worker-threads.js'
 
 /** Signs the UTF-8 bytes of a text, possibly elsewhere; resolves to the wire-form signature. */
@@ -82,7 +82,7 @@ export async function startSigningThread(entry: URL, seed: Uint8Array, fallback:
   const inline = inlineTextSigner(fallback)
   let worker: Worker
   try {
-    worker = await startWorker(entry, { seed: Uint8Array.from(seed) }, 'the signing thread did not start', first => (first as SigningThreadReady | null)?.ready === true)
+    worker = await startWorker(entry, { seed: Uint8Array.from(seed) }, 'the signing thread did not start')
   } catch (err) {
     log(`${(err as Error).message}; receipts are signed on the main thread`)
     return inline

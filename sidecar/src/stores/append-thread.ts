@@ -70,7 +70,6 @@ export function createAppendThread(path: string, database: DatabaseOptions, opti
       new URL('./append-worker.js', import.meta.url),
       { path, database, walAutocheckpointPages: options.walAutocheckpointPages },
       `the receipt append thread could not open ${path}`,
-      first => (first as { ready?: unknown } | null)?.ready === true,
     )
     thread.on('message', (answer: AppendAnswer) => {
       if (!('id' in answer)) return

@@ -8,7 +8,7 @@
 // when the writer checkpoints, and by then almost everything was copied and synced. Durability never
 // depends on this thread (a commit is durable in the WAL); if it fails, the writer's checkpoints remain.
 import { closeSync, openSync } from 'node:fs'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import type { DatabaseOptions } from './sqlite-driver.js'
 import { closeWorker, startWorker } from '../worker-threads.js'
 
@@ -88,7 +88,6 @@ export function createWalCheckpointer(path: string, database: DatabaseOptions, o
       new URL('./wal-checkpoint-worker.js', import.meta.url),
       { path, options: database },
       `the WAL checkpoint thread could not open ${path}`,
-      first => (first as { ready?: unknown } | null)?.ready === true,
     )
     // Opened here, not on the thread: Node closes the descriptors a worker opened when it exits, and
     // that must not happen while this store's connections still hold their locks on the file.
