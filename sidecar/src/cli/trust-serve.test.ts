@@ -674,6 +674,17 @@ t.test('tool and child receipts: append with the service token, list and point-l
   t.match((await get(`/v1/receipts/children?receiptId=${childId}`)).body, { count: 1 })
   const bad = await call(`${trust.url}/v1/receipts/children`, { body: { ...child, id: 'f'.repeat(64) }, headers: auth(SERVICE_TOKEN) })
   t.equal(bad.status, 400)
+  // receipts without a canonical form (RFC 8785) are the sender's error, not a 500
+  const noCanonicalForm: [string, string][] = [
+    ['tools', JSON.stringify({ ...tool, tool_name: 'write\ud800' })],
+    ['children', JSON.stringify(child).replace('"req-child"', '"req-\\udfff"')],
+    ['children', JSON.stringify({ ...child, metadata: JSON.parse('{"a":'.repeat(300) + '1' + '}'.repeat(300)) })],
+  ]
+  for (const [route, rawBody] of noCanonicalForm) {
+    const r = await call(`${trust.url}/v1/receipts/${route}`, { rawBody, headers: { ...auth(SERVICE_TOKEN), 'content-type': 'application/json' } })
+    t.equal(r.status, 400, `${route}: ${rawBody.slice(0, 60)}…`)
+    t.match((r.body as { error: string }).error, /receipt rejected: /)
+  }
 })
 
 t.test('explain support: a receipt loads by id with its decision/final linkage', async t => {

@@ -14,7 +14,7 @@ import {
   sha256Hex,
   type Verdict,
 } from '@gate/sdk'
-import { readBody, sendError, sendJson } from '@gate/sdk/server'
+import { parseJsonBody, readBody, sendError, sendJson } from '@gate/sdk/server'
 import { readQueryParameters } from '@gate/trust'
 import type { RouteContext } from './context.js'
 
@@ -100,12 +100,9 @@ export function createRespondRoute(ctx: RouteContext) {
 }
 
 function parseRespondBody(raw: Buffer): { decision: 'approve' | 'deny'; reason?: string; responder?: string } {
-  let value: unknown
-  try {
-    value = JSON.parse(raw.toString('utf8'))
-  } catch (err) {
-    throw new BadRequestError(`body is not valid JSON: ${(err as Error).message}`, err)
-  }
+  const parsed = parseJsonBody(raw)
+  if (!parsed.ok) throw new BadRequestError(parsed.problem)
+  const value = parsed.value
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new BadRequestError('body must be a JSON object')
   const v = value as Record<string, unknown>
   if (v.decision !== 'approve' && v.decision !== 'deny') throw new BadRequestError('decision must be "approve" or "deny"')

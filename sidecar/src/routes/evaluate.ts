@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { BadRequestError, GateError, type GateHttpRequest } from '@gate/sdk'
 import { getValidator, validate } from '@gate/schemas'
-import { readBody } from '@gate/sdk/server'
+import { parseJsonBody, readBody } from '@gate/sdk/server'
 import { sendError, sendJsonText } from '@gate/sdk/server'
 import { findDuplicateMemberKey } from './duplicate-keys.js'
 import { readNonceHeader, readSingleHeader } from './request-headers.js'
@@ -45,12 +45,9 @@ export function createEvaluateRoute(ctx: RouteContext) {
 /** Decodes and validates an evaluate body; every failure is gate_bad_request naming the problem. */
 export function parseEvaluateBody(body: Buffer): GateHttpRequest {
   const text = body.toString('utf8')
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (err) {
-    throw new BadRequestError(`body is not valid JSON: ${(err as Error).message}`, err)
-  }
+  const parsed = parseJsonBody(text)
+  if (!parsed.ok) throw new BadRequestError(parsed.problem)
+  const value = parsed.value
   const result = validate(REQUEST_SCHEMA, value)
   if (!result.ok) throw new BadRequestError(`body is not a GateHttpRequest: ${result.errors.slice(0, 5).join('; ')}`)
   const duplicate = findDuplicateMemberKey(text, 'query')

@@ -2,7 +2,7 @@
 // sidecar's own key (current or kept after rotation). A body that is not an HttpReceipt → 400.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { BadRequestError, GateError, verifyHttpReceipt } from '@gate/sdk'
-import { readBody } from '@gate/sdk/server'
+import { parseJsonBody, readBody } from '@gate/sdk/server'
 import { sendError, sendJson } from '@gate/sdk/server'
 import type { RouteContext } from './context.js'
 
@@ -14,11 +14,9 @@ export function createVerifyRoute(ctx: RouteContext) {
     let receipt: unknown
     try {
       const body = await readBody(req, VERIFY_BODY_LIMIT)
-      try {
-        receipt = JSON.parse(body.toString('utf8'))
-      } catch (err) {
-        throw new BadRequestError(`body is not valid JSON: ${(err as Error).message}`, err)
-      }
+      const parsed = parseJsonBody(body)
+      if (!parsed.ok) throw new BadRequestError(parsed.problem)
+      receipt = parsed.value
       if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) throw new BadRequestError('body is not an HttpReceipt: expected a JSON object')
       const problem = receiptShapeProblem(receipt as Record<string, unknown>)
       if (problem !== undefined) throw new BadRequestError(`body is not an HttpReceipt: ${problem}`)

@@ -2,7 +2,7 @@
 // admin-only. Inputs are checked field by field with messages naming the field.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { CapabilityScope } from '@gate/sdk'
-import { readBody, sendJson, sendTrustError } from '@gate/sdk/server'
+import { parseJsonBody, readBody, sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import { TrustRequestError } from '../errors.js'
 import { readQueryParameters } from '../query-params.js'
@@ -57,12 +57,9 @@ export function createRevokeRoute(deps: { auth: TrustAuthenticator; revocations:
 
 async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
   const buf = await readBody(req, TRUST_POST_BODY_LIMIT)
-  let value: unknown
-  try {
-    value = JSON.parse(buf.toString('utf8'))
-  } catch (err) {
-    throw new TrustRequestError(`body is not valid JSON: ${(err as Error).message}`)
-  }
+  const parsed = parseJsonBody(buf)
+  if (!parsed.ok) throw new TrustRequestError(parsed.problem)
+  const value = parsed.value
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TrustRequestError('body must be a JSON object')
   return value as Record<string, unknown>
 }

@@ -130,7 +130,14 @@ function childReceiptInput(receipt: Record<string, unknown>, json: string) {
     throw new ReceiptRejectedError('child', 'metadata must be an object when present')
   }
   const { id, ...body } = receipt
-  const expected = sha256Hex(canonicalJson(body))
+  let canonical: string
+  try {
+    canonical = canonicalJson(body)
+  } catch (err) {
+    // a lone surrogate or nesting past 256 levels: the sender's receipt has no canonical form (RFC 8785)
+    throw new ReceiptRejectedError('child', `it has no canonical JSON form: ${(err as Error).message}`)
+  }
+  const expected = sha256Hex(canonical)
   if (id !== undefined && id !== expected) throw new ReceiptRejectedError('child', 'id is not the SHA-256 of the canonical receipt without id')
   return {
     kind: 'child' as const,

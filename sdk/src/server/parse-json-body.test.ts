@@ -1,0 +1,67 @@
+// parseJsonBody: JSON that RFC 8785 can canonicalize passes unchanged; a lone surrogate anywhere (string
+// or member name, however deep) is named with its JSON Pointer; surrogate pairs and raw non-ASCII pass.
+import t from 'tap'
+import fc from 'fast-check'
+import { canonicalJson } from '../protocol/canonical-json.js'
+import { parseJsonBody } from './parse-json-body.js'
+
+t.test('valid JSON is returned as JSON.parse returns it, from a Buffer or a string', async t => {
+  const text = '{"a":[1,"x",{"b":null}],"é":"日本","pair":"\\ud83d\\ude00"}'
+  t.same(parseJsonBody(Buffer.from(text)), { ok: true, value: JSON.parse(text) })
+  t.same(parseJsonBody(text), { ok: true, value: JSON.parse(text) })
+})
+
+t.test('malformed JSON names the parser error', async t => {
+  const r = parseJsonBody('{"a":')
+  t.equal(r.ok, false)
+  t.match(r, { problem: /^body is not valid JSON: / })
+  t.match(parseJsonBody(''), { ok: false, problem: /^body is not valid JSON/ })
+})
+
+t.test('a lone surrogate is refused with where it is', async t => {
+  const cases: [string, RegExp][] = [
+    ['"\\ud800"', /the string at \/ holds a lone surrogate/],
+    ['{"path":"/a\\udfff"}', /the string at \/path holds/],
+    ['{"q":{"x/y~z":["ok","\\uDBFF"]}}', /the string at \/q\/x~1y~0z\/1 holds/],
+    ['{"\\ud800":1}', /member name in the object at \/ holds/],
+    ['{"a":{"b\\ud800c":1}}', /member name in the object at \/a holds/],
+    ['["\\ude00\\ud83d"]', /the string at \/0 holds/], // reversed pair: two lone halves
+  ]
+  for (const [text, problem] of cases) {
+    const r = parseJsonBody(text)
+    t.equal(r.ok, false, text)
+    t.match(r, { problem }, text)
+    t.match(r, { problem: /^body is not I-JSON \(RFC 7493\)/ }, text)
+  }
+})
+
+t.test('nesting deeper than the call stack is walked without overflowing', async t => {
+  const depth = 200_000
+  const text = '['.repeat(depth) + '"\\ud800"' + ']'.repeat(depth)
+  const r = parseJsonBody(text)
+  t.equal(r.ok, false)
+  t.match(r, { problem: /lone surrogate/ })
+  t.ok((r as { problem: string }).problem.length < 400, 'the pointer in the message is capped')
+})
+
+t.test('property: accepted exactly when the value can be canonicalized', async t => {
+  // any UTF-16 code unit, a surrogate one time in eight (JSON.stringify escapes a lone one as \uXXXX)
+  const unit = fc.oneof({ arbitrary: fc.integer({ min: 0x20, max: 0x7e }), weight: 7 }, { arbitrary: fc.integer({ min: 0xd800, max: 0xdfff }), weight: 1 }).map(c => String.fromCharCode(c))
+  const value = fc.jsonValue({ maxDepth: 4, stringUnit: unit })
+  const seen = { accepted: 0, refused: 0 }
+  fc.assert(
+    fc.property(value, v => {
+      const r = parseJsonBody(JSON.stringify(v))
+      let canonical = true
+      try {
+        canonicalJson(v)
+      } catch {
+        canonical = false
+      }
+      seen[r.ok ? 'accepted' : 'refused']++
+      return r.ok === canonical
+    }),
+    { numRuns: 500, seed: 20261122 },
+  )
+  t.ok(seen.accepted > 50 && seen.refused > 50, `both kinds generated (${seen.accepted} accepted, ${seen.refused} refused)`)
+})
