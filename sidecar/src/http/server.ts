@@ -1,10 +1,11 @@
 // The node:http server both `gate sidecar` and `gate api protect` run: routes first, then an optional
 // fallback (the proxy), errors turned into the spec's bodies, and a drain that waits for in-flight
 // requests on shutdown. Plain node:http was chosen by measurement (docs/performance.md).
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { MethodNotAllowedError, NotFoundError } from '@gate/sdk'
+import { BadRequestError, MethodNotAllowedError, NotFoundError } from '@gate/sdk'
 import { sendError } from '@gate/sdk/server'
+import { answerClientError } from './client-error.js'
 import type { Router } from './router.js'
 
 export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>
@@ -40,9 +41,17 @@ export function createGateServer(options: GateServerOptions): GateServer {
     })
   })
   server.headersTimeout = 20_000
+  // requests the HTTP parser refuses get the spec's error body too (client-error.ts)
+  server.on('clientError', (err, socket) => answerClientError(err, socket, maxHeaderSize))
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://gate.local')
+    const target = req.url ?? '/'
+    if (!target.startsWith('/')) {
+      return sendError(res, new BadRequestError(`request target must be an absolute path (origin-form), got "${target.slice(0, 60)}"`))
+    }
+    // The path is always the path: resolved against a base, a target starting with `//` would be read
+    // as an authority (`//host/gate/evaluate` routed as /gate/evaluate, `//:)` not a URL at all).
+    const url = new URL(`http://gate.local${target}`)
     const found = options.router.lookup(req.method ?? 'GET', url.pathname)
     if (found.kind === 'found') return found.handler(req, res, found.params, url)
     if (options.fallback !== undefined && found.kind === 'not_found') return options.fallback(req, res, url)
