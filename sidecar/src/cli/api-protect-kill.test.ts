@@ -4,14 +4,16 @@
 // decision receipt it names. Bounded: stops after a fixed number of answers.
 import t from 'tap'
 import { request } from 'undici'
-import { checkStoredReceipts, killFixture, killUnderLoad } from '../testing/kill-under-load.js'
+import { gateFiles } from '../testing/gate-files.js'
+import { killUnderLoad } from '../testing/kill-under-load.js'
+import { checkStoredReceipts } from '../testing/stored-receipts.js'
 import { startUpstreamApp } from '../testing/upstream-app.js'
 import { loadNodeSqlite } from '../stores/node-sqlite-driver.js'
 
 const CONTROL_TOKEN = 'kill-test-control-token-0123456789'
 
 t.test('kill -9 under load through the proxy loses no acknowledged receipt', async t => {
-  const { spec, seed, db } = await killFixture(t)
+  const { spec, seed, db } = await gateFiles(t)
   const upstream = await startUpstreamApp()
   t.teardown(() => upstream.close())
   let capability: string | undefined

@@ -9,13 +9,11 @@
 // (SIGKILL), and every receipt it acknowledged is in the SQLite file.
 import t from 'tap'
 import fc from 'fast-check'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { ANONYMOUS_CALLER, canonicalJson, createSigner, generateSecret, uuidv7, verifyCapability, verifyHttpReceipt } from '@gate/sdk'
 import { validate } from '@gate/schemas'
-import { openReceiptStore } from '../stores/index.js'
-import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
-import { runGate, spawnGate } from '../testing/spawn-gate.js'
+import { gateFiles } from '../testing/gate-files.js'
+import { spawnGate } from '../testing/spawn-gate.js'
+import { checkStoredReceipts } from '../testing/stored-receipts.js'
 import { call, schemaErrors, type JsonResponse } from '../testing/http-client.js'
 
 const TOKEN = 'fuzz-control-token-' + 'x'.repeat(16)
@@ -133,12 +131,7 @@ function checkBadRequest(r: JsonResponse, what: string): boolean {
 }
 
 t.test('hostile input never gets a 5xx, and every acknowledged receipt is stored', async t => {
-  const dir = t.testdir()
-  const spec = join(dir, 'pets.yaml')
-  writeFileSync(spec, PETS_SPEC_YAML)
-  const seed = join(dir, 'seed')
-  t.equal((await runGate(['keygen', seed])).code, 0, 'keygen')
-  const db = join(dir, 'receipts.db')
+  const { spec, seed, db } = await gateFiles(t)
   const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed], { env: { GATE_CONTROL_TOKEN: TOKEN } })
   t.teardown(() => gate.stop('SIGKILL'))
   const kernelKey = (await call(`${gate.url}/gate/live`)).body as { kernel_key: string }
@@ -279,9 +272,7 @@ t.test('hostile input never gets a 5xx, and every acknowledged receipt is stored
   const health = await call(`${gate.url}/gate/health`)
   t.equal(health.status, 200, 'still healthy after the run')
   await gate.stop('SIGKILL')
-  const store = await openReceiptStore(db)
-  t.teardown(() => store.close())
-  const missing: string[] = []
-  for (const id of acknowledged) if ((await store.getById(id)) === undefined) missing.push(id)
+  const { missing, invalid } = await checkStoredReceipts(db, acknowledged, kernelKey.kernel_key)
   t.same(missing, [], `every one of the ${acknowledged.size} acknowledged receipts is stored after SIGKILL`)
+  t.same(invalid, [], 'and verifies')
 })

@@ -3,10 +3,12 @@
 import t from 'tap'
 import { request } from 'undici'
 import { ANONYMOUS_CALLER, uuidv7 } from '@gate/sdk'
-import { checkStoredReceipts, killFixture, killUnderLoad } from '../testing/kill-under-load.js'
+import { gateFiles } from '../testing/gate-files.js'
+import { killUnderLoad } from '../testing/kill-under-load.js'
+import { checkStoredReceipts } from '../testing/stored-receipts.js'
 
 t.test('kill -9 under load loses no acknowledged receipt', async t => {
-  const { spec, seed, db } = await killFixture(t)
+  const { spec, seed, db } = await gateFiles(t)
   const { acknowledged, whileLocked, restarted } = await killUnderLoad(t, {
     args: ['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed],
     db,

@@ -1,10 +1,10 @@
 // End-to-end: the real `gate sidecar` process on a free port, a real spec and a real SQLite file.
 // Every response received is validated against schemas/v1.
 import t, { type Test } from 'tap'
-import { writeFileSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ANONYMOUS_CALLER, createSigner, generateSecret, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
-import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
+import { gateFiles } from '../testing/gate-files.js'
 import { runGate, spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { call, schemaErrors } from '../testing/http-client.js'
 
@@ -16,13 +16,7 @@ function request(method: string, path: string, extra: Record<string, unknown> = 
 }
 
 async function start(t: Test, extraArgs: string[] = [], env: Record<string, string> = { GATE_CONTROL_TOKEN: TOKEN }) {
-  const dir = t.testdir()
-  const spec = join(dir, 'pets.yaml')
-  writeFileSync(spec, PETS_SPEC_YAML)
-  const seed = join(dir, 'seed')
-  const keygen = await runGate(['keygen', seed])
-  t.equal(keygen.code, 0, 'keygen')
-  const db = join(dir, 'receipts.db')
+  const { dir, spec, seed, db } = await gateFiles(t)
   const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed, ...extraArgs], { env })
   t.teardown(() => gate.stop('SIGKILL'))
   return { gate, dir, spec, seed, db }

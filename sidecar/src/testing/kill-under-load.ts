@@ -3,23 +3,8 @@
 // that answered before its commit would keep acknowledging now), then the process is killed with
 // SIGKILL. Bounded by the acknowledgement count and a 1.5 s lock window. Test support only.
 import type { Test } from 'tap'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
 import sqlite3 from 'sqlite3'
-import { verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
-import { openReceiptStore } from '../stores/index.js'
-import { PETS_SPEC_YAML } from './pets-spec.js'
-import { runGate, spawnGate, type GateProcess } from './spawn-gate.js'
-
-/** The files a kill test starts from: the pets spec, an authority seed (stable key across the restart) and a store path. */
-export async function killFixture(t: Test): Promise<{ spec: string; seed: string; db: string }> {
-  const dir = t.testdir()
-  const spec = join(dir, 'pets.yaml')
-  writeFileSync(spec, PETS_SPEC_YAML)
-  const seed = join(dir, 'seed')
-  t.equal((await runGate(['keygen', seed])).code, 0, 'gate keygen')
-  return { spec, seed, db: join(dir, 'receipts.db') }
-}
+import { spawnGate, type GateProcess } from './spawn-gate.js'
 
 export interface KillUnderLoadOptions {
   /** Arguments of `gate` (the same for the first start and the restart). */
@@ -86,27 +71,4 @@ export async function killUnderLoad(t: Test, options: KillUnderLoadOptions): Pro
   const restarted = await spawnGate(options.args, { env: options.env })
   t.teardown(() => restarted.stop('SIGKILL'))
   return { acknowledged, whileLocked, restarted }
-}
-
-/** Every id's stored receipt, verified against `kernelKey`: the ids not stored, and those that do not verify. */
-export async function checkStoredReceipts(db: string, ids: readonly string[], kernelKey: string): Promise<{ missing: string[]; invalid: string[]; receipts: Map<string, HttpReceipt> }> {
-  const store = await openReceiptStore(db)
-  try {
-    const missing: string[] = []
-    const invalid: string[] = []
-    const receipts = new Map<string, HttpReceipt>()
-    for (const id of ids) {
-      const row = await store.getById(id)
-      if (row === undefined) {
-        missing.push(id)
-        continue
-      }
-      const receipt = JSON.parse(row.httpJson) as HttpReceipt
-      receipts.set(id, receipt)
-      if (!verifyHttpReceipt(receipt, { trustedKeys: [kernelKey] }).ok) invalid.push(id)
-    }
-    return { missing, invalid, receipts }
-  } finally {
-    await store.close()
-  }
 }
