@@ -79,10 +79,14 @@ t.test('requests the parser refuses get a clear answer, and the connection close
   t.equal(fine.status, 200, 'the server still answers well-formed requests')
 })
 
-t.test('the request target is a path: `//` does not start an authority', async t => {
+t.test('routes see the path as sent: no `..` resolution, and `//` does not start an authority', async t => {
   const port = await start(t)
   const routedElsewhere = await exchange(port, 'POST //evil.example/gate/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')
   t.equal(routedElsewhere.status, 404, '//host/gate/evaluate is not /gate/evaluate')
+  for (const dotted of ['/pets/../gate/evaluate', '/%2e%2e/gate/evaluate', '/gate/./evaluate']) {
+    const r = await exchange(port, `POST ${dotted} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`)
+    t.equal(r.status, 404, `${dotted} is not resolved into /gate/evaluate`)
+  }
   const notAUrl = await exchange(port, 'GET //:) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
   t.equal(notAUrl.status, 404, 'a target no URL parser accepts as an authority is still just a path (was a 500)')
   const asterisk = await exchange(port, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
@@ -94,6 +98,8 @@ t.test('the request target is a path: `//` does not start an authority', async t
   const proxied = await start(t, true)
   const r = await exchange(proxied, 'GET //evil.example/pets?a=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
   t.same(JSON.parse(r.body), { fallback: '//evil.example/pets?a=1', path: '//evil.example/pets' }, 'the fallback gets the raw target and the same path')
+  const dotted = await exchange(proxied, 'POST /pets/../gate/evaluate HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n')
+  t.match(JSON.parse(dotted.body), { fallback: '/pets/../gate/evaluate' }, 'a dotted path is the proxy\'s to judge, not a Gate route')
 })
 
 t.test('classifyClientError: the status and error for each parser failure', async t => {

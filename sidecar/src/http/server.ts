@@ -49,17 +49,21 @@ export function createGateServer(options: GateServerOptions): GateServer {
     if (!target.startsWith('/')) {
       return sendError(res, new BadRequestError(`request target must be an absolute path (origin-form), got "${target.slice(0, 60)}"`))
     }
-    // The path is always the path: resolved against a base, a target starting with `//` would be read
-    // as an authority (`//host/gate/evaluate` routed as /gate/evaluate, `//:)` not a URL at all).
+    // Routes are looked up by the path exactly as sent: a WHATWG URL would resolve `..` and `%2e%2e`
+    // (`/pets/../approvals` reaching the approvals routes while the proxy sees another path) and, for a
+    // target starting with `//`, read an authority (`//host/gate/evaluate`; `//:)` not a URL at all).
+    // The URL handed to handlers is for their query parameters.
+    const end = target.search(/[?#]/)
+    const pathname = end === -1 ? target : target.slice(0, end)
     const url = new URL(`http://gate.local${target}`)
-    const found = options.router.lookup(req.method ?? 'GET', url.pathname)
+    const found = options.router.lookup(req.method ?? 'GET', pathname)
     if (found.kind === 'found') return found.handler(req, res, found.params, url)
     if (options.fallback !== undefined && found.kind === 'not_found') return options.fallback(req, res, url)
     if (found.kind === 'method_not_allowed') {
       res.setHeader('allow', found.allowed.join(', '))
-      return sendError(res, new MethodNotAllowedError(req.method ?? '', url.pathname))
+      return sendError(res, new MethodNotAllowedError(req.method ?? '', pathname))
     }
-    return sendError(res, new NotFoundError(`route ${url.pathname}`))
+    return sendError(res, new NotFoundError(`route ${pathname}`))
   }
 
   return {
