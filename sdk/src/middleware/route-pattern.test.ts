@@ -18,3 +18,13 @@ t.test('a pattern matches a path segment by segment', async t => {
   t.notOk(patternMatchesPath('/pets/{id}', '/owners/7'))
   t.notOk(patternMatchesPath('/pets', '/admin/export'))
 })
+
+t.test('one trailing slash is ignored on either side, as the sidecar routes it', async t => {
+  t.ok(patternMatchesPath('/pets', '/pets/'), 'GET /pets/ is evaluated as /pets')
+  t.ok(patternMatchesPath('/pets/{id}', '/pets/7/'))
+  t.ok(patternMatchesPath('/pets/', '/pets'), 'a pattern written with the slash matches the path without it')
+  t.notOk(patternMatchesPath('/pets', '/pets//'), 'only one')
+  t.notOk(patternMatchesPath('/pets/{id}', '/pets/'), 'a parameter still needs its segment')
+  t.ok(patternMatchesPath('/', '/'))
+  t.notOk(patternMatchesPath('/', '/pets'))
+})

@@ -8,12 +8,14 @@ export function toOpenApiPattern(pattern: string): string {
 
 /**
  * True when `pattern` matches `path` segment by segment, a `{param}` standing for one segment (spec 01,
- * route matching); an unmatched request's receipt records the raw path, which matches itself.
+ * route matching); an unmatched request's receipt records the raw path, which matches itself. One
+ * trailing slash on either side is ignored, as the sidecar's matcher ignores it (`/pets/` is routed
+ * as `/pets`): otherwise a URL with a trailing slash would get a receipt this check refuses.
  */
 export function patternMatchesPath(pattern: string, path: string): boolean {
   if (pattern === path) return true
-  const ps = pattern.split('/')
-  const xs = path.split('/')
+  const ps = withoutTrailingSlash(pattern).split('/')
+  const xs = withoutTrailingSlash(path).split('/')
   if (ps.length !== xs.length) return false
   for (let i = 0; i < ps.length; i++) {
     const p = ps[i] as string
@@ -27,6 +29,10 @@ export function patternMatchesPath(pattern: string, path: string): boolean {
     if (!re.test(x) && !re.test(safeDecode(x))) return false
   }
   return true
+}
+
+function withoutTrailingSlash(s: string): string {
+  return s.length > 1 && s.endsWith('/') ? s.slice(0, -1) : s
 }
 
 function safeDecode(s: string): string {

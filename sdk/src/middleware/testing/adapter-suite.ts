@@ -166,6 +166,45 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
       t.notOk('x-gate-receipt-id' in res.headers)
     })
 
+    await t.test('generated hostile requests: never a 5xx, and what passes was allowed with a receipt', async t => {
+      // fast-check is loaded here, not at the top: this module is exported as test support, and its
+      // other users (fixtures, the pets spec) need nothing of it
+      const { default: fc } = await import('fast-check')
+      const url = await plainApp()
+      const segment = fc.oneof(
+        fc.constantFrom('pets', '7', 'healthz', '.', '..', '%2e%2e', '', '%2F', '%00', '%ED%A0%80', '%ZZ', '%', "a'b", 'a;b=c', '@', ':'),
+        fc.stringMatching(/^[a-z0-9\-._~!$&'()*+,;=:@]{1,8}$/),
+      )
+      const path = fc.oneof(
+        { arbitrary: fc.constantFrom(`${p}/pets`, `${p}/pets/7`), weight: 1 },
+        { arbitrary: fc.array(segment, { maxLength: 3 }).map(segments => `${p}/${segments.join('/')}`), weight: 2 },
+      )
+      const query = fc.option(fc.uniqueArray(fc.constantFrom('limit=2', 'a=1', 'gate_capability=x', '=', 'x%ZZ=1', 'q=%ED%A0%80', 'a', 'a=2'), { maxLength: 3 }).map(parts => `?${parts.join('&')}`), { nil: '' })
+      const value = fc.string({ unit: 'grapheme-ascii', maxLength: 24 }).map(v => v.trim())
+      const headers = fc.dictionary(fc.constantFrom('authorization', 'x-api-key', 'cookie', 'x-gate-capability', 'x-gate-approval-id', 'x-gate-execution-nonce', 'content-type', 'x-request-id'), value, { maxKeys: 4 })
+      const body = fc.oneof(fc.constant(undefined), fc.constantFrom('{"name":"Rex"}', '{', '[]', 'null', '{"__proto__":{"x":1}}'), fc.string({ maxLength: 40 }))
+      const seen: Record<number, number> = {}
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'), path, query, headers, body, async (method, target, q, h, b) => {
+          const res = await call(url, method, target + q, { headers: h, body: method === 'GET' || method === 'HEAD' ? undefined : b })
+          seen[res.status] = (seen[res.status] ?? 0) + 1
+          const what = `${method} ${target}${q} ${JSON.stringify(h)}: ${res.status} ${res.text.slice(0, 200)}`
+          if (res.status >= 500) throw new Error(`${what} (the sidecar is up: nothing here should be a 5xx)`)
+          const receiptId = res.headers['x-gate-receipt-id']
+          if (res.status === 200 && res.json?.gate !== undefined && res.json.gate.skipped !== true) {
+            if (res.json.gate.verdict !== 'allow' || receiptId === undefined || res.json.gate.receiptId !== receiptId) throw new Error(`${what}: reached the handler without an allow and its receipt`)
+          }
+          if (typeof res.json?.error === 'string' && res.json.error.startsWith('gate_')) {
+            if (!validate('gate.http.error_body.v1', res.json).ok) throw new Error(`${what}: not the spec error body`)
+            if (res.status === 403 && res.json.receipt_id !== receiptId) throw new Error(`${what}: the denial names another receipt than its header`)
+          }
+          return true
+        }),
+        { numRuns: 60, seed: 7766, includeErrorInReport: true },
+      )
+      t.pass(`60 generated requests answered: ${JSON.stringify(seen)} by status`)
+    })
+
     await t.test('the receipt records the sidecar\'s own route pattern', async t => {
       const capture = await startCaptureProxy(sidecar.url)
       t.teardown(() => capture.close())
