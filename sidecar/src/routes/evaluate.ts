@@ -52,5 +52,9 @@ export function parseEvaluateBody(body: Buffer): GateHttpRequest {
   if (!result.ok) throw new BadRequestError(`body is not a GateHttpRequest: ${result.errors.slice(0, 5).join('; ')}`)
   const duplicate = findDuplicateMemberKey(text, 'query')
   if (duplicate !== undefined) throw new BadRequestError(`query key "${duplicate}" appears more than once`)
+  // The schema says only "string"; routing and the receipt need an HTTP path (an empty one was a 500
+  // when its receipt could not be stored, and "pets" rode the method rule as an unmatched route).
+  const path = (value as GateHttpRequest).path
+  if (!path.startsWith('/')) throw new BadRequestError(`path must be an absolute path starting with "/" (origin-form), got ${JSON.stringify(path.slice(0, 60))}`)
   return value as GateHttpRequest
 }
