@@ -147,6 +147,17 @@ t.test('duplicate query key answers 400 gate_bad_request without calling the sid
   t.equal(fake.evaluations.length, 0)
 })
 
+t.test('a target that is not a path (OPTIONS *, absolute-form) answers 400 without calling the sidecar', async t => {
+  const fake = await fakeFor(t)
+  const core = coreFor(t, { sidecarUrl: fake.url })
+  for (const [method, path] of [['OPTIONS', '*'], ['GET', 'http://upstream.example/pets'], ['POST', 'http://x/pets/1/adopt'], ['GET', '']]) {
+    const outcome = await core.decide(input({ method, path }))
+    assertErrorBody(t, outcome, 400, 'gate_bad_request')
+    t.match(JSON.stringify(outcome), /origin-form/, `${method} ${path}`)
+  }
+  t.equal(fake.evaluations.length, 0)
+})
+
 t.test('a body over maxBodyBytes answers 413 without calling the sidecar', async t => {
   const fake = await fakeFor(t)
   const core = coreFor(t, { sidecarUrl: fake.url, maxBodyBytes: 8 })
