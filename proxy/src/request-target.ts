@@ -2,7 +2,7 @@
 // the route matcher must see `..`, `//` and `%2e` as sent, and the upstream must receive the same
 // bytes). Yields the path, the decoded query map of GateHttpRequest, the `gate_capability` token, and
 // the query string to forward: byte-identical, order kept, only the `gate_capability` pair removed.
-import { BadRequestError, CAPABILITY_PARAMETER, parseQuery } from '@gate/sdk'
+import { CAPABILITY_PARAMETER, parseQuery, TargetNotOriginFormError } from '@gate/sdk'
 
 export { CAPABILITY_PARAMETER }
 
@@ -19,9 +19,7 @@ export interface RequestTarget {
 
 /** Parses `req.url`; a non-origin-form target or a repeated query key is a 400 gate_bad_request. */
 export function parseRequestTarget(rawUrl: string): RequestTarget {
-  if (rawUrl.charCodeAt(0) !== 0x2f /* '/' */) {
-    throw new BadRequestError(`request target must be an absolute path (origin-form), got "${rawUrl.slice(0, 60)}"`)
-  }
+  if (rawUrl.charCodeAt(0) !== 0x2f /* '/' */) throw new TargetNotOriginFormError(rawUrl)
   const q = rawUrl.indexOf('?')
   if (q < 0) return { path: rawUrl, query: undefined, capability: undefined, forwardSearch: '' }
   const path = rawUrl.slice(0, q)

@@ -254,6 +254,17 @@ export class InvalidGateHeaderError extends BadRequestError {
   }
 }
 
+/**
+ * A request target that is not an origin-form path (`*`, `http://host/x`, or no leading slash): what
+ * a framework routes would then differ from what the sidecar evaluates, so it is refused as a 400.
+ */
+export class TargetNotOriginFormError extends BadRequestError {
+  constructor(target: string) {
+    super(`request target must be an absolute path starting with "/" (origin-form), got ${JSON.stringify(target.slice(0, 60))}`)
+    this.name = 'TargetNotOriginFormError'
+  }
+}
+
 /** A method outside spec 02's HttpMethod list: refused as a bad request with status 405. */
 export class UnsupportedMethodError extends GateError {
   constructor(method: string) {

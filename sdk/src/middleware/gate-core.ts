@@ -11,7 +11,7 @@ import { extractCallerIdentity } from './caller-identity.js'
 import { selectForwardHeaders } from './forward-headers.js'
 import { readGateHeaders } from './gate-headers.js'
 import type { GateContext, GateCore, GateOutcome, GateRequestInput } from './gate-types.js'
-import { BadRequestError, FAIL_OPEN_CODES, IdentifyHookError, InvalidReceiptError, UnsupportedMethodError } from '../errors.js'
+import { FAIL_OPEN_CODES, IdentifyHookError, InvalidReceiptError, TargetNotOriginFormError, UnsupportedMethodError } from '../errors.js'
 import { resolveGateOptions, type GateMiddlewareOptions, type ResolvedGateOptions } from './options.js'
 import { parseQuery } from './query.js'
 import { readBody } from './read-body.js'
@@ -53,7 +53,7 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
       // `OPTIONS *` or an absolute-form target (`GET http://host/pets`): the framework routes a path it
       // parses out of it, the sidecar would evaluate the text as sent, so the two could disagree on
       // the route (and its policy). Refused, as gate api protect refuses them.
-      if (!input.path.startsWith('/')) throw new BadRequestError(`request target must be an absolute path (origin-form), got "${input.path.slice(0, 60)}"`)
+      if (!input.path.startsWith('/')) throw new TargetNotOriginFormError(input.path)
       const parsed = parseQuery(input.rawQuery)
       rawQuery = parsed.strippedRawQuery
       const gateHeaders = readGateHeaders(input.headers, parsed.capability)

@@ -3,7 +3,7 @@
 // requests on shutdown. Plain node:http was chosen by measurement (docs/performance.md).
 import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { BadRequestError, MethodNotAllowedError, NotFoundError } from '@gate/sdk'
+import { MethodNotAllowedError, NotFoundError, TargetNotOriginFormError } from '@gate/sdk'
 import { sendError } from '@gate/sdk/server'
 import { answerClientError } from './client-error.js'
 import type { Router } from './router.js'
@@ -46,9 +46,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = req.url ?? '/'
-    if (!target.startsWith('/')) {
-      return sendError(res, new BadRequestError(`request target must be an absolute path (origin-form), got "${target.slice(0, 60)}"`))
-    }
+    if (!target.startsWith('/')) return sendError(res, new TargetNotOriginFormError(target))
     // Routes are looked up by the path exactly as sent: a WHATWG URL would resolve `..` and `%2e%2e`
     // (`/pets/../approvals` reaching the approvals routes while the proxy sees another path) and, for a
     // target starting with `//`, read an authority (`//host/gate/evaluate`; `//:)` not a URL at all).

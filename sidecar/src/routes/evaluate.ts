@@ -2,7 +2,7 @@
 // not a valid GateHttpRequest, a duplicate query key or a bad nonce header; 500 when evaluation or the
 // receipt store fails (fail closed: no receipt, no answer).
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { BadRequestError, GateError, type GateHttpRequest } from '@gate/sdk'
+import { BadRequestError, GateError, TargetNotOriginFormError, type GateHttpRequest } from '@gate/sdk'
 import { getValidator, validate } from '@gate/schemas'
 import { parseJsonBody, readBody } from '@gate/sdk/server'
 import { sendError, sendJsonText } from '@gate/sdk/server'
@@ -55,6 +55,6 @@ export function parseEvaluateBody(body: Buffer): GateHttpRequest {
   // The schema says only "string"; routing and the receipt need an HTTP path (an empty one was a 500
   // when its receipt could not be stored, and "pets" rode the method rule as an unmatched route).
   const path = (value as GateHttpRequest).path
-  if (!path.startsWith('/')) throw new BadRequestError(`path must be an absolute path starting with "/" (origin-form), got ${JSON.stringify(path.slice(0, 60))}`)
+  if (!path.startsWith('/')) throw new TargetNotOriginFormError(path)
   return value as GateHttpRequest
 }
