@@ -9,13 +9,14 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { request as httpRequest } from 'node:http'
+import { HTTP_METHODS } from '@gate/sdk'
 import { gateFiles } from '../testing/gate-files.js'
 import { spawnGate } from '../testing/spawn-gate.js'
 import { checkStoredReceipts } from '../testing/stored-receipts.js'
 import { startUpstreamApp } from '../testing/upstream-app.js'
 import { schemaErrors } from '../testing/http-client.js'
 
-const SEVEN = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']
+const SEVEN: readonly string[] = HTTP_METHODS
 
 interface Exchange {
   status: number

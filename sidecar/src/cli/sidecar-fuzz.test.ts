@@ -9,7 +9,7 @@
 // (SIGKILL), and every receipt it acknowledged is in the SQLite file.
 import t from 'tap'
 import fc from 'fast-check'
-import { ANONYMOUS_CALLER, canonicalJson, createSigner, generateSecret, uuidv7, verifyCapability, verifyHttpReceipt } from '@gate/sdk'
+import { ANONYMOUS_CALLER, canonicalJson, createSigner, generateSecret, HTTP_METHODS, uuidv7, verifyCapability, verifyHttpReceipt } from '@gate/sdk'
 import { validate } from '@gate/schemas'
 import { gateFiles } from '../testing/gate-files.js'
 import { spawnGate } from '../testing/spawn-gate.js'
@@ -18,7 +18,6 @@ import { call, schemaErrors, type JsonResponse } from '../testing/http-client.js
 
 const TOKEN = 'fuzz-control-token-' + 'x'.repeat(16)
 const auth = { authorization: `Bearer ${TOKEN}` }
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const
 const NONCE_ID = /^[0-9a-f]{32}$/
 const hex64 = (c: string) => c.repeat(64)
 
@@ -41,7 +40,7 @@ const CALLERS = [
 ]
 
 const validRequest = fc.record({
-  method: fc.constantFrom(...METHODS),
+  method: fc.constantFrom(...HTTP_METHODS),
   path: fc.constantFrom('/pets', '/pets/7', '/pets/7/adopt', '/pets/search', '/unknown/route', '/', '', 'pets', '*'),
   caller: fc.constantFrom(...CALLERS),
   timestamp: fc.integer({ min: 0, max: 2 ** 31 }),

@@ -1,7 +1,7 @@
 // The node:http server both `gate sidecar` and `gate api protect` run: routes first, then an optional
 // fallback (the proxy), errors turned into the spec's bodies, and a drain that waits for in-flight
 // requests on shutdown. Plain node:http was chosen by measurement (docs/performance.md).
-import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { MethodNotAllowedError, NotFoundError, TargetNotOriginFormError } from '@gate/sdk'
 import { sendError } from '@gate/sdk/server'
@@ -42,7 +42,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
   })
   server.headersTimeout = 20_000
   // requests the HTTP parser refuses get the spec's error body too (client-error.ts)
-  server.on('clientError', (err, socket) => answerClientError(err, socket, maxHeaderSize))
+  server.on('clientError', answerClientError)
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = req.url ?? '/'

@@ -11,6 +11,7 @@ import type { Test } from 'tap'
 import { validate } from '@gate/schemas'
 import { callerIdentityHash } from '../../protocol/content-hash.js'
 import { sha256Hex } from '../../protocol/sha256.js'
+import { HTTP_METHODS } from '../../types.js'
 import type { GateMiddlewareOptions } from '../options.js'
 import { startCaptureProxy } from './capture-proxy.js'
 import { startFakeSidecar } from './fake-sidecar.js'
@@ -185,7 +186,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
       const body = fc.oneof(fc.constant(undefined), fc.constantFrom('{"name":"Rex"}', '{', '[]', 'null', '{"__proto__":{"x":1}}'), fc.string({ maxLength: 40 }))
       const seen: Record<number, number> = {}
       await fc.assert(
-        fc.asyncProperty(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'), path, query, headers, body, async (method, target, q, h, b) => {
+        fc.asyncProperty(fc.constantFrom(...HTTP_METHODS), path, query, headers, body, async (method, target, q, h, b) => {
           const res = await call(url, method, target + q, { headers: h, body: method === 'GET' || method === 'HEAD' ? undefined : b })
           seen[res.status] = (seen[res.status] ?? 0) + 1
           const what = `${method} ${target}${q} ${JSON.stringify(h)}: ${res.status} ${res.text.slice(0, 200)}`
