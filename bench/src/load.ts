@@ -13,6 +13,8 @@ export interface LoadOptions {
 
 export interface LoadResult {
   requestsPerSecond: number
+  /** Requests answered over the whole run. */
+  requests: number
   p50Ms: number
   p99Ms: number
   non2xx: number
@@ -32,6 +34,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   })
   return {
     requestsPerSecond: result.requests.average,
+    requests: result.requests.total,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,

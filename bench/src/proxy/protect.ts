@@ -90,6 +90,8 @@ interface Row {
   p99: number
   /** CPU time of the proxy process per request (user + system), when known. */
   cpuMicrosPerRequest: number | undefined
+  /** The same for its main thread (the event loop every request passes through), when known. */
+  mainCpuMicrosPerRequest: number | undefined
   non2xx: number
   errors: number
   /** req/s of each round, in round order. */
@@ -176,23 +178,26 @@ export async function run(): Promise<{ ok: boolean }> {
 
     const rows: Row[] = []
     for (const method of ['GET', 'POST'] as const) {
-      const samples = new Map<string, { result: AutocannonResult; cpu: number | undefined }[]>()
+      const samples = new Map<string, { result: AutocannonResult; cpu: number | undefined; mainCpu: number | undefined }[]>()
       for (let round = 0; round < ROUNDS; round++) {
         for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
           await waitUntilQuiet(pids, { log })
           if (round === 0) await load(`${target.url}/items`, method, target.headers, WARMUP_SECS)
-          const cpuOf = () => (target.pid === undefined ? undefined : cpuMicros(`/proc/${target.pid}`))
-          const cpuBefore = cpuOf()
+          const cpuOf = (task = '') => (target.pid === undefined ? undefined : cpuMicros(`/proc/${target.pid}${task}`))
+          const mainTask = `/task/${target.pid}`
+          const [cpuBefore, mainBefore] = [cpuOf(), cpuOf(mainTask)]
           const result = await load(`${target.url}/items`, method, target.headers, DURATION_SECS)
-          const cpuAfter = cpuOf()
-          const cpu = cpuBefore === undefined || cpuAfter === undefined ? undefined : (cpuAfter - cpuBefore) / Math.max(result.requests.total, 1)
-          samples.set(target.name, [...(samples.get(target.name) ?? []), { result, cpu }])
+          const [cpuAfter, mainAfter] = [cpuOf(), cpuOf(mainTask)]
+          const perRequest = (before: number | undefined, after: number | undefined) =>
+            before === undefined || after === undefined ? undefined : (after - before) / Math.max(result.requests.total, 1)
+          samples.set(target.name, [...(samples.get(target.name) ?? []), { result, cpu: perRequest(cpuBefore, cpuAfter), mainCpu: perRequest(mainBefore, mainAfter) }])
           log(`${method} ${target.name}, round ${round + 1}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms`)
         }
       }
       for (const target of targets) {
         const runs = samples.get(target.name)!
         const cpus = runs.map(r => r.cpu).filter((c): c is number => c !== undefined)
+        const mainCpus = runs.map(r => r.mainCpu).filter((c): c is number => c !== undefined)
         rows.push({
           target: target.name,
           method,
@@ -200,6 +205,7 @@ export async function run(): Promise<{ ok: boolean }> {
           p50: median(runs.map(r => r.result.latency.p50)),
           p99: median(runs.map(r => r.result.latency.p99)),
           cpuMicrosPerRequest: cpus.length === runs.length ? median(cpus) : undefined,
+          mainCpuMicrosPerRequest: mainCpus.length === runs.length ? median(mainCpus) : undefined,
           non2xx: runs.reduce((n, r) => n + r.result.non2xx, 0),
           errors: runs.reduce((n, r) => n + r.result.errors + r.result.timeouts, 0),
           rounds: runs.map(r => Math.round(r.result.requests.average)),
@@ -215,6 +221,7 @@ export async function run(): Promise<{ ok: boolean }> {
       'p50 ms': r.p50,
       'p99 ms': r.p99,
       'proxy CPU µs/req': r.cpuMicrosPerRequest ?? '',
+      'main thread µs/req': r.mainCpuMicrosPerRequest === undefined ? '' : r.mainCpuMicrosPerRequest.toFixed(0),
       'non-2xx': r.non2xx,
       errors: r.errors,
     })))

@@ -8,7 +8,7 @@
 // core-receipt backfill after one scenario does not run during the next.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
@@ -17,7 +17,7 @@ import { PETS_SPEC_YAML } from '@gate/sidecar/testing'
 import { runLoad, type LoadResult } from '../load.js'
 import { median, printTable } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
-import { waitUntilQuiet } from '../proc-stats.js'
+import { cpuMicros, waitUntilQuiet } from '../proc-stats.js'
 
 const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
 const FLOOR_MAIN = fileURLToPath(new URL('./floor-server.js', import.meta.url))
@@ -36,7 +36,31 @@ interface Row {
   rps: number
   p50: number
   p99: number
+  /** CPU per request (µs, medians of the rounds) of the serving process, of its main thread, and of the load generator. */
+  serverCpu?: number
+  mainCpu?: number
+  loadCpu?: number
 }
+
+/** CPU per request of one measured round. */
+interface Cpu {
+  server?: number
+  main?: number
+  load: number
+}
+
+/** Runs `load` and reads the CPU the serving process `pid` (all threads, and its main thread) and this process spent per request. */
+async function withCpu(pid: number, load: () => Promise<LoadResult>): Promise<{ result: LoadResult; cpu: Cpu }> {
+  const server = () => cpuMicros(`/proc/${pid}`)
+  const main = () => cpuMicros(`/proc/${pid}/task/${pid}`)
+  const [server0, main0, load0] = [server(), main(), process.cpuUsage()]
+  const result = await load()
+  const [server1, main1, load1] = [server(), main(), process.cpuUsage(load0)]
+  const per = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || result.requests === 0 ? undefined : (b - a) / result.requests)
+  return { result, cpu: { server: per(server0, server1), main: per(main0, main1), load: (load1.user + load1.system) / Math.max(1, result.requests) } }
+}
+
+const medianOf = (values: (number | undefined)[]) => (values.every(v => v !== undefined) ? median(values as number[]) : undefined)
 
 function startProcess(execPath: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
@@ -73,30 +97,42 @@ async function measure(runtime: Runtime): Promise<Row[]> {
     const floor = await startProcess(runtime.execPath, [FLOOR_MAIN, await sample.body.text()])
     try {
       const json = { 'content-type': 'application/json' }
-      const scenarios: [string, (durationSeconds?: number) => Promise<LoadResult>][] = [
-        ['bare node:http, same JSON (floor)', durationSeconds => runLoad({ url: `${floor.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds })],
-        ['gate sidecar: GET allow', durationSeconds => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds })],
+      const scenarios: [string, (durationSeconds?: number) => Promise<LoadResult>, number][] = [
+        ['bare node:http, same JSON (floor)', durationSeconds => runLoad({ url: `${floor.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds }), floor.child.pid!],
+        ['gate sidecar: GET allow', durationSeconds => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds }), gate.child.pid!],
         [
           'gate sidecar: POST + valid token',
           durationSeconds =>
             runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('POST', '/pets'), headers: { ...json, 'x-gate-capability': capabilityHeader }, durationSeconds }),
+          gate.child.pid!,
         ],
       ]
-      const results = new Map<string, LoadResult[]>()
+      const results = new Map<string, { result: LoadResult; cpu: Cpu }[]>()
       const pids = [gate.child.pid!, floor.child.pid!]
       // interleaved rounds, so a burst of outside load hits every row alike
       for (let round = 0; round < 2; round++) {
-        for (const [name, fn] of scenarios) {
+        for (const [name, fn, pid] of scenarios) {
           await waitUntilQuiet(pids, { log: line => process.stdout.write(`bench sidecar: ${name}: ${line}\n`) })
           if (round === 0) await fn(WARMUP_SECS)
-          const r = await fn()
+          const measured = await withCpu(pid, () => fn())
+          const r = measured.result
           if (r.non2xx > 0 || r.errors > 0) throw new Error(`${runtime.label} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
-          results.set(name, [...(results.get(name) ?? []), r])
+          results.set(name, [...(results.get(name) ?? []), measured])
         }
       }
       return scenarios.map(([name]) => {
-        const rs = results.get(name)!
-        return { runtime: runtime.label, scenario: name, rps: median(rs.map(r => r.requestsPerSecond)), p50: median(rs.map(r => r.p50Ms)), p99: median(rs.map(r => r.p99Ms)) }
+        const ms = results.get(name)!
+        const rs = ms.map(m => m.result)
+        return {
+          runtime: runtime.label,
+          scenario: name,
+          rps: median(rs.map(r => r.requestsPerSecond)),
+          p50: median(rs.map(r => r.p50Ms)),
+          p99: median(rs.map(r => r.p99Ms)),
+          serverCpu: medianOf(ms.map(m => m.cpu.server)),
+          mainCpu: medianOf(ms.map(m => m.cpu.main)),
+          loadCpu: median(ms.map(m => m.cpu.load)),
+        }
       })
     } finally {
       floor.child.kill('SIGTERM')
@@ -108,6 +144,17 @@ async function measure(runtime: Runtime): Promise<Row[]> {
   }
 }
 
+/**
+ * The rate at which a row's CPU per request would use every core (server plus load generator), capped
+ * by its main thread alone: what the row could reach with no waiting at all. A target above it cannot
+ * be met by removing latency, only by spending less CPU per request.
+ */
+function cpuBound(row: Row): number | undefined {
+  if (row.serverCpu === undefined || row.loadCpu === undefined) return undefined
+  const cores = cpus().length * 1e6 / (row.serverCpu + row.loadCpu)
+  return row.mainCpu === undefined ? cores : Math.min(cores, 1e6 / row.mainCpu)
+}
+
 export async function run(): Promise<{ ok: boolean }> {
   const runtimes: Runtime[] = [{ label: `node ${process.version} (sqlite3)`, execPath: process.execPath }]
   const node24 = findOrInstallNode24(line => process.stdout.write(`bench sidecar: ${line}\n`))
@@ -117,9 +164,28 @@ export async function run(): Promise<{ ok: boolean }> {
   for (const runtime of runtimes) rows.push(...(await measure(runtime)))
   // each runtime's first row is its floor
   const floorOf = (runtime: string) => rows.find(r => r.runtime === runtime)!.rps
+  const ratio = (rps: number, runtime: string) => `${((rps / floorOf(runtime)) * 100).toFixed(0)}%`
+  const us = (v: number | undefined) => (v === undefined ? '' : v.toFixed(0))
   printTable(
     'sidecar: /gate/evaluate, 50 connections, durable receipts (issue #4)',
-    rows.map(s => ({ runtime: s.runtime, scenario: s.scenario, 'req/s': s.rps, 'p50 ms': s.p50, 'p99 ms': s.p99, 'vs floor': `${((s.rps / floorOf(s.runtime)) * 100).toFixed(0)}%` })),
+    rows.map(s => {
+      const bound = cpuBound(s)
+      return {
+        runtime: s.runtime,
+        scenario: s.scenario,
+        'req/s': s.rps,
+        'p50 ms': s.p50,
+        'p99 ms': s.p99,
+        'vs floor': ratio(s.rps, s.runtime),
+        'server CPU µs/req (main thread)': s.serverCpu === undefined ? '' : `${us(s.serverCpu)} (${us(s.mainCpu)})`,
+        'load generator µs/req': us(s.loadCpu),
+        'CPU bound req/s (vs floor)': bound === undefined ? '' : `${Math.round(bound)} (${ratio(bound, s.runtime)})`,
+      }
+    }),
+  )
+  process.stdout.write(
+    `CPU bound: the most requests/s this host's ${cpus().length} cores could serve at the CPU per request measured in the row ` +
+      '(server and load generator together), and no more than its main thread can serve alone\n',
   )
   let ok = false
   for (const runtime of runtimes) {
