@@ -72,3 +72,21 @@ export function formatNumber(n: number): string {
   if (Math.abs(n) >= 1) return n.toFixed(2)
   return n.toPrecision(3)
 }
+
+/** CPU spent per request (µs): by the serving process, by its main thread (if known), by the load generator. */
+export interface CpuPerRequest {
+  server: number
+  main?: number
+  load: number
+}
+
+/**
+ * The most requests/s `cores` could serve at this CPU per request, with no waiting at all: the rate at
+ * which server and load generator together use every core, capped by what the server's main thread
+ * (the event loop every request passes through) can do alone. A target above it needs less CPU per
+ * request; below it, the gap is waiting (hand-offs, scheduling).
+ */
+export function cpuBoundRate(cpu: CpuPerRequest, cores: number): number {
+  const allCores = (cores * 1e6) / (cpu.server + cpu.load)
+  return cpu.main === undefined || cpu.main <= 0 ? allCores : Math.min(allCores, 1e6 / cpu.main)
+}

@@ -15,7 +15,7 @@ import { request } from 'undici'
 import { ANONYMOUS_CALLER, createSigner, generateSecret } from '@gate/sdk'
 import { PETS_SPEC_YAML } from '@gate/sidecar/testing'
 import { runLoad, type LoadResult } from '../load.js'
-import { median, printTable } from '../measure.js'
+import { cpuBoundRate, median, printTable } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
 import { cpuMicros, waitUntilQuiet } from '../proc-stats.js'
 
@@ -144,15 +144,10 @@ async function measure(runtime: Runtime): Promise<Row[]> {
   }
 }
 
-/**
- * The rate at which a row's CPU per request would use every core (server plus load generator), capped
- * by its main thread alone: what the row could reach with no waiting at all. A target above it cannot
- * be met by removing latency, only by spending less CPU per request.
- */
+/** The rate a row's CPU per request allows on this host's cores (cpuBoundRate), when it was measured. */
 function cpuBound(row: Row): number | undefined {
   if (row.serverCpu === undefined || row.loadCpu === undefined) return undefined
-  const cores = cpus().length * 1e6 / (row.serverCpu + row.loadCpu)
-  return row.mainCpu === undefined ? cores : Math.min(cores, 1e6 / row.mainCpu)
+  return cpuBoundRate({ server: row.serverCpu, main: row.mainCpu, load: row.loadCpu }, cpus().length)
 }
 
 export async function run(): Promise<{ ok: boolean }> {
