@@ -73,9 +73,14 @@ export function formatNumber(n: number): string {
   return n.toPrecision(3)
 }
 
-/** CPU spent per request (µs): by the serving process, by its main thread (if known), by the load generator. */
+/** The median of `values`, or undefined when any of them is missing (a reading some round could not take). */
+export function medianIfAll(values: readonly (number | undefined)[]): number | undefined {
+  return values.every(v => v !== undefined) ? median(values as number[]) : undefined
+}
+
+/** CPU spent per request (µs) during a load: by the serving process and its main thread (undefined where they could not be read) and by the load generator. */
 export interface CpuPerRequest {
-  server: number
+  server?: number
   main?: number
   load: number
 }
@@ -84,9 +89,10 @@ export interface CpuPerRequest {
  * The most requests/s `cores` could serve at this CPU per request, with no waiting at all: the rate at
  * which server and load generator together use every core, capped by what the server's main thread
  * (the event loop every request passes through) can do alone. A target above it needs less CPU per
- * request; below it, the gap is waiting (hand-offs, scheduling).
+ * request; below it, the gap is waiting (hand-offs, scheduling). Undefined without the server's reading.
  */
-export function cpuBoundRate(cpu: CpuPerRequest, cores: number): number {
+export function cpuBoundRate(cpu: CpuPerRequest, cores: number): number | undefined {
+  if (cpu.server === undefined) return undefined
   const allCores = (cores * 1e6) / (cpu.server + cpu.load)
   return cpu.main === undefined || cpu.main <= 0 ? allCores : Math.min(allCores, 1e6 / cpu.main)
 }

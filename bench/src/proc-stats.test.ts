@@ -1,6 +1,6 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
-import { cpuMicros, mainThreadCpuMicros, waitUntilQuiet, writtenBytes } from './proc-stats.js'
+import { cpuMicros, cpuPerRequestDuring, mainThreadCpuMicros, waitUntilQuiet, writtenBytes } from './proc-stats.js'
 
 t.test('readings of this process on Linux; undefined for a process that is not there', { skip: process.platform !== 'linux' && 'not Linux' }, async t => {
   const end = Date.now() + 50
@@ -23,4 +23,18 @@ t.test('waitUntilQuiet waits out a busy process, and gives up at its timeout', {
   t.equal(settled.quiet, true, 'quiet once the spinning stopped')
   t.ok(settled.waitedMs >= 100, 'it sampled at least one window')
   t.same((await waitUntilQuiet([999_999_999], { windowMs: 20 })).quiet, true, 'a process that is gone counts as idle')
+})
+
+t.test('cpuPerRequestDuring divides the CPU spent during a load by its requests', { skip: process.platform !== 'linux' && 'not Linux' }, async t => {
+  // this process serves and loads at once: 10 "requests" of ~60 ms of spinning
+  const { result, cpu } = await cpuPerRequestDuring(process.pid, async () => {
+    const end = Date.now() + 60
+    while (Date.now() < end) Math.sqrt(Math.random())
+    return 10
+  }, n => n)
+  t.equal(result, 10)
+  t.ok(cpu.load > 0, 'the load generator (this process) spent CPU')
+  t.type(cpu.server, 'number')
+  t.type(cpu.main, 'number')
+  t.same((await cpuPerRequestDuring(undefined, async () => 1, n => n)).cpu.server, undefined, 'no pid: no server reading')
 })

@@ -1,6 +1,7 @@
 // Per-process readings from /proc (Linux); each answers undefined elsewhere, and the suites print
 // an empty cell then.
 import { readFileSync } from 'node:fs'
+import type { CpuPerRequest } from './measure.js'
 
 /** CPU time (user + system, µs, 10 ms resolution) of a process, or of one thread: `/proc/PID/task/TID`. */
 export function cpuMicros(procPath: string): number | undefined {
@@ -18,6 +19,18 @@ export function cpuMicros(procPath: string): number | undefined {
 /** CPU time of this process's main thread (its event loop). */
 export function mainThreadCpuMicros(): number | undefined {
   return cpuMicros(`/proc/self/task/${process.pid}`)
+}
+
+/** Runs `load` and divides the CPU spent meanwhile by process `pid`, its main thread and this process by the requests it made. */
+export async function cpuPerRequestDuring<T>(pid: number | undefined, load: () => Promise<T>, requestsOf: (result: T) => number): Promise<{ result: T; cpu: CpuPerRequest }> {
+  const server = () => (pid === undefined ? undefined : cpuMicros(`/proc/${pid}`))
+  const main = () => (pid === undefined ? undefined : cpuMicros(`/proc/${pid}/task/${pid}`))
+  const [server0, main0, load0] = [server(), main(), process.cpuUsage()]
+  const result = await load()
+  const [server1, main1, load1] = [server(), main(), process.cpuUsage(load0)]
+  const requests = Math.max(1, requestsOf(result))
+  const per = (before: number | undefined, after: number | undefined) => (before === undefined || after === undefined ? undefined : (after - before) / requests)
+  return { result, cpu: { server: per(server0, server1), main: per(main0, main1), load: (load1.user + load1.system) / requests } }
 }
 
 /** Bytes this process caused to be written to storage. */

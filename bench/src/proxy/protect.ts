@@ -20,9 +20,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type AutocannonResult } from 'autocannon'
-import { median, printTable } from '../measure.js'
+import { median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
-import { cpuMicros, waitUntilQuiet } from '../proc-stats.js'
+import { cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
 import { findOrInstallNginx, startNginx } from './nginx.js'
 
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
@@ -178,34 +178,26 @@ export async function run(): Promise<{ ok: boolean }> {
 
     const rows: Row[] = []
     for (const method of ['GET', 'POST'] as const) {
-      const samples = new Map<string, { result: AutocannonResult; cpu: number | undefined; mainCpu: number | undefined }[]>()
+      const samples = new Map<string, { result: AutocannonResult; cpu: CpuPerRequest }[]>()
       for (let round = 0; round < ROUNDS; round++) {
         for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
           await waitUntilQuiet(pids, { log })
           if (round === 0) await load(`${target.url}/items`, method, target.headers, WARMUP_SECS)
-          const cpuOf = (task = '') => (target.pid === undefined ? undefined : cpuMicros(`/proc/${target.pid}${task}`))
-          const mainTask = `/task/${target.pid}`
-          const [cpuBefore, mainBefore] = [cpuOf(), cpuOf(mainTask)]
-          const result = await load(`${target.url}/items`, method, target.headers, DURATION_SECS)
-          const [cpuAfter, mainAfter] = [cpuOf(), cpuOf(mainTask)]
-          const perRequest = (before: number | undefined, after: number | undefined) =>
-            before === undefined || after === undefined ? undefined : (after - before) / Math.max(result.requests.total, 1)
-          samples.set(target.name, [...(samples.get(target.name) ?? []), { result, cpu: perRequest(cpuBefore, cpuAfter), mainCpu: perRequest(mainBefore, mainAfter) }])
+          const { result, cpu } = await cpuPerRequestDuring(target.pid, () => load(`${target.url}/items`, method, target.headers, DURATION_SECS), r => r.requests.total)
+          samples.set(target.name, [...(samples.get(target.name) ?? []), { result, cpu }])
           log(`${method} ${target.name}, round ${round + 1}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms`)
         }
       }
       for (const target of targets) {
         const runs = samples.get(target.name)!
-        const cpus = runs.map(r => r.cpu).filter((c): c is number => c !== undefined)
-        const mainCpus = runs.map(r => r.mainCpu).filter((c): c is number => c !== undefined)
         rows.push({
           target: target.name,
           method,
           rps: median(runs.map(r => r.result.requests.average)),
           p50: median(runs.map(r => r.result.latency.p50)),
           p99: median(runs.map(r => r.result.latency.p99)),
-          cpuMicrosPerRequest: cpus.length === runs.length ? median(cpus) : undefined,
-          mainCpuMicrosPerRequest: mainCpus.length === runs.length ? median(mainCpus) : undefined,
+          cpuMicrosPerRequest: medianIfAll(runs.map(r => r.cpu.server)),
+          mainCpuMicrosPerRequest: medianIfAll(runs.map(r => r.cpu.main)),
           non2xx: runs.reduce((n, r) => n + r.result.non2xx, 0),
           errors: runs.reduce((n, r) => n + r.result.errors + r.result.timeouts, 0),
           rounds: runs.map(r => Math.round(r.result.requests.average)),

@@ -15,9 +15,9 @@ import { request } from 'undici'
 import { ANONYMOUS_CALLER, createSigner, generateSecret } from '@gate/sdk'
 import { PETS_SPEC_YAML } from '@gate/sidecar/testing'
 import { runLoad, type LoadResult } from '../load.js'
-import { cpuBoundRate, median, printTable } from '../measure.js'
+import { cpuBoundRate, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
-import { cpuMicros, waitUntilQuiet } from '../proc-stats.js'
+import { cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
 
 const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
 const FLOOR_MAIN = fileURLToPath(new URL('./floor-server.js', import.meta.url))
@@ -36,31 +36,9 @@ interface Row {
   rps: number
   p50: number
   p99: number
-  /** CPU per request (µs, medians of the rounds) of the serving process, of its main thread, and of the load generator. */
-  serverCpu?: number
-  mainCpu?: number
-  loadCpu?: number
+  /** CPU per request (medians of the rounds). */
+  cpu: CpuPerRequest
 }
-
-/** CPU per request of one measured round. */
-interface Cpu {
-  server?: number
-  main?: number
-  load: number
-}
-
-/** Runs `load` and reads the CPU the serving process `pid` (all threads, and its main thread) and this process spent per request. */
-async function withCpu(pid: number, load: () => Promise<LoadResult>): Promise<{ result: LoadResult; cpu: Cpu }> {
-  const server = () => cpuMicros(`/proc/${pid}`)
-  const main = () => cpuMicros(`/proc/${pid}/task/${pid}`)
-  const [server0, main0, load0] = [server(), main(), process.cpuUsage()]
-  const result = await load()
-  const [server1, main1, load1] = [server(), main(), process.cpuUsage(load0)]
-  const per = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || result.requests === 0 ? undefined : (b - a) / result.requests)
-  return { result, cpu: { server: per(server0, server1), main: per(main0, main1), load: (load1.user + load1.system) / Math.max(1, result.requests) } }
-}
-
-const medianOf = (values: (number | undefined)[]) => (values.every(v => v !== undefined) ? median(values as number[]) : undefined)
 
 function startProcess(execPath: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
@@ -107,14 +85,14 @@ async function measure(runtime: Runtime): Promise<Row[]> {
           gate.child.pid!,
         ],
       ]
-      const results = new Map<string, { result: LoadResult; cpu: Cpu }[]>()
+      const results = new Map<string, { result: LoadResult; cpu: CpuPerRequest }[]>()
       const pids = [gate.child.pid!, floor.child.pid!]
       // interleaved rounds, so a burst of outside load hits every row alike
       for (let round = 0; round < 2; round++) {
         for (const [name, fn, pid] of scenarios) {
           await waitUntilQuiet(pids, { log: line => process.stdout.write(`bench sidecar: ${name}: ${line}\n`) })
           if (round === 0) await fn(WARMUP_SECS)
-          const measured = await withCpu(pid, () => fn())
+          const measured = await cpuPerRequestDuring(pid, () => fn(), r => r.requests)
           const r = measured.result
           if (r.non2xx > 0 || r.errors > 0) throw new Error(`${runtime.label} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
           results.set(name, [...(results.get(name) ?? []), measured])
@@ -129,9 +107,7 @@ async function measure(runtime: Runtime): Promise<Row[]> {
           rps: median(rs.map(r => r.requestsPerSecond)),
           p50: median(rs.map(r => r.p50Ms)),
           p99: median(rs.map(r => r.p99Ms)),
-          serverCpu: medianOf(ms.map(m => m.cpu.server)),
-          mainCpu: medianOf(ms.map(m => m.cpu.main)),
-          loadCpu: median(ms.map(m => m.cpu.load)),
+          cpu: { server: medianIfAll(ms.map(m => m.cpu.server)), main: medianIfAll(ms.map(m => m.cpu.main)), load: median(ms.map(m => m.cpu.load)) },
         }
       })
     } finally {
@@ -142,12 +118,6 @@ async function measure(runtime: Runtime): Promise<Row[]> {
     await new Promise(resolve => gate.child.once('exit', resolve))
     rmSync(dir, { recursive: true, force: true })
   }
-}
-
-/** The rate a row's CPU per request allows on this host's cores (cpuBoundRate), when it was measured. */
-function cpuBound(row: Row): number | undefined {
-  if (row.serverCpu === undefined || row.loadCpu === undefined) return undefined
-  return cpuBoundRate({ server: row.serverCpu, main: row.mainCpu, load: row.loadCpu }, cpus().length)
 }
 
 export async function run(): Promise<{ ok: boolean }> {
@@ -164,7 +134,7 @@ export async function run(): Promise<{ ok: boolean }> {
   printTable(
     'sidecar: /gate/evaluate, 50 connections, durable receipts (issue #4)',
     rows.map(s => {
-      const bound = cpuBound(s)
+      const bound = cpuBoundRate(s.cpu, cpus().length)
       return {
         runtime: s.runtime,
         scenario: s.scenario,
@@ -172,8 +142,8 @@ export async function run(): Promise<{ ok: boolean }> {
         'p50 ms': s.p50,
         'p99 ms': s.p99,
         'vs floor': ratio(s.rps, s.runtime),
-        'server CPU µs/req (main thread)': s.serverCpu === undefined ? '' : `${us(s.serverCpu)} (${us(s.mainCpu)})`,
-        'load generator µs/req': us(s.loadCpu),
+        'server CPU µs/req (main thread)': s.cpu.server === undefined ? '' : `${us(s.cpu.server)} (${us(s.cpu.main)})`,
+        'load generator µs/req': us(s.cpu.load),
         'CPU bound req/s (vs floor)': bound === undefined ? '' : `${Math.round(bound)} (${ratio(bound, s.runtime)})`,
       }
     }),
