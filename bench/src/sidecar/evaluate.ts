@@ -131,10 +131,11 @@ export async function run(): Promise<{ ok: boolean }> {
   const floorOf = (runtime: string) => rows.find(r => r.runtime === runtime)!.rps
   const ratio = (rps: number, runtime: string) => `${((rps / floorOf(runtime)) * 100).toFixed(0)}%`
   const us = (v: number | undefined) => (v === undefined ? '' : v.toFixed(0))
+  const cores = cpus().length
   printTable(
     'sidecar: /gate/evaluate, 50 connections, durable receipts (issue #4)',
     rows.map(s => {
-      const bound = cpuBoundRate(s.cpu, cpus().length)
+      const bound = cpuBoundRate(s.cpu, cores)
       return {
         runtime: s.runtime,
         scenario: s.scenario,
@@ -149,7 +150,7 @@ export async function run(): Promise<{ ok: boolean }> {
     }),
   )
   process.stdout.write(
-    `CPU bound: the most requests/s this host's ${cpus().length} cores could serve at the CPU per request measured in the row ` +
+    `CPU bound: the most requests/s this host's ${cores} cores could serve at the CPU per request measured in the row ` +
       '(server and load generator together), and no more than its main thread can serve alone\n',
   )
   let ok = false
