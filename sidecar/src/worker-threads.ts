@@ -23,6 +23,40 @@ export function workerExecArgv(execArgv: readonly string[] = process.execArgv): 
   return kept
 }
 
+// Node refuses a worker whose execArgv holds a flag that only a process can take (--v8-pool-size,
+// --single-threaded-gc, --title…): such a flag already applies to the whole process, threads included,
+// so the thread starts without the flags Node names (listed after the colon of its error, comma-separated;
+// a flag given as two words goes with its value). Each attempt drops at least one flag, so this ends.
+function newWorker(url: URL, workerData: unknown): Worker {
+  let execArgv = workerExecArgv()
+  for (;;) {
+    try {
+      return new Worker(url, { workerData, execArgv })
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw err
+      const message = (err as Error).message
+      const refused = new Set(message.slice(message.lastIndexOf(': ') + 2).split(', '))
+      const kept = withoutFlags(execArgv, refused)
+      if (kept.length === execArgv.length) throw err
+      execArgv = kept
+    }
+  }
+}
+
+function withoutFlags(execArgv: readonly string[], refused: ReadonlySet<string>): string[] {
+  const kept: string[] = []
+  for (let i = 0; i < execArgv.length; i++) {
+    const flag = execArgv[i]!
+    if (!refused.has(flag)) {
+      kept.push(flag)
+      continue
+    }
+    const next = execArgv[i + 1]
+    if (!flag.includes('=') && next !== undefined && !next.startsWith('-')) i++ // its value
+  }
+  return kept
+}
+
 /** A sidecar thread's first message: ready for work, or why it cannot start (other members allowed). */
 export type ThreadReady = { ready: true } | { ready: false; error: string }
 
@@ -33,9 +67,14 @@ export type ThreadReady = { ready: true } | { ready: false; error: string }
  * `error` the thread sent, or how it ended).
  */
 export async function startWorker(url: URL, workerData: unknown, what: string): Promise<Worker> {
-  // ref'd until the first message, so a caller awaiting the start is never left with an unsettled promise
-  const worker = new Worker(url, { workerData, execArgv: workerExecArgv() })
   let reason: string
+  let worker: Worker
+  try {
+    worker = newWorker(url, workerData)
+  } catch (err) {
+    throw new Error(`${what}: ${(err as Error).message}`)
+  }
+  // ref'd until the first message, so a caller awaiting the start is never left with an unsettled promise
   try {
     const first = await new Promise<unknown>((resolve, reject) => {
       worker.once('message', resolve)
