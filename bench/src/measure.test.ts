@@ -1,5 +1,5 @@
 import t from 'tap'
-import { cpuBoundRate, median, medianIfAll } from './measure.js'
+import { cpuBoundRate, formatMicros, median, medianIfAll } from './measure.js'
 
 t.test('median of odd and even counts', async t => {
   t.equal(median([3, 1, 2]), 2)
@@ -20,4 +20,10 @@ t.test('cpuBoundRate: all cores, or the main thread when it is the tighter limit
 t.test('medianIfAll: a median only when every reading is there', async t => {
   t.equal(medianIfAll([5, 1, 3]), 3)
   t.equal(medianIfAll([5, undefined, 3]), undefined)
+})
+
+t.test('formatMicros: whole microseconds, empty where there is no reading', async t => {
+  t.equal(formatMicros(98.96), '99')
+  t.equal(formatMicros(387.2), '387')
+  t.equal(formatMicros(undefined), '')
 })

@@ -73,6 +73,11 @@ export function formatNumber(n: number): string {
   return n.toPrecision(3)
 }
 
+/** Whole microseconds for a table cell; empty where the reading could not be taken. */
+export function formatMicros(v: number | undefined): string {
+  return v === undefined ? '' : v.toFixed(0)
+}
+
 /** The median of `values`, or undefined when any of them is missing (a reading some round could not take). */
 export function medianIfAll(values: readonly (number | undefined)[]): number | undefined {
   return values.every(v => v !== undefined) ? median(values as number[]) : undefined

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type AutocannonResult } from 'autocannon'
-import { median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
+import { formatMicros, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
 import { cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
 import { findOrInstallNginx, startNginx } from './nginx.js'
@@ -212,8 +212,8 @@ export async function run(): Promise<{ ok: boolean }> {
       'req/s per round': r.rounds.join(', '),
       'p50 ms': r.p50,
       'p99 ms': r.p99,
-      'proxy CPU µs/req': r.cpuMicrosPerRequest ?? '',
-      'main thread µs/req': r.mainCpuMicrosPerRequest === undefined ? '' : r.mainCpuMicrosPerRequest.toFixed(0),
+      'proxy CPU µs/req': formatMicros(r.cpuMicrosPerRequest),
+      'main thread µs/req': formatMicros(r.mainCpuMicrosPerRequest),
       'non-2xx': r.non2xx,
       errors: r.errors,
     })))

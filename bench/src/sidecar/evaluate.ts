@@ -15,7 +15,7 @@ import { request } from 'undici'
 import { ANONYMOUS_CALLER, createSigner, generateSecret } from '@gate/sdk'
 import { PETS_SPEC_YAML } from '@gate/sidecar/testing'
 import { runLoad, type LoadResult } from '../load.js'
-import { cpuBoundRate, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
+import { cpuBoundRate, formatMicros, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
 import { cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
 
@@ -130,7 +130,6 @@ export async function run(): Promise<{ ok: boolean }> {
   // each runtime's first row is its floor
   const floorOf = (runtime: string) => rows.find(r => r.runtime === runtime)!.rps
   const ratio = (rps: number, runtime: string) => `${((rps / floorOf(runtime)) * 100).toFixed(0)}%`
-  const us = (v: number | undefined) => (v === undefined ? '' : v.toFixed(0))
   const cores = cpus().length
   printTable(
     'sidecar: /gate/evaluate, 50 connections, durable receipts (issue #4)',
@@ -143,8 +142,8 @@ export async function run(): Promise<{ ok: boolean }> {
         'p50 ms': s.p50,
         'p99 ms': s.p99,
         'vs floor': ratio(s.rps, s.runtime),
-        'server CPU µs/req (main thread)': s.cpu.server === undefined ? '' : `${us(s.cpu.server)} (${us(s.cpu.main)})`,
-        'load generator µs/req': us(s.cpu.load),
+        'server CPU µs/req (main thread)': s.cpu.server === undefined ? '' : `${formatMicros(s.cpu.server)} (${formatMicros(s.cpu.main)})`,
+        'load generator µs/req': formatMicros(s.cpu.load),
         'CPU bound req/s (vs floor)': bound === undefined ? '' : `${Math.round(bound)} (${ratio(bound, s.runtime)})`,
       }
     }),
