@@ -72,7 +72,7 @@ export async function startWorker(url: URL, workerData: unknown, what: string): 
   try {
     worker = newWorker(url, workerData)
   } catch (err) {
-    throw new Error(`${what}: ${(err as Error).message}`)
+    throw new Error(`${what}: ${(err as Error).message}`, { cause: err })
   }
   // ref'd until the first message, so a caller awaiting the start is never left with an unsettled promise
   try {
