@@ -81,7 +81,7 @@ export function adaptStores(stores: Stores, signer: Signer): ServiceStores {
     revocationBackend: stores.revocations.isEphemeral ? 'ephemeral' : 'durable',
     receiptLocation: stores.isEphemeral
       ? 'in memory, lost on restart'
-      : `sqlite ${stores.paths.receipts} (${stores.receipts.driver}${stores.receipts.appendsOnThread ? ', appends on their own thread' : ''})`,
+      : `sqlite ${stores.paths.receipts} (${stores.receipts.driver}${stores.receipts.appendsOnThread ? ', appends on their own thread once the first receipt starts it' : ''})`,
     previousKeys: () => stores.authority.trustedPublicKeys().filter(k => k !== signer.publicKey),
     healthy: () => stores.receipts.healthy,
     close: () => closeStores(stores),
