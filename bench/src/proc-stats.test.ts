@@ -25,6 +25,19 @@ t.test('waitUntilQuiet waits out a busy process, and gives up at its timeout', {
   t.same((await waitUntilQuiet([999_999_999], { windowMs: 20 })).quiet, true, 'a process that is gone counts as idle')
 })
 
+t.test('waitUntilQuiet needs quiet for quietForMs: a lull before background work starts does not count', { skip: process.platform !== 'linux' && 'not Linux' }, async t => {
+  // like a Gate after a row: idle for 400 ms (its backfill's gather delay), then busy for 800 ms
+  const child = spawn(process.execPath, ['-e', 'process.stdout.write("ready\\n"); setTimeout(() => { const end = Date.now() + 800; while (Date.now() < end); }, 400); setInterval(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'ignore'] })
+  t.teardown(() => child.kill())
+  await new Promise(resolve => child.stdout!.once('data', resolve))
+  const fooled = await waitUntilQuiet([child.pid!], { windowMs: 100, quietForMs: 100 })
+  t.ok(fooled.quiet && fooled.waitedMs < 400, `one quiet window is taken in the lull (${fooled.waitedMs.toFixed(0)} ms)`)
+  const settled = await waitUntilQuiet([child.pid!], { windowMs: 100, quietForMs: 1000, timeoutMs: 10_000 })
+  t.equal(settled.quiet, true)
+  // from here: the rest of the lull, the 800 ms of work, then 1000 ms of quiet
+  t.ok(settled.waitedMs >= 1000 + 700, `it waited out the work and then the quiet span (${settled.waitedMs.toFixed(0)} ms)`)
+})
+
 t.test('cpuPerRequestDuring divides the CPU spent during a load by its requests', { skip: process.platform !== 'linux' && 'not Linux' }, async t => {
   // this process serves and loads at once: 10 "requests" of ~60 ms of spinning
   const { result, cpu } = await cpuPerRequestDuring(process.pid, async () => {

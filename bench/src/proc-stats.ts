@@ -49,6 +49,13 @@ export interface QuietOptions {
   windowMs?: number
   /** Quiet means the processes together used at most this share of one core over a window, default 0.05. */
   maxShare?: number
+  /**
+   * Quiet must last this long without a busy window in between, default 1000 ms. One quiet window is not
+   * enough: a Gate waits 250 ms after its last commit before its core-receipt backfill starts (its
+   * `gatherMs`), so the window right after a row often looks idle and the backfill then ran during the
+   * next rows, measured in the bench of 2026-11-25 at 7–14 s of conversion landing on the next targets.
+   */
+  quietForMs?: number
   /** Give up after this long, default 60 s. */
   timeoutMs?: number
   /** Told when the wait took over 2 s or the processes stayed busy (the measurement then goes ahead anyway). */
@@ -63,15 +70,22 @@ export interface QuietOptions {
 export async function waitUntilQuiet(pids: readonly number[], options: QuietOptions = {}): Promise<{ waitedMs: number; quiet: boolean }> {
   const windowMs = options.windowMs ?? 250
   const maxShare = options.maxShare ?? 0.05
+  const quietForMs = options.quietForMs ?? 1000
   const timeoutMs = options.timeoutMs ?? 60_000
   const total = () => pids.reduce((sum, pid) => sum + (cpuMicros(`/proc/${pid}`) ?? 0), 0)
   const start = performance.now()
+  let quietSince: number | undefined
   for (;;) {
     const before = total()
+    const windowStart = performance.now()
     await new Promise(resolve => setTimeout(resolve, windowMs))
+    const now = performance.now()
+    // judged against the time that really passed: on a busy host the timer fires late
     const used = total() - before
-    const waitedMs = performance.now() - start
-    const quiet = used <= maxShare * windowMs * 1000
+    const idle = used <= maxShare * (now - windowStart) * 1000
+    quietSince = idle ? (quietSince ?? windowStart) : undefined
+    const waitedMs = now - start
+    const quiet = quietSince !== undefined && now - quietSince >= quietForMs
     if (quiet || waitedMs >= timeoutMs) {
       if (!quiet || waitedMs > 2000) options.log?.(`waited ${(waitedMs / 1000).toFixed(1)} s for the servers to go idle${quiet ? '' : ' (they did not; measuring anyway)'}`)
       return { waitedMs, quiet }
