@@ -13,7 +13,9 @@
 // core form for a few seconds after the load stops, and that must not land in another target's row.
 //
 // Run: npx tsc -b bench && node bench/dist/proxy/protect.js   (or `npm run bench -- proxy`).
-// BENCH_DURATION_SECS, BENCH_WARMUP_SECS, BENCH_CONNECTIONS and BENCH_ROUNDS override the defaults (5, 2, 50, 2).
+// BENCH_DURATION_SECS, BENCH_WARMUP_SECS, BENCH_CONNECTIONS and BENCH_ROUNDS override the defaults (5, 8, 50, 2).
+// The warm-up is long because a fresh Node process here needs 4–7 s of load to reach its steady rate
+// (per-second rates of a fresh @fastify/http-proxy and a fresh Gate, docs/performance.md).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -27,7 +29,7 @@ import { findOrInstallNginx, startNginx } from './nginx.js'
 
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
-const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 2)
+const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 8)
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2))
 const CONTROL_TOKEN = 'bench-control-token'
 const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
