@@ -8,9 +8,10 @@
 // two are compared with each other.
 //
 // Every row is measured in BENCH_ROUNDS rounds (default 2), the second in reverse order, and reported as
-// the median, so drift in the host's load hits every target alike. Before each measurement the suite
+// the median, so drift in the host's load hits every target alike. After each measurement the suite
 // waits until all its servers are idle: a Gate keeps converting the receipts of its last row to their
-// core form for a few seconds after the load stops, and that must not land in another target's row.
+// core form for 10 s or more after the load stops, and that must not land in another target's row. What
+// the target spends meanwhile is printed per request of its load ("CPU after the load").
 //
 // Run: npx tsc -b bench && node bench/dist/proxy/protect.js   (or `npm run bench -- proxy`).
 // BENCH_DURATION_SECS, BENCH_WARMUP_SECS, BENCH_CONNECTIONS and BENCH_ROUNDS override the defaults (5, 8, 50, 2).
@@ -24,7 +25,7 @@ import { fileURLToPath } from 'node:url'
 import autocannon, { type AutocannonResult } from 'autocannon'
 import { formatMicros, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
-import { cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
+import { cpuMicros, cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
 import { findOrInstallNginx, startNginx } from './nginx.js'
 
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
@@ -94,6 +95,8 @@ interface Row {
   cpuMicrosPerRequest: number | undefined
   /** The same for its main thread (the event loop every request passes through), when known. */
   mainCpuMicrosPerRequest: number | undefined
+  /** CPU the proxy process spent after the load until it was idle, per request it served since it was last idle (Gate's core-receipt backfill). */
+  afterCpuMicrosPerRequest: number | undefined
   non2xx: number
   errors: number
   /** req/s of each round, in round order. */
@@ -180,13 +183,20 @@ export async function run(): Promise<{ ok: boolean }> {
 
     const rows: Row[] = []
     for (const method of ['GET', 'POST'] as const) {
-      const samples = new Map<string, { result: AutocannonResult; cpu: CpuPerRequest }[]>()
+      const samples = new Map<string, { result: AutocannonResult; cpu: CpuPerRequest; after: number | undefined }[]>()
+      await waitUntilQuiet(pids, { log })
       for (let round = 0; round < ROUNDS; round++) {
         for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-          await waitUntilQuiet(pids, { log })
-          if (round === 0) await load(`${target.url}/items`, method, target.headers, WARMUP_SECS)
+          const warmup = round === 0 ? await load(`${target.url}/items`, method, target.headers, WARMUP_SECS) : undefined
           const { result, cpu } = await cpuPerRequestDuring(target.pid, () => load(`${target.url}/items`, method, target.headers, DURATION_SECS), r => r.requests.total)
-          samples.set(target.name, [...(samples.get(target.name) ?? []), { result, cpu }])
+          // the work a target leaves for later is its own cost, and must not land in the next row
+          const cpuAtEnd = target.pid === undefined ? undefined : cpuMicros(`/proc/${target.pid}`)
+          await waitUntilQuiet(pids, { log })
+          const cpuIdle = target.pid === undefined ? undefined : cpuMicros(`/proc/${target.pid}`)
+          // per request since the last idle moment: the warm-up's receipts are converted too
+          const served = result.requests.total + (warmup?.requests.total ?? 0)
+          const after = cpuAtEnd === undefined || cpuIdle === undefined ? undefined : (cpuIdle - cpuAtEnd) / Math.max(served, 1)
+          samples.set(target.name, [...(samples.get(target.name) ?? []), { result, cpu, after }])
           log(`${method} ${target.name}, round ${round + 1}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms`)
         }
       }
@@ -200,6 +210,7 @@ export async function run(): Promise<{ ok: boolean }> {
           p99: median(runs.map(r => r.result.latency.p99)),
           cpuMicrosPerRequest: medianIfAll(runs.map(r => r.cpu.server)),
           mainCpuMicrosPerRequest: medianIfAll(runs.map(r => r.cpu.main)),
+          afterCpuMicrosPerRequest: medianIfAll(runs.map(r => r.after)),
           non2xx: runs.reduce((n, r) => n + r.result.non2xx, 0),
           errors: runs.reduce((n, r) => n + r.result.errors + r.result.timeouts, 0),
           rounds: runs.map(r => Math.round(r.result.requests.average)),
@@ -216,6 +227,7 @@ export async function run(): Promise<{ ok: boolean }> {
       'p99 ms': r.p99,
       'proxy CPU µs/req': formatMicros(r.cpuMicrosPerRequest),
       'main thread µs/req': formatMicros(r.mainCpuMicrosPerRequest),
+      'CPU after the load µs/req': formatMicros(r.afterCpuMicrosPerRequest),
       'non-2xx': r.non2xx,
       errors: r.errors,
     })))
