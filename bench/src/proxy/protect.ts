@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url'
 import autocannon, { type AutocannonResult } from 'autocannon'
 import { formatMicros, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
-import { cpuMicros, cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
+import { cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
 import { findOrInstallNginx, startNginx } from './nginx.js'
 
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
@@ -189,13 +189,10 @@ export async function run(): Promise<{ ok: boolean }> {
         for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
           const warmup = round === 0 ? await load(`${target.url}/items`, method, target.headers, WARMUP_SECS) : undefined
           const { result, cpu } = await cpuPerRequestDuring(target.pid, () => load(`${target.url}/items`, method, target.headers, DURATION_SECS), r => r.requests.total)
-          // the work a target leaves for later is its own cost, and must not land in the next row
-          const cpuAtEnd = target.pid === undefined ? undefined : cpuMicros(`/proc/${target.pid}`)
-          await waitUntilQuiet(pids, { log })
-          const cpuIdle = target.pid === undefined ? undefined : cpuMicros(`/proc/${target.pid}`)
-          // per request since the last idle moment: the warm-up's receipts are converted too
+          // the work a target leaves for later is its own cost, and must not land in the next row; per
+          // request since the last idle moment, since the warm-up's receipts are converted too
           const served = result.requests.total + (warmup?.requests.total ?? 0)
-          const after = cpuAtEnd === undefined || cpuIdle === undefined ? undefined : (cpuIdle - cpuAtEnd) / Math.max(served, 1)
+          const after = (await cpuPerRequestDuring(target.pid, () => waitUntilQuiet(pids, { log }), () => served)).cpu.server
           samples.set(target.name, [...(samples.get(target.name) ?? []), { result, cpu, after }])
           log(`${method} ${target.name}, round ${round + 1}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms`)
         }
