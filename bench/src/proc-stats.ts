@@ -50,10 +50,12 @@ export interface QuietOptions {
   /** Quiet means the processes together used at most this share of one core over a window, default 0.05. */
   maxShare?: number
   /**
-   * Quiet must last this long without a busy window in between, default 1000 ms. One quiet window is not
+   * Quiet must last this long without a busy window in between, default 2000 ms. One quiet window is not
    * enough: a Gate waits 250 ms after its last commit before its core-receipt backfill starts (its
    * `gatherMs`), so the window right after a row often looks idle and the backfill then ran during the
    * next rows, measured in the bench of 2026-11-25 at 7–14 s of conversion landing on the next targets.
+   * Nor is 1 s: the backfill also waits until its event loop was under 10% busy over a 500 ms window,
+   * which can hold it back about a second after the load, and in one sidecar run the wait ended first.
    */
   quietForMs?: number
   /** Give up after this long, default 60 s. */
@@ -70,7 +72,7 @@ export interface QuietOptions {
 export async function waitUntilQuiet(pids: readonly number[], options: QuietOptions = {}): Promise<{ waitedMs: number; quiet: boolean }> {
   const windowMs = options.windowMs ?? 250
   const maxShare = options.maxShare ?? 0.05
-  const quietForMs = options.quietForMs ?? 1000
+  const quietForMs = options.quietForMs ?? 2000
   const timeoutMs = options.timeoutMs ?? 60_000
   const total = () => pids.reduce((sum, pid) => sum + (cpuMicros(`/proc/${pid}`) ?? 0), 0)
   const start = performance.now()
@@ -91,4 +93,14 @@ export async function waitUntilQuiet(pids: readonly number[], options: QuietOpti
       return { waitedMs, quiet }
     }
   }
+}
+
+/**
+ * Waits until the processes `pids` are idle (as `waitUntilQuiet`) and divides what process `pid` spent
+ * meanwhile by `served`, the requests it answered since it was last idle: the work a target leaves for
+ * after its load (a Gate's core-receipt backfill) is its own cost per request, and waiting after the row
+ * keeps it out of the next one.
+ */
+export async function cpuPerRequestUntilQuiet(pid: number | undefined, pids: readonly number[], served: number, options: QuietOptions = {}): Promise<number | undefined> {
+  return (await cpuPerRequestDuring(pid, () => waitUntilQuiet(pids, options), () => served)).cpu.server
 }

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url'
 import autocannon, { type AutocannonResult } from 'autocannon'
 import { formatMicros, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
-import { cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
+import { cpuPerRequestDuring, cpuPerRequestUntilQuiet, waitUntilQuiet } from '../proc-stats.js'
 import { findOrInstallNginx, startNginx } from './nginx.js'
 
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
@@ -192,7 +192,7 @@ export async function run(): Promise<{ ok: boolean }> {
           // the work a target leaves for later is its own cost, and must not land in the next row; per
           // request since the last idle moment, since the warm-up's receipts are converted too
           const served = result.requests.total + (warmup?.requests.total ?? 0)
-          const after = (await cpuPerRequestDuring(target.pid, () => waitUntilQuiet(pids, { log }), () => served)).cpu.server
+          const after = await cpuPerRequestUntilQuiet(target.pid, pids, served, { log })
           samples.set(target.name, [...(samples.get(target.name) ?? []), { result, cpu, after }])
           log(`${method} ${target.name}, round ${round + 1}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms`)
         }

@@ -3,9 +3,11 @@
 // p50/p99 and the ratio. Targets: >= 5,000 evaluations/s and >= 35% of the bare floor.
 // Measured on this machine's Node (stores on the `sqlite3` addon) and, when a Node 24 binary is found or
 // can be installed, again on Node 24 (stores on `node:sqlite`); each runtime against its own floor.
-// Each scenario is warmed up for 2 s, then measured in two interleaved rounds of 5 s (median); before
-// each measurement the suite waits until the sidecar and the floor server are idle, so the sidecar's
-// core-receipt backfill after one scenario does not run during the next.
+// Each scenario is warmed up for 8 s (BENCH_WARMUP_SECS; a fresh Node process here needs several seconds
+// of load to reach its steady rate), then measured in two interleaved rounds of 5 s (median). After each
+// measurement the suite waits until the sidecar and the floor server are idle, so the sidecar's
+// core-receipt backfill after one scenario does not run during the next; what the server spends
+// meanwhile is printed per request it served since it was last idle ("CPU after the load").
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -17,12 +19,12 @@ import { PETS_SPEC_YAML } from '@gate/sidecar/testing'
 import { runLoad, type LoadResult } from '../load.js'
 import { cpuBoundRate, formatMicros, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
-import { cpuPerRequestDuring, waitUntilQuiet } from '../proc-stats.js'
+import { cpuPerRequestDuring, cpuPerRequestUntilQuiet, waitUntilQuiet } from '../proc-stats.js'
 
 const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
 const FLOOR_MAIN = fileURLToPath(new URL('./floor-server.js', import.meta.url))
 const TOKEN = 'bench-control-token-0123456789'
-const WARMUP_SECS = 2
+const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 8)
 
 interface Runtime {
   /** Shown in the table, e.g. "node v20.20.2 (sqlite3)". */
@@ -38,6 +40,8 @@ interface Row {
   p99: number
   /** CPU per request (medians of the rounds). */
   cpu: CpuPerRequest
+  /** CPU the server spent after the load until it was idle, per request it served since it was last idle (median). */
+  after: number | undefined
 }
 
 function startProcess(execPath: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
@@ -85,17 +89,20 @@ async function measure(runtime: Runtime): Promise<Row[]> {
           gate.child.pid!,
         ],
       ]
-      const results = new Map<string, { result: LoadResult; cpu: CpuPerRequest }[]>()
+      const results = new Map<string, { result: LoadResult; cpu: CpuPerRequest; after: number | undefined }[]>()
       const pids = [gate.child.pid!, floor.child.pid!]
+      await waitUntilQuiet(pids, { log: line => process.stdout.write(`bench sidecar: ${runtime.label}: ${line}\n`) })
       // interleaved rounds, so a burst of outside load hits every row alike
       for (let round = 0; round < 2; round++) {
         for (const [name, fn, pid] of scenarios) {
-          await waitUntilQuiet(pids, { log: line => process.stdout.write(`bench sidecar: ${name}: ${line}\n`) })
-          if (round === 0) await fn(WARMUP_SECS)
+          const warmup = round === 0 ? await fn(WARMUP_SECS) : undefined
           const measured = await cpuPerRequestDuring(pid, () => fn(), r => r.requests)
           const r = measured.result
           if (r.non2xx > 0 || r.errors > 0) throw new Error(`${runtime.label} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
-          results.set(name, [...(results.get(name) ?? []), measured])
+          // the row's backlog (its receipts' core form) is charged to it and kept out of the next row
+          const served = r.requests + (warmup?.requests ?? 0)
+          const after = await cpuPerRequestUntilQuiet(pid, pids, served, { log: line => process.stdout.write(`bench sidecar: ${name}: ${line}\n`) })
+          results.set(name, [...(results.get(name) ?? []), { ...measured, after }])
         }
       }
       return scenarios.map(([name]) => {
@@ -108,6 +115,7 @@ async function measure(runtime: Runtime): Promise<Row[]> {
           p50: median(rs.map(r => r.p50Ms)),
           p99: median(rs.map(r => r.p99Ms)),
           cpu: { server: medianIfAll(ms.map(m => m.cpu.server)), main: medianIfAll(ms.map(m => m.cpu.main)), load: median(ms.map(m => m.cpu.load)) },
+          after: medianIfAll(ms.map(m => m.after)),
         }
       })
     } finally {
@@ -144,13 +152,16 @@ export async function run(): Promise<{ ok: boolean }> {
         'vs floor': ratio(s.rps, s.runtime),
         'server CPU µs/req (main thread)': s.cpu.server === undefined ? '' : `${formatMicros(s.cpu.server)} (${formatMicros(s.cpu.main)})`,
         'load generator µs/req': formatMicros(s.cpu.load),
+        'CPU after the load µs/req': formatMicros(s.after),
         'CPU bound req/s (vs floor)': bound === undefined ? '' : `${Math.round(bound)} (${ratio(bound, s.runtime)})`,
       }
     }),
   )
   process.stdout.write(
     `CPU bound: the most requests/s this host's ${cores} cores could serve at the CPU per request measured in the row ` +
-      '(server and load generator together), and no more than its main thread can serve alone\n',
+      '(server and load generator together), and no more than its main thread can serve alone; ' +
+      'CPU after the load: what the server spent from the end of the row until it was idle (the core form of its receipts), ' +
+      'per request it served since it was last idle, warm-up included; the CPU bound leaves it out, since it waits while requests arrive\n',
   )
   let ok = false
   for (const runtime of runtimes) {
