@@ -10,23 +10,24 @@ import { Worker } from 'node:worker_threads'
 const WITH_VALUE = new Set(['-e', '--eval', '-p', '--print', '--input-type'])
 
 export function workerExecArgv(execArgv: readonly string[] = process.execArgv): string[] {
+  return withoutFlags(execArgv, flag => WITH_VALUE.has(flag) || /^--(?:input-type|eval|print)=/.test(flag), flag => WITH_VALUE.has(flag))
+}
+
+/** `execArgv` less the flags `drop` names, each with the next word when `takesValue` says it is the flag's value. */
+function withoutFlags(execArgv: readonly string[], drop: (flag: string) => boolean, takesValue: (flag: string, next: string | undefined) => boolean): string[] {
   const kept: string[] = []
   for (let i = 0; i < execArgv.length; i++) {
     const flag = execArgv[i]!
-    if (WITH_VALUE.has(flag)) {
-      i++ // and its value
-      continue
-    }
-    if (/^--(?:input-type|eval|print)=/.test(flag)) continue
-    kept.push(flag)
+    if (!drop(flag)) kept.push(flag)
+    else if (takesValue(flag, execArgv[i + 1])) i++ // and its value
   }
   return kept
 }
 
 // Node refuses a worker whose execArgv holds a flag that only a process can take (--v8-pool-size,
 // --single-threaded-gc, --title…): such a flag already applies to the whole process, threads included,
-// so the thread starts without the flags Node names (listed after the colon of its error, comma-separated;
-// a flag given as two words goes with its value). Each attempt drops at least one flag, so this ends.
+// so the thread starts without the flags Node names (listed after the colon of its error, comma-separated).
+// Each attempt drops at least one flag, so this ends.
 function newWorker(url: URL, workerData: unknown): Worker {
   let execArgv = workerExecArgv()
   for (;;) {
@@ -36,25 +37,12 @@ function newWorker(url: URL, workerData: unknown): Worker {
       if ((err as NodeJS.ErrnoException).code !== 'ERR_WORKER_INVALID_EXEC_ARGV') throw err
       const message = (err as Error).message
       const refused = new Set(message.slice(message.lastIndexOf(': ') + 2).split(', '))
-      const kept = withoutFlags(execArgv, refused)
+      // a refused flag given as two words goes with its value
+      const kept = withoutFlags(execArgv, flag => refused.has(flag), (flag, next) => !flag.includes('=') && next !== undefined && !next.startsWith('-'))
       if (kept.length === execArgv.length) throw err
       execArgv = kept
     }
   }
-}
-
-function withoutFlags(execArgv: readonly string[], refused: ReadonlySet<string>): string[] {
-  const kept: string[] = []
-  for (let i = 0; i < execArgv.length; i++) {
-    const flag = execArgv[i]!
-    if (!refused.has(flag)) {
-      kept.push(flag)
-      continue
-    }
-    const next = execArgv[i + 1]
-    if (!flag.includes('=') && next !== undefined && !next.startsWith('-')) i++ // its value
-  }
-  return kept
 }
 
 /** A sidecar thread's first message: ready for work, or why it cannot start (other members allowed). */

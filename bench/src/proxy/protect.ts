@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import autocannon, { type AutocannonResult } from 'autocannon'
+import { runLoad, type LoadResult } from '../load.js'
 import { formatMicros, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
 import { findOrInstallNode24 } from '../node24.js'
 import { cpuPerRequestDuring, cpuPerRequestUntilQuiet, waitUntilQuiet } from '../proc-stats.js'
@@ -103,11 +103,11 @@ interface Row {
   rounds: number[]
 }
 
-async function load(url: string, method: 'GET' | 'POST', headers: Record<string, string>, durationSecs: number): Promise<AutocannonResult> {
-  return autocannon({
+function load(url: string, method: 'GET' | 'POST', headers: Record<string, string>, durationSeconds: number): Promise<LoadResult> {
+  return runLoad({
     url,
     connections: CONNECTIONS,
-    duration: durationSecs,
+    durationSeconds,
     method,
     headers: method === 'POST' ? { 'content-type': 'application/json', ...headers } : headers,
     body: method === 'POST' ? POST_BODY : undefined,
@@ -183,18 +183,18 @@ export async function run(): Promise<{ ok: boolean }> {
 
     const rows: Row[] = []
     for (const method of ['GET', 'POST'] as const) {
-      const samples = new Map<string, { result: AutocannonResult; cpu: CpuPerRequest; after: number | undefined }[]>()
+      const samples = new Map<string, { result: LoadResult; cpu: CpuPerRequest; after: number | undefined }[]>()
       await waitUntilQuiet(pids, { log })
       for (let round = 0; round < ROUNDS; round++) {
         for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
           const warmup = round === 0 ? await load(`${target.url}/items`, method, target.headers, WARMUP_SECS) : undefined
-          const { result, cpu } = await cpuPerRequestDuring(target.pid, () => load(`${target.url}/items`, method, target.headers, DURATION_SECS), r => r.requests.total)
+          const { result, cpu } = await cpuPerRequestDuring(target.pid, () => load(`${target.url}/items`, method, target.headers, DURATION_SECS), r => r.requests)
           // the work a target leaves for later is its own cost, and must not land in the next row; per
           // request since the last idle moment, since the warm-up's receipts are converted too
-          const served = result.requests.total + (warmup?.requests.total ?? 0)
+          const served = result.requests + (warmup?.requests ?? 0)
           const after = await cpuPerRequestUntilQuiet(target.pid, pids, served, { log })
           samples.set(target.name, [...(samples.get(target.name) ?? []), { result, cpu, after }])
-          log(`${method} ${target.name}, round ${round + 1}: ${Math.round(result.requests.average)} req/s, p99 ${result.latency.p99} ms`)
+          log(`${method} ${target.name}, round ${round + 1}: ${Math.round(result.requestsPerSecond)} req/s, p99 ${result.p99Ms} ms`)
         }
       }
       for (const target of targets) {
@@ -202,15 +202,15 @@ export async function run(): Promise<{ ok: boolean }> {
         rows.push({
           target: target.name,
           method,
-          rps: median(runs.map(r => r.result.requests.average)),
-          p50: median(runs.map(r => r.result.latency.p50)),
-          p99: median(runs.map(r => r.result.latency.p99)),
+          rps: median(runs.map(r => r.result.requestsPerSecond)),
+          p50: median(runs.map(r => r.result.p50Ms)),
+          p99: median(runs.map(r => r.result.p99Ms)),
           cpuMicrosPerRequest: medianIfAll(runs.map(r => r.cpu.server)),
           mainCpuMicrosPerRequest: medianIfAll(runs.map(r => r.cpu.main)),
           afterCpuMicrosPerRequest: medianIfAll(runs.map(r => r.after)),
           non2xx: runs.reduce((n, r) => n + r.result.non2xx, 0),
-          errors: runs.reduce((n, r) => n + r.result.errors + r.result.timeouts, 0),
-          rounds: runs.map(r => Math.round(r.result.requests.average)),
+          errors: runs.reduce((n, r) => n + r.result.errors, 0),
+          rounds: runs.map(r => Math.round(r.result.requestsPerSecond)),
         })
       }
     }

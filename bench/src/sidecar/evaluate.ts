@@ -91,7 +91,8 @@ async function measure(runtime: Runtime): Promise<Row[]> {
       ]
       const results = new Map<string, { result: LoadResult; cpu: CpuPerRequest; after: number | undefined }[]>()
       const pids = [gate.child.pid!, floor.child.pid!]
-      await waitUntilQuiet(pids, { log: line => process.stdout.write(`bench sidecar: ${runtime.label}: ${line}\n`) })
+      const logFor = (what: string) => (line: string) => process.stdout.write(`bench sidecar: ${what}: ${line}\n`)
+      await waitUntilQuiet(pids, { log: logFor(runtime.label) })
       // interleaved rounds, so a burst of outside load hits every row alike
       for (let round = 0; round < 2; round++) {
         for (const [name, fn, pid] of scenarios) {
@@ -101,7 +102,7 @@ async function measure(runtime: Runtime): Promise<Row[]> {
           if (r.non2xx > 0 || r.errors > 0) throw new Error(`${runtime.label} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
           // the row's backlog (its receipts' core form) is charged to it and kept out of the next row
           const served = r.requests + (warmup?.requests ?? 0)
-          const after = await cpuPerRequestUntilQuiet(pid, pids, served, { log: line => process.stdout.write(`bench sidecar: ${name}: ${line}\n`) })
+          const after = await cpuPerRequestUntilQuiet(pid, pids, served, { log: logFor(name) })
           results.set(name, [...(results.get(name) ?? []), { ...measured, after }])
         }
       }
