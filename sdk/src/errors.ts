@@ -304,5 +304,13 @@ export class UnknownOptionError extends GateError {
   }
 }
 
+/** A transparency-log input the tree algorithms refuse: a malformed id, a size or index out of range. */
+export class MalformedTreeInputError extends GateError {
+  constructor(what: string, expected: string, got: unknown) {
+    super('gate_bad_request', `${what} must be ${expected}, got ${describe(got)}`)
+    this.name = 'MalformedTreeInputError'
+  }
+}
+
 /** Codes a fail-open configuration may pass: the sidecar could not be asked (spec 02, Fail-closed rule). */
 export const FAIL_OPEN_CODES: ReadonlySet<GateErrorCode> = new Set<GateErrorCode>(['gate_sidecar_unreachable', 'gate_timeout'])

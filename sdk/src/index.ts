@@ -1,4 +1,5 @@
 export * from './errors.js'
 export * from './types.js'
 export * from './protocol/index.js'
+export * from './transparency/index.js'
 export * from './middleware/index.js'

@@ -1,0 +1,7 @@
+export * from './merkle-hash.js'
+export * from './compact-tree.js'
+export * from './merkle-proofs.js'
+export * from './merkle-verify.js'
+export * from './checkpoint-statement.js'
+export * from './proof-records.js'
+export * from './memory-node-reader.js'
