@@ -182,3 +182,37 @@ function describeStoreValue(value: unknown): string {
   if (value === null || value === undefined || typeof value !== 'object') return String(value)
   return Array.isArray(value) ? 'an array' : 'an object'
 }
+
+// ---- transparency log (transparency/) ----
+
+/** A receipt no checkpoint covers yet (it committed after the newest one): `gate receipt flush` makes one. */
+export class NotCheckpointedError extends GateError {
+  constructor(receiptId: string, detail: string) {
+    super('gate_conflict', `receipt ${receiptId} is not covered by a checkpoint yet: ${detail}`)
+    this.name = 'NotCheckpointedError'
+  }
+}
+
+/** This service keeps no transparency log (receipts in memory, or checkpointing switched off). */
+export class NoTransparencyLogError extends GateError {
+  constructor(reason: string) {
+    super('gate_not_found', `no transparency log: ${reason}`)
+    this.name = 'NoTransparencyLogError'
+  }
+}
+
+/** The stored receipts or tree contradict the log (a seq gap, a proof that does not verify): fail closed. */
+export class LogIntegrityError extends GateError {
+  constructor(detail: string) {
+    super('gate_store_failed', `transparency log integrity: ${detail}`)
+    this.name = 'LogIntegrityError'
+  }
+}
+
+/** A flush that did not finish within its timeout. */
+export class FlushTimeoutError extends GateError {
+  constructor(timeoutMs: number) {
+    super('gate_timeout', `receipts were not committed and checkpointed within ${timeoutMs} ms`)
+    this.name = 'FlushTimeoutError'
+  }
+}

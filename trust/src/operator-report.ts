@@ -1,10 +1,11 @@
 // The operator report (spec 03, /v1/reports/operator). Every top-level key is always present. Each
 // section holds what the stored data supports: receipt activity and cost attribution from the receipt
-// store, budget utilization from the budget store, lineage coverage from the capability store. Gate
-// keeps no checkpoints, settlement or metered-billing reconciliation state and no federation peers, so
-// those sections report counts of zero over empty row lists (true statements about this deployment),
-// never estimated numbers.
-import type { BudgetReportPort, CorpusAggregateRow, CorpusFilter, CorpusRow, LineagePort, ReceiptCorpusPort } from './ports.js'
+// store, budget utilization from the budget store, lineage coverage from the capability store,
+// checkpoint coverage from the transparency log (a checkpoint of tree size S covers the receipts with
+// seq <= S). Gate keeps no settlement or metered-billing reconciliation state and no federation peers,
+// so those sections report counts of zero over empty row lists (true statements about this
+// deployment), never estimated numbers.
+import type { BudgetReportPort, CorpusAggregateRow, CorpusFilter, CorpusRow, LineagePort, ReceiptCorpusPort, TransparencyPort } from './ports.js'
 import { ANALYTICS_PARAMETERS, computeAnalyticsWithRows, parseAnalyticsValues, type AnalyticsBody, type AnalyticsRequest } from './analytics.js'
 import type { AnalyticsRollup } from './analytics-rollup.js'
 import { readClamped, readQueryParameters } from './query-params.js'
@@ -48,6 +49,8 @@ export interface OperatorReportDeps {
   corpus: ReceiptCorpusPort
   lineage: LineagePort
   budgets: BudgetReportPort
+  /** Absent: no transparency log, so nothing is checkpointed. */
+  transparency?: TransparencyPort
   now: () => number
 }
 
@@ -63,6 +66,7 @@ export async function buildOperatorReport(deps: OperatorReportDeps, request: Ope
   const meteredCount = empty ? 0 : await deps.corpus.countMatching({ ...bounded, withCost: true })
   const meteredRows = empty || meteredCount === 0 ? [] : await newestRows(deps.corpus, { ...bounded, withCost: true }, limits.meteredLimit)
   const authorizationRows = empty || capabilityReceipts === 0 ? [] : await newestRows(deps.corpus, { ...bounded, withCapability: true }, limits.authorizationLimit)
+  const checkpoints = await checkpointCounts(deps, bounded, empty)
   const lineageSubjects = await deps.lineage.subjectsOf(unique([...costRows, ...subjectRows].filter(r => r.subjectKey === null).map(r => r.capabilityId).filter(isString)))
 
   return {
@@ -71,7 +75,7 @@ export async function buildOperatorReport(deps: OperatorReportDeps, request: Ope
     activity,
     costAttribution: costAttribution(costRows, lineageSubjects, limits.attributionLimit),
     budgetUtilization: await budgetUtilization(deps, filter, limits.budgetLimit),
-    compliance: compliance(activity, subjectRows, lineageSubjects, capabilityReceipts, analytics),
+    compliance: compliance(activity, subjectRows, lineageSubjects, capabilityReceipts, analytics, checkpoints),
     settlementReconciliation: {
       summary: { receiptCount: 0, pendingCount: 0, reconciledCount: 0, failedCount: 0, source: 'no settlement reconciliation state is recorded by this deployment' },
       receipts: [],
@@ -190,7 +194,24 @@ async function budgetUtilization(deps: OperatorReportDeps, filter: CorpusFilter,
   return { summary, rows }
 }
 
-function compliance(activity: AnalyticsBody, subjectRows: readonly CorpusAggregateRow[], lineage: Map<string, string>, capabilityReceipts: number, analytics: AnalyticsRequest) {
+/** Receipts of the window a checkpoint covers, and the log's checkpoint count. */
+async function checkpointCounts(deps: OperatorReportDeps, bounded: CorpusFilter, empty: boolean): Promise<{ covered: number; count: number; treeSize: number | null }> {
+  if (deps.transparency === undefined) return { covered: 0, count: 0, treeSize: null }
+  const status = await deps.transparency.status()
+  const treeSize = status.lastCheckpoint?.treeSize ?? null
+  if (empty || treeSize === null || treeSize === 0) return { covered: 0, count: status.checkpointCount, treeSize }
+  const through = Math.min(bounded.throughSeq ?? treeSize, treeSize)
+  return { covered: await deps.corpus.countMatching({ ...bounded, throughSeq: through }), count: status.checkpointCount, treeSize }
+}
+
+function compliance(
+  activity: AnalyticsBody,
+  subjectRows: readonly CorpusAggregateRow[],
+  lineage: Map<string, string>,
+  capabilityReceipts: number,
+  analytics: AnalyticsRequest,
+  checkpoints: { covered: number; count: number; treeSize: number | null },
+) {
   const total = activity.summary.totalReceipts
   let stored = 0
   let resolved = 0
@@ -198,8 +219,13 @@ function compliance(activity: AnalyticsBody, subjectRows: readonly CorpusAggrega
     if (row.subjectKey !== null && row.subjectKey !== undefined) stored += row.total
     else if (row.capabilityId !== null && row.capabilityId !== undefined && lineage.has(row.capabilityId)) resolved += row.total
   }
-  const checkpoint: Record<string, unknown> = { checkpointedReceipts: 0, uncheckpointedReceipts: total, checkpointCount: 0 }
-  if (total > 0) checkpoint.coverageRate = 0
+  const checkpoint: Record<string, unknown> = {
+    checkpointedReceipts: checkpoints.covered,
+    uncheckpointedReceipts: total - checkpoints.covered,
+    checkpointCount: checkpoints.count,
+    latestCheckpointTreeSize: checkpoints.treeSize,
+  }
+  if (total > 0) checkpoint.coverageRate = checkpoints.covered / total
   const lineageCoverage: Record<string, unknown> = {
     receiptsWithCapability: capabilityReceipts,
     receiptsWithStoredSubject: stored,

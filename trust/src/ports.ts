@@ -1,7 +1,7 @@
 // What trust-control needs from its host (the sidecar or `gate trust serve`), declared here so this
 // package never imports its caller: an authenticator, the authority that signs, and the stores.
 import type { IncomingMessage } from 'node:http'
-import type { CapabilityScope, CapabilityToken, Signer } from '@gate/sdk'
+import type { CapabilityScope, CapabilityToken, CheckpointStatement, ConsistencyProofRecord, InclusionProofRecord, Signer } from '@gate/sdk'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string }
@@ -227,6 +227,40 @@ export interface HealthPort {
   stores(): Record<string, StoreHealth>
 }
 
+// ---- the transparency log (docs/transparency.md) ----
+
+/** The log's state (`gate receipt health`, GET /v1/checkpoints/status). */
+export interface TransparencyStatus {
+  store: { location: string; reachable: boolean; healthy: boolean }
+  /** The newest committed receipt. */
+  lastCommit: { seq: number; timestamp: number } | null
+  /** Leaves (receipts) the tree covers. */
+  treeSize: number
+  /** Committed receipts not in the tree yet. */
+  pendingLeaves: number
+  lastCheckpoint: { treeSize: number; rootHash: string; timestamp: number; signerKey: string } | null
+  checkpointCount: number
+  /** Committed receipts the newest checkpoint does not cover. */
+  uncheckpointedReceipts: number
+  logId: string
+  /** The checkpointer's last background failure, null when its last pass succeeded. */
+  lastError: string | null
+  /** Receipts waiting in an outbox to be shipped elsewhere; null where there is no outbox. */
+  outbox: { pending: number; oldestAgeSeconds: number | null } | null
+}
+
+export interface TransparencyPort {
+  status(): Promise<TransparencyStatus>
+  /** Throws gate_not_found (unknown receipt or checkpoint) or gate_conflict (not checkpointed yet). */
+  inclusionProof(receiptId: string, treeSize?: number): Promise<InclusionProofRecord>
+  consistencyProof(first: number, second: number): Promise<ConsistencyProofRecord>
+  checkpoint(treeSize: number): Promise<CheckpointStatement | undefined>
+  /** Up to `limit` checkpoints with tree_size > `afterSize`, ascending. */
+  checkpoints(afterSize: number, limit: number): Promise<CheckpointStatement[]>
+  /** Commits pending receipts, then checkpoints the whole log unless the newest checkpoint covers it. */
+  flush(timeoutMs: number): Promise<{ checkpoint: CheckpointStatement | undefined; created: boolean }>
+}
+
 /** Everything the trust routes read and write. */
 export interface TrustDeps {
   auth: TrustAuthenticator
@@ -238,6 +272,8 @@ export interface TrustDeps {
   health: HealthPort
   issuer: CapabilityIssuerPort
   revocations: RevocationPort
+  /** The receipt log's Merkle tree and checkpoints; absent where receipts are kept in memory or checkpointing is off. */
+  transparency?: TransparencyPort
   /** Unix seconds. */
   now: () => number
   /** Operational log line (never given tokens). */

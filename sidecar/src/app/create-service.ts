@@ -18,9 +18,12 @@ import type { Authority } from '../config/authority-seed.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
 import { CoreBackfill } from './core-backfill.js'
+import { CHECKPOINTER_DEFAULTS } from '../transparency/checkpointer.js'
 import { createLoopPressure } from '@gate/sdk/server'
 import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
+import { startTransparencyLog } from './transparency-wiring.js'
+import type { TransparencySettings } from '../config/transparency-flags.js'
 
 export interface ServiceOptions {
   listen: string
@@ -33,6 +36,8 @@ export interface ServiceOptions {
   approvalTtlSeconds?: number
   nonceTtlSeconds?: number
   fallback?: (kernel: Kernel) => FallbackHandler
+  /** The Merkle tree and checkpoints over the receipts (default: on, with the checkpointer defaults). */
+  transparency?: TransparencySettings
   log: (line: string) => void
 }
 
@@ -45,6 +50,8 @@ export interface RunningService {
   /** Drains in-flight requests, then flushes and closes the stores. */
   close(graceMs?: number): Promise<void>
 }
+
+const CHECKPOINT_ON_CLOSE_TIMEOUT_MS = 5000
 
 let cachedVersion: string | undefined
 export async function packageVersion(): Promise<string> {
@@ -88,6 +95,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       return r.ok ? { ok: true, principal: { kind: 'admin' } } : r
     },
   }
+  let transparency
+  try {
+    transparency = await startTransparencyLog({ stores: stores.raw, settings: options.transparency ?? { enabled: true, ...CHECKPOINTER_DEFAULTS }, signer: () => authority.signer, log: options.log })
+  } catch (err) {
+    await receiptSigner.close()
+    await stores.close()
+    throw err
+  }
   const router = new Router()
     .add('POST', '/gate/evaluate', createEvaluateRoute(ctx))
     .add('POST', '/gate/verify', createVerifyRoute(ctx))
@@ -111,6 +126,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ),
       issuer: { issue: req => issue(kernel, stores, req) },
       revocations: { revoke: id => revoke(kernel, stores, id) },
+      transparency,
       now: () => kernel.now(),
       log: options.log,
     }),
@@ -121,6 +137,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     await stores.raw.receipts.createCorePendingIndex()
   } catch (err) {
+    await transparency?.close()
     await receiptSigner.close()
     await stores.close()
     throw err
@@ -134,6 +151,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     address = await server.listen(host, port)
   } catch (err) {
+    await transparency?.close()
     await receiptSigner.close()
     await stores.close()
     throw new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
@@ -163,6 +181,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     async close(graceMs = 25_000) {
       await server.drain(graceMs)
       await backfill.stop()
+      // a last checkpoint, so every receipt this process committed is covered by one
+      await transparency?.flush(CHECKPOINT_ON_CLOSE_TIMEOUT_MS).catch(err => options.log(`transparency log: final checkpoint failed: ${(err as Error).message}`))
+      await transparency?.close()
       await receiptSigner.close()
       await stores.close()
     },

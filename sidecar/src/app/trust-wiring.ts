@@ -26,6 +26,7 @@ import {
   type ListedReceiptPort,
   type ReceiptCorpusPort,
   type RevocationPort,
+  type TransparencyPort,
   type TrustAuthenticator,
   type TrustDeps,
   type TrustRouteOptions,
@@ -193,6 +194,7 @@ export interface TrustDepsOptions {
   authority: AuthorityPort
   issuer: CapabilityIssuerPort
   revocations: RevocationPort
+  transparency?: TransparencyPort
   now?: () => number
   log: (line: string) => void
 }
@@ -210,6 +212,7 @@ export function createTrustDeps(options: TrustDepsOptions): TrustDeps {
     health: createHealthPort(stores),
     issuer: options.issuer,
     revocations: options.revocations,
+    transparency: options.transparency,
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
     log: options.log,
   }

@@ -9,6 +9,7 @@ import { loadPolicyFile } from '../app/load-policy.js'
 import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
@@ -21,7 +22,9 @@ export const SERVICE_POLICY_FLAGS_HELP = `  --strict-nonces             deny-by-
   --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
   --approval-ttl-secs N       how long a pending approval can be answered and used (default 3600)
   --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
-  -h, --help                  show this help`
+  -h, --help                  show this help
+
+${TRANSPARENCY_FLAGS_HELP}`
 
 export const SIDECAR_USAGE = `Usage: gate sidecar [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [options]
 
@@ -45,6 +48,7 @@ export const SERVICE_FLAG_OPTIONS = {
   'trusted-issuer': { type: 'string', multiple: true },
   'approval-ttl-secs': { type: 'string' },
   'nonce-ttl-secs': { type: 'string' },
+  ...TRANSPARENCY_FLAG_OPTIONS,
   ...GLOBAL_FLAG_OPTIONS,
 } as const
 
@@ -77,6 +81,7 @@ export async function startFromFlags(
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
   const { policyLoader, receiptAppendThread, ...serviceOptions } = extra
+  const transparency = readTransparencyFlags(values)
   const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
@@ -100,12 +105,14 @@ export async function startFromFlags(
     strictNonces: values['strict-nonces'] === true,
     approvalTtlSeconds: positiveInt(values['approval-ttl-secs'], '--approval-ttl-secs', 3600),
     nonceTtlSeconds: positiveInt(values['nonce-ttl-secs'], '--nonce-ttl-secs', 60),
+    transparency,
     log,
     ...serviceOptions,
   })
   log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
   log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)
   log(`signer public key: ${authority.signer.publicKey}`)
+  log(`transparency log: ${describeTransparency(transparency, stores.receiptBackend)}`)
   if (global.controlToken === undefined) log('control routes (/approvals, /v1): loopback callers only (no control token configured)')
   log(`listening on ${service.url}`)
   return service
@@ -131,6 +138,14 @@ export function waitForShutdown(service: RunningService): Promise<void> {
     process.once('SIGTERM', () => stop('SIGTERM'))
     process.once('SIGINT', () => stop('SIGINT'))
   })
+}
+
+function describeTransparency(settings: ReturnType<typeof readTransparencyFlags>, backend: 'durable' | 'ephemeral'): string {
+  if (!settings.enabled) return 'off (--no-transparency-log)'
+  if (backend === 'ephemeral') return 'off (receipts are in memory)'
+  const every = settings.everyReceipts > 0 ? `every ${settings.everyReceipts} receipts` : undefined
+  const timer = settings.intervalMs > 0 ? `every ${settings.intervalMs / 1000} s when the log grew` : undefined
+  return `checkpoints ${[every, timer, 'on request'].filter(Boolean).join(', ')}${settings.copyPath === undefined ? '' : `, copied to ${settings.copyPath}`}`
 }
 
 function positiveInt(value: unknown, flag: string, fallback: number): number {

@@ -15,6 +15,8 @@ import { closeStores, isInMemoryPath, openStores, type Stores } from '../stores/
 import { CoreBackfill } from '../app/core-backfill.js'
 import { createIssuer, createRevoker, createRotatingAuthority, createTrustDeps, mountTrustRoutes } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
+import { startTransparencyLog } from '../app/transparency-wiring.js'
 
 /** Trust-control's default listen address: the sidecar's port + 1, loopback. */
 export const TRUST_DEFAULT_LISTEN = '127.0.0.1:9091'
@@ -25,7 +27,8 @@ export const TRUST_SERVE_USAGE = `Usage: gate trust serve --receipt-db PATH (--s
 
 Serves trust-control over a Gate receipt store: GET /v1/receipts/query, /v1/agents/{subject_key}/receipts,
 /v1/receipts/analytics, /v1/reports/operator, GET/POST /v1/receipts/tools and /v1/receipts/children,
-GET/POST /v1/authority, POST /v1/capabilities/issue and /v1/revocations, and GET /health (no auth).
+GET/POST /v1/authority, POST /v1/capabilities/issue and /v1/revocations, the transparency log's
+GET /v1/receipts/{id}/proof and GET/POST /v1/checkpoints..., and GET /health (no auth).
 Every /v1 route needs Authorization: Bearer <token>. The service token reads and writes everything; a
 tenant token reads only receipts whose caller tenant is its tenant, and only through the receipt query,
 agent and tool-receipt routes.
@@ -47,7 +50,9 @@ Options:
                               GATE_CONTROL_TOKEN environment variable. Tokens are never taken from argv
   --tenant-token TENANT=FILE  a read token for tenant TENANT (the CallerIdentity.tenant of its receipts),
                               read from FILE (repeatable)
-  -h, --help                  show this help`
+  -h, --help                  show this help
+
+${TRANSPARENCY_FLAGS_HELP}`
 
 const FLAG_OPTIONS = {
   listen: { type: 'string' },
@@ -58,6 +63,7 @@ const FLAG_OPTIONS = {
   'authority-db': { type: 'string' },
   'service-token-file': { type: 'string' },
   'tenant-token': { type: 'string', multiple: true },
+  ...TRANSPARENCY_FLAG_OPTIONS,
 } as const
 
 const TENANT_TOKEN_FLAG = /^([^=]+)=(.+)$/
@@ -95,6 +101,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     if (match === null) throw new UsageError(`--tenant-token must be TENANT=FILE, got "${flag}"`)
     return { tenant: match[1]!, file: match[2]! }
   })
+  const transparencySettings = readTransparencyFlags(values)
   const tokenFile = values['service-token-file'] as string | undefined
   const envToken = process.env.GATE_CONTROL_TOKEN
   if (tokenFile === undefined && (envToken === undefined || envToken === '')) {
@@ -136,12 +143,21 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     pinnedReason: seed === undefined ? undefined : 'the signing key is pinned by --authority-seed-file; run with --authority-db to rotate',
   })
   const now = () => Math.floor(Date.now() / 1000)
+  let transparency
+  try {
+    // a sidecar appending to the same file does not notify this process: look every 2 s as well
+    transparency = await startTransparencyLog({ stores, settings: transparencySettings, signer: () => authority.signer(), pollIntervalMs: 2000, log })
+  } catch (err) {
+    await closeStores(stores).catch(() => undefined)
+    throw err
+  }
   const deps = createTrustDeps({
     stores,
     auth,
     authority,
     issuer: createIssuer(stores, () => authority.signer(), now),
     revocations: createRevoker(stores, authority, now),
+    transparency,
     now,
     log,
   })
@@ -161,6 +177,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   try {
     address = await server.listen(listen.host, listen.port)
   } catch (err) {
+    await transparency?.close().catch(() => undefined)
     await closeStores(stores).catch(() => undefined)
     throw new ConfigError(`cannot listen on ${listen.host}:${listen.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
@@ -183,6 +200,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   const status = authority.status()
   log(`receipts: sqlite ${stores.paths.receipts} (${stores.receipts.driver})`)
   log(`authority: generation ${status.generation}, public key ${status.publicKey}, ${status.trustedPublicKeys.length} trusted key(s)${seed === undefined ? '' : ' (pinned by --authority-seed-file)'}`)
+  log(`transparency log: ${transparency === undefined ? 'off (--no-transparency-log)' : `tree and checkpoints in ${transparency.backend.location}`}`)
   log(`tokens: service token${tokenFile === undefined ? ' from GATE_CONTROL_TOKEN' : ' from --service-token-file'}, ${tenantTokens.size} tenant token(s)`)
   const url = formatBaseUrl(address.address, address.port)
   log(`listening on ${url}`)
@@ -194,6 +212,8 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
         try {
           await server.drain(25_000)
           await backfill?.stop()
+          await transparency?.flush(5000).catch(err => log(`transparency log: final checkpoint failed: ${(err as Error).message}`))
+          await transparency?.close()
           await closeStores(stores)
           log('stores flushed, stopped')
         } catch (err) {
@@ -261,6 +281,12 @@ const TRUST_PATHS = [
   '/v1/receipts/tools',
   '/v1/receipts/children',
   '/v1/receipts/:receipt_id',
+  '/v1/receipts/:receipt_id/proof',
+  '/v1/checkpoints',
+  '/v1/checkpoints/latest',
+  '/v1/checkpoints/status',
+  '/v1/checkpoints/consistency',
+  '/v1/checkpoints/:tree_size',
 ]
 
 function concretePath(path: string): string {

@@ -5,7 +5,7 @@ import { sendJsonText, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import { buildOperatorReport, parseOperatorReportRequest } from '../operator-report.js'
 import type { AnalyticsRollup } from '../analytics-rollup.js'
-import type { BudgetReportPort, LineagePort, ReceiptCorpusPort, TrustAuthenticator } from '../ports.js'
+import type { BudgetReportPort, LineagePort, ReceiptCorpusPort, TransparencyPort, TrustAuthenticator } from '../ports.js'
 import type { ReceiptQueryEngine } from '../receipt-query.js'
 
 export function createOperatorReportRoute(deps: {
@@ -14,6 +14,7 @@ export function createOperatorReportRoute(deps: {
   corpus: ReceiptCorpusPort
   lineage: LineagePort
   budgets: BudgetReportPort
+  transparency?: TransparencyPort
   rollup?: AnalyticsRollup
   now: () => number
 }) {

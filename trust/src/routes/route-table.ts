@@ -12,6 +12,7 @@ import { createTrustHealthRoute } from './health.js'
 import { createAppendReceiptRoute, createListReceiptsRoute } from './listed-receipts.js'
 import { createAgentReceiptsRoute, createReceiptByIdRoute, createReceiptQueryRoute } from './receipts.js'
 import { createOperatorReportRoute } from './reports.js'
+import { createTransparencyRoutes } from './transparency.js'
 
 /** The handler shape of the host's router: `params` from `:name` segments, `url` parsed once. */
 export type TrustHandler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: URL) => void | Promise<void>
@@ -53,12 +54,13 @@ export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = 
     { method: 'GET', path: '/v1/receipts/query', handler: createReceiptQueryRoute(read) },
     { method: 'GET', path: '/v1/agents/:subject_key/receipts', handler: createAgentReceiptsRoute(read) },
     { method: 'GET', path: '/v1/receipts/analytics', handler: createAnalyticsRoute({ ...read, lineage: deps.lineage, rollup }) },
-    { method: 'GET', path: '/v1/reports/operator', handler: createOperatorReportRoute({ ...read, lineage: deps.lineage, budgets: deps.budgets, rollup, now: deps.now }) },
+    { method: 'GET', path: '/v1/reports/operator', handler: createOperatorReportRoute({ ...read, lineage: deps.lineage, budgets: deps.budgets, transparency: deps.transparency, rollup, now: deps.now }) },
     { method: 'GET', path: '/v1/receipts/tools', handler: createListReceiptsRoute(listed, 'tool') },
     { method: 'POST', path: '/v1/receipts/tools', handler: createAppendReceiptRoute(listed, 'tool') },
     { method: 'GET', path: '/v1/receipts/children', handler: createListReceiptsRoute(listed, 'child') },
     { method: 'POST', path: '/v1/receipts/children', handler: createAppendReceiptRoute(listed, 'child') },
     { method: 'GET', path: '/v1/receipts/:receipt_id', handler: createReceiptByIdRoute(read) },
+    ...createTransparencyRoutes({ auth: deps.auth, corpus: deps.corpus, transparency: deps.transparency }),
   ]
   if (options.health !== false) routes.unshift({ method: 'GET', path: '/health', handler: createTrustHealthRoute(deps) })
   return routes.map(route => ({ ...route, handler: withTrustHeaders(route.handler) }))
