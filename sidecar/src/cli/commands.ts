@@ -25,7 +25,10 @@ export const COMMANDS: Record<string, CommandEntry> = {
       serve: { summary: 'serve trust-control over a receipt store (receipt query, analytics, operator report, authority)', load: () => import('./trust-serve.js') },
     },
   },
-  receipt: { summary: 'receipts: list (query), verify (offline), explain (one receipt in words)', load: () => import('./receipt.js') },
+  receipt: {
+    summary: 'receipts: list (query), verify (offline), explain (one receipt in words), proof, health, flush, checkpoint status|create, audit',
+    load: () => import('./receipt.js'),
+  },
   api: {
     summary: 'HTTP API commands: gate api protect (reverse proxy with receipts)',
     // never called: runCommand descends into `sub` first

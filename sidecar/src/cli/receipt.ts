@@ -57,7 +57,7 @@ Read context (local --receipt-db mode: exactly one is required; over --control-u
 
 ${SOURCE_HELP}`
 
-export const VERIFY_USAGE = `Usage: gate receipt verify FILE|- [--trusted-key KEY ...]
+export const VERIFY_USAGE = `Usage: gate receipt verify FILE|- [--trusted-key KEY ...] [--proof FILE]
 
 Verifies receipts offline: HTTP receipts (spec 02: semantics, id, signature, signer, content hash) and
 core receipts (spec 03: kind coherence, content hash, signature, signer). Input: JSON lines (as printed
@@ -66,7 +66,10 @@ per receipt, "ok ..." or "FAIL <id> <step>: <why>", and exits 1 if any fails.
 
 Options:
   --trusted-key KEY           a trusted signer public key (repeatable). Without any, signatures are still
-                              checked and each receipt is reported "signer untrusted"`
+                              checked and each receipt is reported "signer untrusted"
+  --proof FILE                inclusion proofs (gate receipt proof ID) of the receipts, and optionally
+                              consistency proofs, checked against the same --trusted-key: every receipt must
+                              be shown included in a signed checkpoint`
 
 export const EXPLAIN_USAGE = `Usage: gate receipt explain ID (--receipt-db PATH | --control-url URL)
 
@@ -112,13 +115,24 @@ export async function run(argv: string[]): Promise<number> {
   if (verb === 'list') return runWithExitCodes('receipt list', LIST_USAGE, () => list(rest))
   if (verb === 'verify') return runWithExitCodes('receipt verify', VERIFY_USAGE, () => verify(rest))
   if (verb === 'explain') return runWithExitCodes('receipt explain', EXPLAIN_USAGE, () => explain(rest))
-  const help = `Usage: gate receipt (list|verify|explain) ...\n\n${LIST_USAGE}\n\n${VERIFY_USAGE}\n\n${EXPLAIN_USAGE}\n`
+  const transparency = TRANSPARENCY_VERBS[verb ?? '']
+  if (transparency !== undefined) return (await transparency())(rest)
+  const help = `Usage: gate receipt (list|verify|explain|proof|health|flush|checkpoint|audit) ...\n\n${LIST_USAGE}\n\n${VERIFY_USAGE}\n\n${EXPLAIN_USAGE}\n\nTransparency log: gate receipt proof|health|flush|checkpoint|audit --help\n`
   if (verb === '--help' || verb === '-h' || verb === 'help') {
     process.stdout.write(help)
     return 0
   }
   process.stderr.write(verb === undefined ? help : `gate receipt: unknown subcommand "${verb}"\n\n${help}`)
   return 2
+}
+
+// The transparency-log subcommands live in their own modules (receipt-log.ts, receipt-audit.ts).
+const TRANSPARENCY_VERBS: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
+  proof: async () => (await import('./receipt-log.js')).proof,
+  health: async () => (await import('./receipt-log.js')).health,
+  flush: async () => (await import('./receipt-log.js')).flush,
+  checkpoint: async () => (await import('./receipt-log.js')).checkpoint,
+  audit: async () => (await import('./receipt-audit.js')).run,
 }
 
 // ---- list ----
@@ -186,7 +200,7 @@ async function list(argv: string[]): Promise<number> {
 // ---- verify ----
 
 async function verify(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { 'trusted-key': { type: 'string', multiple: true } }, true)
+  const { values, positionals } = parseFlags(argv, { 'trusted-key': { type: 'string', multiple: true }, proof: { type: 'string' } }, true)
   if (values.help === true) {
     process.stdout.write(VERIFY_USAGE + '\n')
     return 0
@@ -208,8 +222,15 @@ async function verify(argv: string[]): Promise<number> {
     if (line.startsWith('FAIL')) failures++
     process.stdout.write(line + '\n')
   }
+  let proofFailures = 0
+  if (typeof values.proof === 'string') {
+    const ids = entries.map(e => ('value' in e && typeof (e.value as { id?: unknown })?.id === 'string' ? (e.value as { id: string }).id : e.label))
+    const proofs = await (await import('./receipt-proof-check.js')).checkProofFile(values.proof, ids, trustedKeys)
+    for (const line of proofs.lines) process.stdout.write(line + '\n')
+    proofFailures = proofs.failures
+  }
   process.stderr.write(`${entries.length - failures} of ${entries.length} receipt(s) verified${trustedKeys.length === 0 ? ' (signatures only: no --trusted-key given, signers untrusted)' : ''}\n`)
-  return failures === 0 ? 0 : 1
+  return failures === 0 && proofFailures === 0 ? 0 : 1
 }
 
 type Entry = { label: string; value: unknown } | { label: string; error: string }
