@@ -30,6 +30,9 @@ export const EXTRA_SCHEMA_IDS = Object.freeze([
   'gate.http.health.v1',
   'gate.http.error_body.v1',
   'gate.execution_nonce.v1',
+  'gate.checkpoint_statement.v2',
+  'gate.checkpoint_consistency_proof.v2',
+  'gate.transparency.inclusion-proof.v2',
 ] as const)
 
 export type HttpSchemaId = (typeof HTTP_SCHEMA_IDS)[number]
@@ -38,7 +41,7 @@ export type SchemaId = HttpSchemaId | (typeof EXTRA_SCHEMA_IDS)[number]
 /** Every schema id this package ships; each is the name of a JSON file at the package root. */
 export const SCHEMA_IDS: readonly SchemaId[] = Object.freeze([...HTTP_SCHEMA_IDS, ...EXTRA_SCHEMA_IDS])
 
-/** Validator name for each id: the id without `gate.` and `.v1`, camelCased. */
+/** Validator name for each id: the id without `gate.` and its version suffix, camelCased. */
 export const VALIDATOR_NAMES = Object.freeze({
   'gate.http.caller_identity.v1': 'httpCallerIdentity',
   'gate.http.request.v1': 'httpRequest',
@@ -62,6 +65,9 @@ export const VALIDATOR_NAMES = Object.freeze({
   'gate.http.health.v1': 'httpHealth',
   'gate.http.error_body.v1': 'httpErrorBody',
   'gate.execution_nonce.v1': 'executionNonce',
+  'gate.checkpoint_statement.v2': 'checkpointStatement',
+  'gate.checkpoint_consistency_proof.v2': 'checkpointConsistencyProof',
+  'gate.transparency.inclusion-proof.v2': 'transparencyInclusionProof',
 } as const satisfies Record<SchemaId, string>)
 
 export type ValidatorName = (typeof VALIDATOR_NAMES)[SchemaId]
