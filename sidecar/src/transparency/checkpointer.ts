@@ -155,8 +155,7 @@ export class Checkpointer {
     if (this.#stopped) return
     this.#exclusive(async () => {
       const size = await this.#catchUp()
-      const due = onTimer ? size > Math.max(this.#lastCheckpointSize, 0) : this.#everyReceipts > 0 && size - Math.max(this.#lastCheckpointSize, 0) >= this.#everyReceipts
-      if (due) await this.#checkpoint()
+      if (onTimer && size > Math.max(this.#lastCheckpointSize, 0)) await this.#checkpoint()
       this.lastError = undefined
     }).catch(err => {
       if (this.lastError?.message !== (err as Error).message) this.#log(`transparency log: ${(err as Error).message}`)
@@ -164,33 +163,50 @@ export class Checkpointer {
     })
   }
 
+  // Adds committed receipts to the tree, signing a checkpoint at each multiple of `everyReceipts` on
+  // the way (so checkpoint sizes are predictable: N, 2N, 3N, ...).
   async #catchUp(): Promise<number> {
     let tree = await this.#loadTree()
+    const every = this.#everyReceipts
     for (;;) {
       const rows = await this.#backend.receiptsAfter(tree.size, CATCH_UP_BATCH)
       if (rows.length === 0) return tree.size
-      const start = tree.size
-      const nodes: TreeNode[] = []
+      let start = tree.size
+      let nodes: TreeNode[] = []
+      let lost = false
       for (const [k, row] of rows.entries()) {
-        if (row.seq !== start + k + 1) {
+        if (row.seq !== tree.size + 1) {
           if (k > 0) break // store what was contiguous, then report the gap on the next read
-          throw new LogIntegrityError(`receipt seq ${row.seq} follows leaf ${start} (seq ${start}): receipts are missing`)
+          throw new LogIntegrityError(`receipt seq ${row.seq} follows leaf ${tree.size - 1} (seq ${tree.size}): receipts are missing`)
         }
         tree.append(receiptLeafHash(row.receiptId), node => nodes.push(node))
+        if (every > 0 && tree.size % every === 0 && tree.size > this.#lastCheckpointSize) {
+          if (!(await this.#store(start, tree.size, nodes))) {
+            lost = true
+            break
+          }
+          await this.#checkpoint()
+          start = tree.size
+          nodes = []
+        }
       }
-      let stored: boolean
-      try {
-        stored = await this.#backend.appendNodes(start, tree.size, nodes)
-      } catch (err) {
-        this.#tree = undefined // the frontier ran ahead of what was stored
-        throw err
-      }
-      if (!stored) {
-        // another process grew the stored tree: start again from what it stored
-        this.#tree = undefined
-        tree = await this.#loadTree()
-      }
+      // a lost race (another process grew the stored tree) reloads the tree from what it stored
+      if (!lost && nodes.length > 0) await this.#store(start, tree.size, nodes)
+      tree = await this.#loadTree()
     }
+  }
+
+  // Stores the nodes of leaves [start, size); false (and the tree dropped) when another process moved the stored tree.
+  async #store(start: number, size: number, nodes: readonly TreeNode[]): Promise<boolean> {
+    let stored: boolean
+    try {
+      stored = await this.#backend.appendNodes(start, size, nodes)
+    } catch (err) {
+      this.#tree = undefined // the frontier ran ahead of what was stored
+      throw err
+    }
+    if (!stored) this.#tree = undefined
+    return stored
   }
 
   async #checkpoint(): Promise<CheckpointResult> {
