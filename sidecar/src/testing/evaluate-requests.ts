@@ -1,8 +1,9 @@
-// Sends `count` allowed evaluations (GET /pets) to a real sidecar and returns the receipts it answered.
+// Sends `count` allowed evaluations (GET /pets) to a real sidecar and returns the receipts it answered;
+// `tenant(n)` sets the caller tenant of the n-th.
 import { sha256Hex, uuidv7, type HttpReceipt } from '@gate/sdk'
 import { call } from './http-client.js'
 
-export async function evaluateMany(sidecarUrl: string, count: number): Promise<HttpReceipt[]> {
+export async function evaluateMany(sidecarUrl: string, count: number, tenant: (n: number) => string | undefined = () => undefined): Promise<HttpReceipt[]> {
   const receipts: HttpReceipt[] = []
   for (let n = 0; n < count; n++) {
     const r = await call(`${sidecarUrl}/gate/evaluate`, {
@@ -11,7 +12,7 @@ export async function evaluateMany(sidecarUrl: string, count: number): Promise<H
         method: 'GET',
         path: '/pets',
         route_pattern: '/pets',
-        caller: { subject: `u${n}`, auth_method: { method: 'bearer', token_hash: sha256Hex(`t${n}`) } },
+        caller: { subject: `u${n}`, auth_method: { method: 'bearer', token_hash: sha256Hex(`t${n}`) }, tenant: tenant(n) },
         timestamp: Math.floor(Date.now() / 1000),
       },
     })

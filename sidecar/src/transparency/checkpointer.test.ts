@@ -1,0 +1,100 @@
+// The checkpointer over a real SQLite receipt file: resuming from the stored frontier, two writers of
+// one tree, checkpoints at multiples of N, a seq gap stopping the tree, and a flush that times out.
+import t, { type Test } from 'tap'
+import { join } from 'node:path'
+import { bytesToHex, createMemoryNodeReader, createSigner, receiptLeafHash, verifyCheckpointStatement, chainProblem } from '@gate/sdk'
+import { openDatabase, openReceiptStore, openTransparencyLogStore, type ReceiptStore } from '../stores/index.js'
+import { receiptRow } from '../testing/receipt-rows.js'
+import { Checkpointer } from './checkpointer.js'
+
+const signer = createSigner({ secret: new Uint8Array(32).fill(1) })
+
+async function setup(t: Test, name = 'receipts.db'): Promise<{ path: string; receipts: ReceiptStore; ids: string[] }> {
+  const path = join(t.testdir(), name)
+  const receipts = await openReceiptStore(path)
+  t.teardown(() => receipts.close())
+  return { path, receipts, ids: [] }
+}
+
+async function append(receipts: ReceiptStore, ids: string[], count: number): Promise<void> {
+  const rows = Array.from({ length: count }, (_, i) => receiptRow(ids.length + i))
+  await receipts.appendMany(rows)
+  ids.push(...rows.map(r => r.receiptId))
+}
+
+async function checkpointer(t: Test, path: string, options: Partial<ConstructorParameters<typeof Checkpointer>[0]> = {}) {
+  const backend = await openTransparencyLogStore(path)
+  const c = new Checkpointer({ backend, signer: () => signer, everyReceipts: 0, intervalMs: 0, ...options })
+  t.teardown(async () => {
+    await c.stop()
+    await backend.close()
+  })
+  return { c, backend }
+}
+
+const rootOf = (ids: readonly string[]) => bytesToHex(createMemoryNodeReader(ids.map(receiptLeafHash)).tree.root())
+
+t.test('a reopened tree resumes from its stored frontier and reaches the same roots', async t => {
+  const { path, receipts, ids } = await setup(t)
+  await append(receipts, ids, 37)
+  const first = await checkpointer(t, path)
+  t.match(await first.c.createCheckpoint(), { created: true, checkpoint: { tree_size: 37, root_hash: rootOf(ids) } })
+  await first.c.stop()
+  await first.backend.close()
+  await append(receipts, ids, 29)
+  const second = await checkpointer(t, path)
+  const { checkpoint } = await second.c.createCheckpoint()
+  t.match(checkpoint, { tree_size: 66, root_hash: rootOf(ids) })
+  const older = await second.backend.checkpoint(37)
+  t.equal(chainProblem(older!, checkpoint!), undefined, 'linked to the statement before')
+  t.match(verifyCheckpointStatement(checkpoint, { trustedKeys: [signer.publicKey] }), { ok: true })
+  t.same(await second.c.createCheckpoint(), { checkpoint, created: false }, 'nothing new: no new statement')
+})
+
+t.test('two checkpointers growing one file agree on every node', async t => {
+  const { path, receipts, ids } = await setup(t)
+  const a = await checkpointer(t, path)
+  const b = await checkpointer(t, path)
+  for (let round = 0; round < 6; round++) {
+    await append(receipts, ids, 5 + round * 3)
+    await Promise.all([a.c.catchUp(), b.c.catchUp(), round % 2 === 0 ? a.c.catchUp() : b.c.catchUp()])
+  }
+  t.equal(await a.backend.treeSize(), ids.length)
+  const { checkpoint } = await b.c.createCheckpoint()
+  t.equal(checkpoint?.root_hash, rootOf(ids))
+  t.same((await a.c.createCheckpoint()).created, false, 'the other sees the checkpoint already made')
+})
+
+t.test('with everyReceipts N a checkpoint is signed at each multiple of N', async t => {
+  const { path, receipts, ids } = await setup(t)
+  const { c, backend } = await checkpointer(t, path, { everyReceipts: 4 })
+  await append(receipts, ids, 9)
+  await c.catchUp()
+  await append(receipts, ids, 5)
+  await c.catchUp()
+  t.same((await backend.checkpoints(0, 100)).map(s => s.tree_size), [4, 8, 12])
+  t.equal((await backend.checkpoint(8))?.root_hash, rootOf(ids.slice(0, 8)))
+})
+
+t.test('a seq gap stops the tree and is reported, never skipped', async t => {
+  const { path, receipts, ids } = await setup(t)
+  await append(receipts, ids, 6)
+  const db = await openDatabase(path)
+  await db.exec('DELETE FROM receipts WHERE seq = 4')
+  await db.close()
+  const lines: string[] = []
+  const { c, backend } = await checkpointer(t, path, { log: line => lines.push(line) })
+  await t.rejects(c.catchUp(), { code: 'gate_store_failed', message: /receipt seq 5 follows leaf 2 \(seq 3\): receipts are missing/ })
+  t.equal(await backend.treeSize(), 3, 'the contiguous part was stored')
+  c.start() // a background pass: stop() waits for it
+  await c.stop()
+  t.match(c.lastError?.message ?? '', /receipts are missing/, 'the background pass records the failure')
+  t.match(lines, [/transparency log: .*receipts are missing/])
+})
+
+t.test('a flush whose writer does not commit in time fails with gate_timeout', async t => {
+  const { path } = await setup(t)
+  // a writer that never commits cannot be produced with a real store, so this one fault is simulated
+  const { c } = await checkpointer(t, path, { flushReceipts: () => new Promise<void>(() => undefined) })
+  await t.rejects(c.flush(20), { code: 'gate_timeout', message: /within 20 ms/ })
+})
