@@ -11,6 +11,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   sdk: () => import('./sdk/middleware-overhead.js'),
   'receipt-ingest': () => import('./stores/receipt-ingest.js'),
   'trust-query': () => import('./trust/query.js'),
+  transparency: () => import('./transparency/log.js'),
 }
 
 const wanted = process.argv.slice(2)

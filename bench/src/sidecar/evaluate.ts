@@ -3,8 +3,11 @@
 // p50/p99 and the ratio. Targets: >= 5,000 evaluations/s and >= 35% of the bare floor.
 // Measured on this machine's Node (stores on the `sqlite3` addon) and, when a Node 24 binary is found or
 // can be installed, again on Node 24 (stores on `node:sqlite`); each runtime against its own floor.
+// The transparency log's cost (issue #31, goal <= 5% of throughput): the GET allow row is measured again
+// against a second sidecar started with --no-transparency-log, in the same interleaved rounds.
 // Each scenario is warmed up for 8 s (BENCH_WARMUP_SECS; a fresh Node process here needs several seconds
-// of load to reach its steady rate), then measured in two interleaved rounds of 5 s (median). After each
+// of load to reach its steady rate), then measured in two interleaved rounds (BENCH_ROUNDS) of 5 s
+// (BENCH_DURATION_SECS) (median). After each
 // measurement the suite waits until the sidecar and the floor server are idle, so the sidecar's
 // core-receipt backfill after one scenario does not run during the next; what the server spends
 // meanwhile is printed per request it served since it was last idle ("CPU after the load").
@@ -25,6 +28,12 @@ const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', imp
 const FLOOR_MAIN = fileURLToPath(new URL('./floor-server.js', import.meta.url))
 const TOKEN = 'bench-control-token-0123456789'
 const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 8)
+const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2))
+const GET_ALLOW = 'gate sidecar: GET allow'
+const GET_ALLOW_NO_LOG = 'gate sidecar: GET allow, --no-transparency-log'
+/** Issue #31: the transparency log costs at most 5% of the GET allow throughput. */
+const TARGET_LOG_COST = 0.05
 
 interface Runtime {
   /** Shown in the table, e.g. "node v20.20.2 (sqlite3)". */
@@ -67,6 +76,7 @@ async function measure(runtime: Runtime): Promise<Row[]> {
   const spec = join(dir, 'pets.yaml')
   writeFileSync(spec, PETS_SPEC_YAML)
   const gate = await startProcess(runtime.execPath, [GATE_MAIN, 'sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', join(dir, 'receipts.db')], { GATE_CONTROL_TOKEN: TOKEN })
+  const noLog = await startProcess(runtime.execPath, [GATE_MAIN, 'sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', join(dir, 'no-log.db'), '--no-transparency-log'], { GATE_CONTROL_TOKEN: TOKEN })
   try {
     const issued = await request(`${gate.url}/v1/capabilities/issue`, {
       method: 'POST',
@@ -81,7 +91,8 @@ async function measure(runtime: Runtime): Promise<Row[]> {
       const json = { 'content-type': 'application/json' }
       const scenarios: [string, (durationSeconds?: number) => Promise<LoadResult>, number][] = [
         ['bare node:http, same JSON (floor)', durationSeconds => runLoad({ url: `${floor.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds }), floor.child.pid!],
-        ['gate sidecar: GET allow', durationSeconds => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds }), gate.child.pid!],
+        [GET_ALLOW, durationSeconds => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds }), gate.child.pid!],
+        [GET_ALLOW_NO_LOG, durationSeconds => runLoad({ url: `${noLog.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds }), noLog.child.pid!],
         [
           'gate sidecar: POST + valid token',
           durationSeconds =>
@@ -90,14 +101,14 @@ async function measure(runtime: Runtime): Promise<Row[]> {
         ],
       ]
       const results = new Map<string, { result: LoadResult; cpu: CpuPerRequest; after: number | undefined }[]>()
-      const pids = [gate.child.pid!, floor.child.pid!]
+      const pids = [gate.child.pid!, noLog.child.pid!, floor.child.pid!]
       const logFor = (what: string) => (line: string) => process.stdout.write(`bench sidecar: ${what}: ${line}\n`)
       await waitUntilQuiet(pids, { log: logFor(runtime.label) })
       // interleaved rounds, so a burst of outside load hits every row alike
-      for (let round = 0; round < 2; round++) {
+      for (let round = 0; round < ROUNDS; round++) {
         for (const [name, fn, pid] of scenarios) {
           const warmup = round === 0 ? await fn(WARMUP_SECS) : undefined
-          const measured = await cpuPerRequestDuring(pid, () => fn(), r => r.requests)
+          const measured = await cpuPerRequestDuring(pid, () => fn(DURATION_SECS), r => r.requests)
           const r = measured.result
           if (r.non2xx > 0 || r.errors > 0) throw new Error(`${runtime.label} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
           // the row's backlog (its receipts' core form) is charged to it and kept out of the next row
@@ -123,8 +134,10 @@ async function measure(runtime: Runtime): Promise<Row[]> {
       floor.child.kill('SIGTERM')
     }
   } finally {
-    gate.child.kill('SIGTERM')
-    await new Promise(resolve => gate.child.once('exit', resolve))
+    for (const service of [gate, noLog]) {
+      service.child.kill('SIGTERM')
+      await new Promise(resolve => service.child.once('exit', resolve))
+    }
     rmSync(dir, { recursive: true, force: true })
   }
 }
@@ -166,12 +179,21 @@ export async function run(): Promise<{ ok: boolean }> {
   )
   let ok = false
   for (const runtime of runtimes) {
-    const gateRows = rows.filter(r => r.runtime === runtime.label).slice(1)
+    const gateRows = rows.filter(r => r.runtime === runtime.label && r.scenario !== GET_ALLOW_NO_LOG).slice(1)
     const rate = gateRows.every(s => s.rps >= 5000)
     const ratio = gateRows.every(s => s.rps / floorOf(runtime.label) >= 0.35)
     ok ||= rate && ratio
     process.stdout.write(`${runtime.label}: >= 5,000 evaluations/s ${rate ? 'MET' : 'MISSED'}, >= 35% of the floor ${ratio ? 'MET' : 'MISSED'}\n`)
   }
   process.stdout.write(`targets (>= 5,000 evaluations/s and >= 35% of the floor, on some runtime): ${ok ? 'MET' : 'MISSED'}\n`)
+  for (const runtime of runtimes) {
+    const withLog = rows.find(r => r.runtime === runtime.label && r.scenario === GET_ALLOW)!.rps
+    const withoutLog = rows.find(r => r.runtime === runtime.label && r.scenario === GET_ALLOW_NO_LOG)!.rps
+    const cost = 1 - withLog / withoutLog
+    process.stdout.write(
+      `${runtime.label}: transparency log cost ${(cost * 100).toFixed(1)}% of GET allow throughput (${Math.round(withLog)} vs ${Math.round(withoutLog)} req/s without it): ` +
+        `<= ${TARGET_LOG_COST * 100}% ${cost <= TARGET_LOG_COST ? 'MET' : 'MISSED'}\n`,
+    )
+  }
   return { ok }
 }

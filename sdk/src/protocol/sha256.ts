@@ -17,6 +17,9 @@ export function sha256Hex(data: string | Uint8Array, backend: CryptoBackendName 
 
 /** SHA-256 digest bytes of `data` (RFC 6962 tree hashing hashes raw bytes, millions of times in an audit). */
 export function sha256Bytes(data: Uint8Array, backend: CryptoBackendName = defaultBackend): Uint8Array {
-  if (backend === 'node' && nodeCrypto !== undefined) return nodeCrypto.createHash('sha256').update(data).digest()
+  if (backend === 'node' && nodeCrypto !== undefined) {
+    if (oneShot !== undefined) return oneShot('sha256', data, 'buffer') as unknown as Uint8Array
+    return nodeCrypto.createHash('sha256').update(data).digest()
+  }
   return nobleSha256(data)
 }

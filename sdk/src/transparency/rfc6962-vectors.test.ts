@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { bytesToHex, hexToBytes } from '../protocol/hex.js'
+import { sha256Bytes } from '../protocol/sha256.js'
 import { CompactMerkleTree, frontierRefs } from './compact-tree.js'
 import { createMemoryNodeReader } from './memory-node-reader.js'
 import { consistencyProof, inclusionProof } from './merkle-proofs.js'
@@ -73,4 +74,8 @@ t.test('generated proofs equal the vectors valid proofs over the reference tree'
   for (const p of read<{ probes: ConsistencyProbe[] }>('consistency.json').probes.filter(p => !p.wantErr && p.size1 > 0)) {
     t.same((await consistencyProof(p.size1, p.size2, reader)).map(bytesToHex), p.proof, `consistency ${p.file}`)
   }
+})
+
+t.test('both SHA-256 backends hash tree inputs alike', async t => {
+  for (const input of reference.leafInputs.map(hex)) t.same(sha256Bytes(input, 'noble'), sha256Bytes(input, 'node'))
 })
