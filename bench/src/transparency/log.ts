@@ -20,10 +20,11 @@ import { createReceiptRow, openDatabase, openReceiptStore, openTransparencyLogSt
 import { Checkpointer } from '../../../sidecar/dist/transparency/checkpointer.js'
 import { TransparencyLog } from '../../../sidecar/dist/transparency/transparency-log.js'
 import { auditLog } from '../../../sidecar/dist/transparency/audit.js'
+import { exampleReceiptBody } from '@gate/sdk/testing'
 import { printTable, quantile } from '../measure.js'
 
 /** Bump when the generated corpus changes shape, so stale files are not reused. */
-const CORPUS_VERSION = 1
+const CORPUS_VERSION = 2
 const ROWS = Number(process.env.BENCH_TRANSPARENCY_ROWS ?? 1_000_000)
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
 const signer = createSigner({ secret: new Uint8Array(32).fill(31) })
@@ -118,23 +119,7 @@ async function ensureCorpus(rows: number): Promise<string> {
   return path
 }
 
+// a realistic receipt made unique per row (request id, timestamp, content hash)
 function body(n: number): HttpReceiptBody {
-  return {
-    request_id: uuidv7(),
-    route_pattern: '/pets/{id}',
-    method: 'GET',
-    caller_identity_hash: sha256Hex(`caller-${n % 997}`),
-    verdict: { verdict: 'allow' },
-    receipt_kind: 'mediated_decision',
-    boundary_class: 'prevent',
-    tool_origin: 'caller_executed',
-    redaction_mode: 'none',
-    evidence: [{ guard_name: 'DefaultPolicy', verdict: true, details: 'safe method' }],
-    response_status: 200,
-    timestamp: 1_760_000_000 + n,
-    content_hash: sha256Hex(`content-${n}`),
-    policy_hash: sha256Hex('policy'),
-    trust_level: 'mediated',
-    metadata: null,
-  }
+  return exampleReceiptBody({ request_id: uuidv7(), timestamp: 1_760_000_000 + n, content_hash: sha256Hex(`content-${n}`) })
 }
