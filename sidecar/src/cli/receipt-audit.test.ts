@@ -119,3 +119,10 @@ function copyStore(from: string, to: string): void {
   copyFileSync(from, to)
   if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`)
 }
+
+t.test('a --checkpoint file that is not a statement is refused before the audit runs', async t => {
+  const dir = t.testdir({ 'bad.json': JSON.stringify({ schema: 'gate.checkpoint_statement.v2', tree_size: 'ten' }), 'receipts.db': '' })
+  const r = await runGate(['receipt', 'audit', '--receipt-db', join(dir, 'receipts.db'), '--checkpoint', join(dir, 'bad.json')])
+  t.equal(r.code, 1)
+  t.match(r.stderr, /--checkpoint .*bad\.json is not a gate\.checkpoint_statement\.v2: /)
+})

@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { parseJsonExact } from '@gate/sdk'
+import { validate } from '@gate/schemas'
 import { ConfigError, UsageError } from '../errors.js'
 import { openTransparencyLogStore } from '../stores/index.js'
 import { auditLog, type AuditReport } from '../transparency/audit.js'
@@ -62,11 +63,15 @@ async function readStatement(file: string): Promise<unknown> {
   } catch (err) {
     throw new ConfigError(`cannot read --checkpoint ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
+  let statement: unknown
   try {
-    return parseJsonExact(text.trim())
+    statement = parseJsonExact(text.trim())
   } catch (err) {
     throw new ConfigError(`--checkpoint ${file} is not JSON: ${(err as Error).message}`, err)
   }
+  const shape = validate('gate.checkpoint_statement.v2', statement)
+  if (!shape.ok) throw new ConfigError(`--checkpoint ${file} is not a gate.checkpoint_statement.v2: ${shape.errors[0]}`)
+  return statement
 }
 
 function describe(report: AuditReport): string {

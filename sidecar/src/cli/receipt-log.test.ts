@@ -151,3 +151,20 @@ t.test('--no-transparency-log keeps no tree: the routes answer 404 and health sa
   const bad = await runGate(['sidecar', '--receipt-store', join(files.dir, 'x.db'), '--no-transparency-log', '--checkpoint-every', '5'])
   t.equal(bad.code, 2, 'the flags contradict each other')
 })
+
+t.test('gate sidecar, gate api protect and gate trust serve all take the checkpoint flags', async t => {
+  const required: Record<string, string[]> = {
+    sidecar: ['--allow-ephemeral-receipts'],
+    'api protect': ['--allow-ephemeral-receipts', '--upstream', 'http://127.0.0.1:1'],
+    'trust serve': ['--receipt-db', join(t.testdir(), 'r.db')],
+  }
+  for (const [command, args] of Object.entries(required)) {
+    const words = command.split(' ')
+    const help = await runGate([...words, '--help'])
+    t.equal(help.code, 0)
+    for (const flag of ['--checkpoint-every N', '--checkpoint-interval-secs T', '--checkpoint-copy PATH', '--no-transparency-log']) t.match(help.stdout, flag, `${command} ${flag}`)
+    const bad = await runGate([...words, ...args, '--checkpoint-every', 'often'])
+    t.equal(bad.code, 2, `${command} refuses --checkpoint-every often`)
+    t.match(bad.stderr, /--checkpoint-every must be a non-negative integer, got "often"/)
+  }
+})

@@ -53,6 +53,15 @@ committed receipt to the tree and signs a checkpoint of it (unless the newest al
 ${SOURCE}`
 
 const FLAGS = { ...GLOBAL_FLAG_OPTIONS, json: { type: 'boolean' } } as const
+
+/** The transparency subcommands of `gate receipt`, by verb (receipt.ts dispatches to them). */
+export const TRANSPARENCY_COMMANDS: Readonly<Record<string, (argv: string[]) => Promise<number>>> = Object.freeze({
+  proof: (argv: string[]) => proof(argv),
+  health: (argv: string[]) => health(argv),
+  flush: (argv: string[]) => flush(argv),
+  checkpoint: (argv: string[]) => checkpoint(argv),
+  audit: async (argv: string[]) => (await import('./receipt-audit.js')).run(argv),
+})
 const DEFAULT_TIMEOUT_MS = 5000
 
 export async function proof(argv: string[]): Promise<number> {

@@ -5,6 +5,7 @@
 // proof. One line per proof and per unproven receipt, "ok ..." or "FAIL <id> proof: <why>".
 import { readFile } from 'node:fs/promises'
 import { parseJsonExact, verifyConsistencyProofRecord, verifyInclusionProofRecord, INCLUSION_PROOF_SCHEMA, CONSISTENCY_PROOF_SCHEMA } from '@gate/sdk'
+import { validate } from '@gate/schemas'
 import { ConfigError } from '../errors.js'
 
 /** Lines to print and how many failed. */
@@ -27,6 +28,13 @@ export async function checkProofFile(file: string, receiptIds: readonly string[]
   for (const [i, record] of records.entries()) {
     const r = (typeof record === 'object' && record !== null ? record : {}) as Record<string, unknown>
     const label = typeof r.receipt_id === 'string' ? r.receipt_id : `proof #${i + 1}`
+    // the schema first, so a malformed record is named by its JSON pointer
+    const shape = r.schema === CONSISTENCY_PROOF_SCHEMA || r.schema === INCLUSION_PROOF_SCHEMA ? validate(r.schema, record) : { ok: true as const }
+    if (!shape.ok) {
+      failures++
+      lines.push(`FAIL ${label} proof malformed: ${shape.errors[0]}`)
+      continue
+    }
     if (r.schema === CONSISTENCY_PROOF_SCHEMA) {
       const check = verifyConsistencyProofRecord(record, options)
       const sizes = `${String((r.first as { tree_size?: unknown } | undefined)?.tree_size)} -> ${String((r.second as { tree_size?: unknown } | undefined)?.tree_size)}`

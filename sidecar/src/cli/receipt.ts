@@ -24,6 +24,7 @@ import { openReceiptStore, type ReceiptStore, type StoredReceipt } from '../stor
 import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { createControlClient } from './control-client.js'
+import { TRANSPARENCY_COMMANDS } from './receipt-log.js'
 
 const SOURCE_HELP = `Receipt source (one of):
   --receipt-db PATH           read the SQLite receipt store directly
@@ -115,8 +116,8 @@ export async function run(argv: string[]): Promise<number> {
   if (verb === 'list') return runWithExitCodes('receipt list', LIST_USAGE, () => list(rest))
   if (verb === 'verify') return runWithExitCodes('receipt verify', VERIFY_USAGE, () => verify(rest))
   if (verb === 'explain') return runWithExitCodes('receipt explain', EXPLAIN_USAGE, () => explain(rest))
-  const transparency = TRANSPARENCY_VERBS[verb ?? '']
-  if (transparency !== undefined) return (await transparency())(rest)
+  const transparency = TRANSPARENCY_COMMANDS[verb ?? '']
+  if (transparency !== undefined) return transparency(rest)
   const help = `Usage: gate receipt (list|verify|explain|proof|health|flush|checkpoint|audit) ...\n\n${LIST_USAGE}\n\n${VERIFY_USAGE}\n\n${EXPLAIN_USAGE}\n\nTransparency log: gate receipt proof|health|flush|checkpoint|audit --help\n`
   if (verb === '--help' || verb === '-h' || verb === 'help') {
     process.stdout.write(help)
@@ -124,15 +125,6 @@ export async function run(argv: string[]): Promise<number> {
   }
   process.stderr.write(verb === undefined ? help : `gate receipt: unknown subcommand "${verb}"\n\n${help}`)
   return 2
-}
-
-// The transparency-log subcommands live in their own modules (receipt-log.ts, receipt-audit.ts).
-const TRANSPARENCY_VERBS: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
-  proof: async () => (await import('./receipt-log.js')).proof,
-  health: async () => (await import('./receipt-log.js')).health,
-  flush: async () => (await import('./receipt-log.js')).flush,
-  checkpoint: async () => (await import('./receipt-log.js')).checkpoint,
-  audit: async () => (await import('./receipt-audit.js')).run,
 }
 
 // ---- list ----

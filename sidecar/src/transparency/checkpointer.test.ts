@@ -98,3 +98,33 @@ t.test('a flush whose writer does not commit in time fails with gate_timeout', a
   const { c } = await checkpointer(t, path, { flushReceipts: () => new Promise<void>(() => undefined) })
   await t.rejects(c.flush(20), { code: 'gate_timeout', message: /within 20 ms/ })
 })
+
+t.test('a commit notification and the interval timer each lead to a checkpoint', async t => {
+  const { path, receipts, ids } = await setup(t)
+  const signed: number[] = []
+  let next: (() => void) | undefined
+  const checkpointed = () => new Promise<void>(resolve => (next = resolve))
+  const { c } = await checkpointer(t, path, {
+    everyReceipts: 3,
+    intervalMs: 25,
+    gatherMs: 1,
+    onCheckpoint: s => {
+      signed.push(s.tree_size)
+      next?.()
+    },
+  })
+  // the checkpointer's timers do not hold the process open (a service's server does): this test must
+  const keepAlive = setInterval(() => undefined, 60_000)
+  t.teardown(() => clearInterval(keepAlive))
+  c.start()
+  const first = checkpointed()
+  await append(receipts, ids, 3)
+  c.onCommitted() // the follower call the writer makes after a commit
+  await first
+  t.same(signed, [3], 'three receipts reach the count')
+  const second = checkpointed()
+  await append(receipts, ids, 1)
+  await second // no notification: the timer finds the log grew
+  t.same(signed, [3, 4])
+  await c.stop()
+})

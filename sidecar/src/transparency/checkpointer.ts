@@ -41,6 +41,8 @@ export interface CheckpointerOptions {
   copyPath?: string
   /** Commits what the in-process writer still holds (flush); default: nothing to commit. */
   flushReceipts?: () => Promise<void>
+  /** Called with each checkpoint this checkpointer signs. */
+  onCheckpoint?: (statement: CheckpointStatement) => void
   /** Unix seconds. */
   now?: () => number
   log?: (line: string) => void
@@ -69,6 +71,7 @@ export class Checkpointer {
   readonly #flushReceipts: () => Promise<void>
   readonly #now: () => number
   readonly #log: (line: string) => void
+  readonly #onCheckpoint: (statement: CheckpointStatement) => void
   #tree: CompactMerkleTree | undefined
   #logId = ''
   #lastCheckpointSize = -1
@@ -91,6 +94,7 @@ export class Checkpointer {
     this.#flushReceipts = options.flushReceipts ?? (async () => undefined)
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000))
     this.#log = options.log ?? (() => undefined)
+    this.#onCheckpoint = options.onCheckpoint ?? (() => undefined)
   }
 
   /** Starts the interval timer and catches up once with what is already committed. */
@@ -221,7 +225,10 @@ export class Checkpointer {
       )
     })
     this.#lastCheckpointSize = result.checkpoint?.tree_size ?? -1
-    if (result.created && this.#copyPath !== undefined) await writeCopy(this.#copyPath, result.checkpoint!)
+    if (result.created) {
+      if (this.#copyPath !== undefined) await writeCopy(this.#copyPath, result.checkpoint!)
+      this.#onCheckpoint(result.checkpoint!)
+    }
     return result
   }
 
