@@ -32,7 +32,7 @@ export async function startTransparencyLog(options: StartTransparencyLogOptions)
     log: options.log,
   })
   // The follower hook: the one call after each commit (moves onto ReceiptWriter's follower list as is).
-  stores.receipts.watchAppends(() => checkpointer.onCommitted())
+  stores.receipts.watchAppends(lastSeq => checkpointer.onCommitted({ lastSeq }))
   checkpointer.start()
   return new TransparencyLog({
     backend,

@@ -110,9 +110,13 @@ export class Checkpointer {
     this.#background(false)
   }
 
-  /** The follower entry point: receipts were committed (any seq range); the tree catches up shortly. */
-  onCommitted(): void {
+  /**
+   * The follower entry point: receipts up to `lastSeq` were committed (omitted: something was); the
+   * tree catches up shortly, reading the ids itself.
+   */
+  onCommitted(committed?: { lastSeq: number }): void {
     if (this.#stopped || this.#gatherTimer !== undefined) return
+    if (committed !== undefined && this.#tree !== undefined && committed.lastSeq <= this.#tree.size) return
     this.#gatherTimer = setTimeout(() => {
       this.#gatherTimer = undefined
       this.#background(false)
