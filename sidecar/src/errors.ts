@@ -193,14 +193,6 @@ export class NotCheckpointedError extends GateError {
   }
 }
 
-/** This service keeps no transparency log (receipts in memory, or checkpointing switched off). */
-export class NoTransparencyLogError extends GateError {
-  constructor(reason: string) {
-    super('gate_not_found', `no transparency log: ${reason}`)
-    this.name = 'NoTransparencyLogError'
-  }
-}
-
 /** The stored receipts or tree contradict the log (a seq gap, a proof that does not verify): fail closed. */
 export class LogIntegrityError extends GateError {
   constructor(detail: string) {

@@ -9,6 +9,7 @@ import { gateFiles } from '../testing/gate-files.js'
 import { spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { call } from '../testing/http-client.js'
 import { evaluateMany } from '../testing/evaluate-requests.js'
+import { openDatabase } from '../stores/index.js'
 
 const SERVICE_TOKEN = 'trust-service-token-0123456789abcdef'
 const ACME_TOKEN = 'acme-read-token-0123456789abcdef'
@@ -57,6 +58,14 @@ t.test('trust serve proves, lists and reports checkpoints over the sidecar file'
   t.equal((await call(`${trust.url}/v1/receipts/${mine.id}/proof?treeSize=11`, { headers: admin })).status, 404, 'no checkpoint of that size')
 
   t.match((await report()).compliance.checkpointCoverage, { checkpointedReceipts: 12, uncheckpointedReceipts: 0, checkpointCount: 1, coverageRate: 1, latestCheckpointTreeSize: 12 })
+
+  // a tree node changed under the running service: the proof no longer verifies and is not served
+  const db = await openDatabase(files.db)
+  await db.exec('UPDATE transparency_nodes SET hash = zeroblob(32) WHERE level = 0 AND idx = 5')
+  await db.close()
+  const broken = await call(`${trust.url}/v1/receipts/${mine.id}/proof`, { headers: admin })
+  t.equal(broken.status, 500, 'fails closed')
+  t.match(broken.body, { error: /the proof of receipt \S+ against checkpoint 12 does not verify/ })
   await evaluateMany(sidecar.url, 4)
   const later = (await call(`${trust.url}/v1/reports/operator`, { headers: admin })).body as { compliance: { checkpointCoverage: Record<string, unknown> } }
   t.match(later.compliance.checkpointCoverage, { checkpointedReceipts: 12, uncheckpointedReceipts: 4, coverageRate: 0.75 })
