@@ -14,10 +14,7 @@ export function verifyInclusion(leafHash: Uint8Array, index: number, size: numbe
     if (sn === 0) return false
     if (isOdd(fn) || fn === sn) {
       r = hashChildren(p, r)
-      while (!isOdd(fn) && fn !== 0) {
-        fn = half(fn)
-        sn = half(sn)
-      }
+      ;[fn, sn] = shiftToOdd(fn, sn)
     } else {
       r = hashChildren(r, p)
     }
@@ -50,10 +47,7 @@ export function verifyConsistency(first: number, second: number, proof: readonly
     if (isOdd(fn) || fn === sn) {
       fr = hashChildren(c, fr)
       sr = hashChildren(c, sr)
-      while (!isOdd(fn) && fn !== 0) {
-        fn = half(fn)
-        sn = half(sn)
-      }
+      ;[fn, sn] = shiftToOdd(fn, sn)
     } else {
       sr = hashChildren(sr, c)
     }
@@ -61,6 +55,15 @@ export function verifyConsistency(first: number, second: number, proof: readonly
     sn = half(sn)
   }
   return sn === 0 && hashesEqual(fr, firstRoot) && hashesEqual(sr, secondRoot)
+}
+
+// RFC 9162: "right-shift both fn and sn equally until either LSB(fn) is set or fn is 0"
+function shiftToOdd(fn: number, sn: number): [number, number] {
+  while (!isOdd(fn) && fn !== 0) {
+    fn = half(fn)
+    sn = half(sn)
+  }
+  return [fn, sn]
 }
 
 function isCount(n: number): boolean {
