@@ -7,9 +7,9 @@
 //   1. RevocationGuard      any route; a revoked capability is denied before evaluation
 //   2. DefaultPolicyGuard   SessionAllow routes: allow, nothing further except the budget cost cap
 //      CapabilityGuard      DenyByDefault routes: token present, verified, id matches, grant covers route
-//   3. ApprovalGuard        routes with x-gate-approval-required
+//   3. ApprovalGuard        routes with x-gate-approval-required or x-gate-sensitivity: restricted
 //   4. NonceGuard           DenyByDefault routes when strict nonces are on
-//   5. BudgetGuard          last, so a request denied above never spends an invocation
+//   5. BudgetGuard          last, so a request denied above never spends an invocation or a cost
 import {
   callerIdentityHash,
   canonicalJson,
@@ -33,6 +33,7 @@ import {
 import { randomBytes } from 'node:crypto'
 import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
 import { parseCapabilityToken } from './capability-token.js'
+import { readDeclaredCost } from './declared-cost.js'
 import { ApprovalGuard } from './guards/approval.js'
 import { AuthorityBoundaryGuard } from './guards/authority-boundary.js'
 import { BudgetGuard } from './guards/budget.js'
@@ -165,6 +166,7 @@ export class Kernel {
     const outcome = await this.#runGuards(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
+    const financial = financialRecord(ctx, verdict)
 
     const signed = await this.signReceipt(
       {
@@ -185,9 +187,15 @@ export class Kernel {
         policy_hash: this.policyHash,
         trust_level: 'mediated',
         capability_id: ctx.capabilityId,
-        metadata: { gate_http_status_scope: 'decision' },
+        metadata: financial === undefined ? { gate_http_status_scope: 'decision' } : { gate_http_status_scope: 'decision', financial: financial.metadata },
       },
-      { tenant: request.caller.tenant ?? null, subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null, kind: 'decision', decisionReceiptId: null },
+      {
+        tenant: request.caller.tenant ?? null,
+        subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null,
+        kind: 'decision',
+        decisionReceiptId: null,
+        ...financial?.columns,
+      },
     )
 
     const pending: Promise<unknown>[] = [this.#ports.receipts.append(signed.record)]
@@ -252,7 +260,7 @@ export class Kernel {
   /** Signs a receipt body with this authority and builds its store record (not yet stored). */
   async signReceipt(
     body: HttpReceiptBody,
-    extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey' | 'kind' | 'decisionReceiptId'>,
+    extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey' | 'kind' | 'decisionReceiptId' | 'costUnits' | 'costCurrency' | 'attemptedCostUnits'>,
   ): Promise<{ receipt: HttpReceipt; json: string; record: ReceiptRecord }> {
     const prepared = prepareHttpReceipt(body, this.signer.publicKey)
     let signature: string
@@ -288,6 +296,7 @@ export class Kernel {
       if (presentedToken === undefined) presentedTokenProblem = `capability ${request.capability_id} was not issued by this sidecar`
     }
     const tokenId = typeof presentedToken?.id === 'string' ? presentedToken.id : undefined
+    const declared = readDeclaredCost(request.governed_intent)
     return {
       request,
       route,
@@ -295,6 +304,9 @@ export class Kernel {
       operationId: route.matched ? route.route.operationId : undefined,
       callerIdentityHash: this.#callerHash(request.caller),
       contentHash: contentHash({ body_hash: request.body_hash, method: request.method, path: request.path, query, route_pattern: routePattern }),
+      query,
+      declaredCost: 'cost' in declared ? declared.cost : undefined,
+      declaredCostProblem: 'problem' in declared ? declared.problem : undefined,
       now,
       presentedToken,
       presentedTokenProblem,
@@ -324,10 +336,13 @@ export class Kernel {
     } else {
       const capability = await run(this.#capability.check(ctx))
       if (capability !== undefined) return capability
-      if (ctx.route.matched && ctx.route.route.approvalRequired) {
-        const approval = await run(this.#approval.check(ctx))
-        if (approval !== undefined) return approval
-      }
+    }
+    // spec 01: x-gate-sensitivity restricted always requires approval, whatever the policy decision
+    if (ctx.route.matched && (ctx.route.route.approvalRequired || ctx.route.route.sensitivity === 'restricted')) {
+      const approval = await run(this.#approval.check(ctx))
+      if (approval !== undefined) return approval
+    }
+    if (ctx.route.decision === 'DenyByDefault') {
       if (this.#options.strictNonces === true) {
         const nonce = await run(this.#nonce.check(ctx))
         if (nonce !== undefined) return nonce
@@ -364,6 +379,29 @@ export class Kernel {
     }
     return { ...body, signature: this.signer.sign(utf8(canonicalJson(body))) }
   }
+}
+
+/**
+ * The financial metadata (spec 03 reserved receipt metadata key `financial`) and store columns of a
+ * request that declared a cost: charged when allowed, attempted when a budget rule refused it.
+ */
+function financialRecord(ctx: GuardContext, verdict: Verdict): { metadata: Record<string, unknown>; columns: Pick<ReceiptRecord, 'costUnits' | 'costCurrency' | 'attemptedCostUnits'> } | undefined {
+  const cost = ctx.declaredCost
+  if (cost === undefined) return undefined
+  if (verdict.verdict === 'allow' && ctx.charge !== undefined) {
+    const metadata: Record<string, unknown> = { cost_charged: cost.units, currency: cost.currency }
+    if (ctx.charge.grantIndex !== undefined) metadata.grant_index = ctx.charge.grantIndex
+    if (ctx.charge.budgetTotal !== undefined) metadata.budget_total = ctx.charge.budgetTotal
+    if (ctx.charge.budgetRemaining !== undefined) metadata.budget_remaining = ctx.charge.budgetRemaining
+    return { metadata, columns: { costUnits: cost.units, costCurrency: cost.currency, attemptedCostUnits: null } }
+  }
+  if (ctx.costRefused === true) {
+    return {
+      metadata: { cost_charged: 0, attempted_cost: cost.units, currency: cost.currency },
+      columns: { costUnits: 0, costCurrency: cost.currency, attemptedCostUnits: cost.units },
+    }
+  }
+  return undefined
 }
 
 /** The query without `gate_capability`: the token is a credential, not request content. */
