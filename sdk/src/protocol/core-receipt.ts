@@ -60,6 +60,14 @@ export function toCoreReceiptWithKeypair(receipt: HttpReceipt, signer: Signer): 
   if (signer.publicKey !== receipt.kernel_key) {
     throw new SigningError('the keypair does not match the receipt kernel_key, so the core receipt would not verify')
   }
+  return signCoreReceipt(coreReceiptBody(receipt, signer.algorithm), signer)
+}
+
+/**
+ * The core body of an HTTP receipt (spec 02 mapping table), `content_hash` included; nothing signed.
+ * `coreReceiptId` of it is the id its core form has.
+ */
+export function coreReceiptBody(receipt: HttpReceipt, algorithm: 'ed25519' | 'p256' | 'p384' = 'ed25519'): Record<string, unknown> {
   const parameters = { method: receipt.method, route: receipt.route_pattern, request_id: receipt.request_id }
   const body: Record<string, unknown> = {
     timestamp: receipt.timestamp,
@@ -81,9 +89,9 @@ export function toCoreReceiptWithKeypair(receipt: HttpReceipt, signer: Signer): 
   if (receipt.actor_chain !== undefined && receipt.actor_chain.length > 0) body.actor_chain = receipt.actor_chain
   if (receipt.evidence !== undefined) body.evidence = receipt.evidence
   if (receipt.metadata !== undefined) body.metadata = receipt.metadata
-  if (signer.algorithm !== 'ed25519') body.algorithm = signer.algorithm
+  if (algorithm !== 'ed25519') body.algorithm = algorithm
   body.content_hash = sha256Hex(canonicalJson(body))
-  return signCoreReceipt(body, signer)
+  return body
 }
 
 /**

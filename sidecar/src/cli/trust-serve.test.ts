@@ -7,6 +7,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   canonicalJson,
+  coreReceiptBody,
+  coreReceiptId,
   checkHttpReceipt,
   createSigner,
   generateSecret,
@@ -220,8 +222,25 @@ if (revocation.status !== 200) throw new Error(`revocation failed: ${revocation.
 
 async function loadModel(): Promise<StoredReceipt[]> {
   const rows: StoredReceipt[] = []
-  for await (const row of store.iterate(0, 2000)) rows.push(row)
+  for await (const row of store.iterate(0, 2000)) {
+    rows.push(row)
+    rememberServedIds(row)
+  }
   return rows
+}
+
+// A core receipt's id is its own content address (spec 03), not its row's HTTP receipt id: the ids a
+// query serves, mapped to their rows'.
+const rowIds = new Map<string, string>()
+
+function rememberServedIds(row: StoredReceipt): void {
+  if (rowIds.has(row.receiptId)) return
+  rowIds.set(row.receiptId, row.receiptId)
+  rowIds.set(coreReceiptId(coreReceiptBody(JSON.parse(row.httpJson) as HttpReceipt)), row.receiptId)
+}
+
+function rowIdOf(receipt: Record<string, unknown>): string {
+  return rowIds.get(receipt.id as string) ?? (receipt.id as string)
 }
 
 function auth(token: string): Record<string, string> {
@@ -253,7 +272,7 @@ async function pageAll(params: Record<string, string>, token = SERVICE_TOKEN, pa
     const body = r.body as QueryBody
     totals.push(body.totalCount)
     for (const receipt of body.receipts) {
-      ids.push(receipt.id as string)
+      ids.push(rowIdOf(receipt))
       receipts.push(receipt)
     }
     if (body.nextCursor !== null) t.equal(body.receipts.length, limit, 'nextCursor only on a full page')
@@ -571,7 +590,7 @@ t.test('every receipt returned verifies offline against the authority keys', asy
   const text = sample.text
   const stored = await loadModel()
   for (const r of (sample.body as QueryBody).receipts) {
-    const row = stored.find(s => s.receiptId === r.id)!
+    const row = stored.find(s => s.receiptId === rowIdOf(r))!
     if (row.coreJson !== null) t.ok(text.includes(row.coreJson), 'served exactly as stored')
   }
 })
@@ -690,7 +709,8 @@ t.test('tool and child receipts: append with the service token, list and point-l
 t.test('explain support: a receipt loads by id with its decision/final linkage', async t => {
   const row = model.find(r => r.tenant === 'acme' && r.routePattern === '/pets')!
   const r = await get(`/v1/receipts/${row.receiptId}`)
-  t.match(r.body, { seq: row.seq, kind: 'decision', decisionReceiptId: null, finalReceiptIds: [], receipt: { id: row.receiptId }, httpReceipt: { id: row.receiptId } })
+  t.match(r.body, { seq: row.seq, kind: 'decision', decisionReceiptId: null, finalReceiptIds: [], httpReceipt: { id: row.receiptId } })
+  t.equal(rowIdOf((r.body as { receipt: Record<string, unknown> }).receipt), row.receiptId, 'the receipt, in its core form (its own id)')
   t.equal((await get(`/v1/receipts/${'0'.repeat(64)}`)).status, 404)
 })
 
