@@ -126,6 +126,19 @@ t.test('issue 23: a delegated child wider than its link is denied DELETE /pets/1
   t.match((await evaluate(gate, request('DELETE', '/pets/1'), header(child))).body, { verdict: { verdict: 'deny', details: { reason_code: 'scope_mismatch' } } })
 })
 
+t.test('a charged cost is on the receipt, and the receipt query finds it by minCost / maxCost', async t => {
+  const { gate } = await start(t)
+  const { header } = await issue(gate, [{ server_id: 'http', tool_name: 'PATCH /pets/{id}', max_total_cost: { units: 1000, currency: 'USD' } }])
+  const charged = await evaluate(gate, request('PATCH', '/pets/1', { governed_intent: { max_amount: { units: 450, currency: 'USD' } } }), { 'x-gate-capability': header })
+  t.match(charged.body, { verdict: { verdict: 'allow' }, receipt: { metadata: { financial: { cost_charged: 450, currency: 'USD', budget_total: 1000, budget_remaining: 550 } } } })
+  const over = await evaluate(gate, request('PATCH', '/pets/2', { governed_intent: { max_amount: { units: 501, currency: 'USD' } } }), { 'x-gate-capability': header })
+  t.match(over.body, { verdict: { verdict: 'deny', details: { reason_code: 'budget_limit_exceeded' } } }, 'the route limit of the pets spec is 500')
+  const query = (params: string) => call(`${gate.url}/v1/receipts/query?${params}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  const found = await query('minCost=400&maxCost=500&costCurrency=USD')
+  t.match(found.body, { totalCount: 1, receipts: [{ tool_name: 'PATCH /pets/{id}', metadata: { financial: { cost_charged: 450 } } }] })
+  t.match((await query('minCost=451&costCurrency=USD')).body, { totalCount: 0 }, 'the refused cost was not charged')
+})
+
 t.test('x-gate-sensitivity restricted: a valid token still needs an approval for each call', async t => {
   const { gate } = await start(t)
   const { header } = await issue(gate, [{ server_id: 'http', tool_name: '*' }])

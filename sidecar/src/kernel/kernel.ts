@@ -34,6 +34,7 @@ import { randomBytes } from 'node:crypto'
 import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
 import { parseCapabilityToken } from './capability-token.js'
 import { readDeclaredCost } from './declared-cost.js'
+import { financialRecord } from './financial-record.js'
 import { ApprovalGuard } from './guards/approval.js'
 import { AuthorityBoundaryGuard } from './guards/authority-boundary.js'
 import { BudgetGuard } from './guards/budget.js'
@@ -379,29 +380,6 @@ export class Kernel {
     }
     return { ...body, signature: this.signer.sign(utf8(canonicalJson(body))) }
   }
-}
-
-/**
- * The financial metadata (spec 03 reserved receipt metadata key `financial`) and store columns of a
- * request that declared a cost: charged when allowed, attempted when a budget rule refused it.
- */
-function financialRecord(ctx: GuardContext, verdict: Verdict): { metadata: Record<string, unknown>; columns: Pick<ReceiptRecord, 'costUnits' | 'costCurrency' | 'attemptedCostUnits'> } | undefined {
-  const cost = ctx.declaredCost
-  if (cost === undefined) return undefined
-  if (verdict.verdict === 'allow' && ctx.charge !== undefined) {
-    const metadata: Record<string, unknown> = { cost_charged: cost.units, currency: cost.currency }
-    if (ctx.charge.grantIndex !== undefined) metadata.grant_index = ctx.charge.grantIndex
-    if (ctx.charge.budgetTotal !== undefined) metadata.budget_total = ctx.charge.budgetTotal
-    if (ctx.charge.budgetRemaining !== undefined) metadata.budget_remaining = ctx.charge.budgetRemaining
-    return { metadata, columns: { costUnits: cost.units, costCurrency: cost.currency, attemptedCostUnits: null } }
-  }
-  if (ctx.costRefused === true) {
-    return {
-      metadata: { cost_charged: 0, attempted_cost: cost.units, currency: cost.currency },
-      columns: { costUnits: 0, costCurrency: cost.currency, attemptedCostUnits: cost.units },
-    }
-  }
-  return undefined
 }
 
 /** The query without `gate_capability`: the token is a credential, not request content. */

@@ -1,6 +1,6 @@
 // The budget store: invocation counting that is atomic under concurrency, committed before it answers,
 // and exact across a reopen; cost usage for reports.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { openBudgetStore } from './budget-store.js'
 
@@ -22,7 +22,8 @@ t.test('200 concurrent tryConsume with max 50 allow exactly 50, and none more af
   t.match(await reopened.usage('cap-1'), { grants: [{ capabilityId: 'cap-1', grantKey: 'POST /pets', used: 50, maxInvocations: 50 }] })
 })
 
-t.test('two stores on one file cannot overspend together', async t => {
+/** Two stores on one file, closed at teardown. */
+async function twoStores(t: Test) {
   const path = join(t.testdir(), 'budgets.db')
   const a = await openBudgetStore(path, { driver })
   const b = await openBudgetStore(path, { driver })
@@ -30,6 +31,11 @@ t.test('two stores on one file cannot overspend together', async t => {
     await a.close()
     await b.close()
   })
+  return [a, b] as const
+}
+
+t.test('two stores on one file cannot overspend together', async t => {
+  const [a, b] = await twoStores(t)
   const results = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).tryConsume('cap-2', 'g', 25)))
   t.equal(results.filter(r => r.allowed).length, 25)
 })
@@ -110,13 +116,7 @@ t.test('a fixed-maximum counter refuses another maximum; a cost cap bounds the r
 })
 
 t.test('two stores on one file capture together without overspending', async t => {
-  const path = join(t.testdir(), 'budgets.db')
-  const a = await openBudgetStore(path, { driver })
-  const b = await openBudgetStore(path, { driver })
-  t.teardown(async () => {
-    await a.close()
-    await b.close()
-  })
+  const [a, b] = await twoStores(t)
   const plan = { invocations: [{ owner: 'cap-3', key: 'g', max: 40, fixedMax: false, kind: 'grant' as const }, { owner: 'family:f', key: 'family', max: 25, fixedMax: true, kind: 'family' as const }] }
   const results = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).capture(plan)))
   t.equal(results.filter(r => r.allowed).length, 25)
