@@ -10,6 +10,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
+import { createSigner, generateSecret, type Signer } from '@gate/sdk'
 import { CHECKS, DEFAULT_SPEC_TEXT, loadGateSdkCore, runConformance, type Report, type SdkUnderTest } from './index.js'
 import { isGateBuilt, runGate, spawnGate } from './testing/spawn-gate.js'
 
@@ -35,13 +36,18 @@ function assertConformant(t: Test, report: Report, strictNonces = false): void {
   }
 }
 
-async function prepare(t: Test): Promise<{ dir: string; specPath: string; sdk: { sdkUnderTest: SdkUnderTest } | { sdkNote: string } }> {
+async function prepare(t: Test): Promise<{ dir: string; specPath: string; seedPath: string; issuer: Signer; sdk: { sdkUnderTest: SdkUnderTest } | { sdkNote: string } }> {
   const dir = t.testdir()
   const specPath = join(dir, 'pets.json')
   await writeFile(specPath, DEFAULT_SPEC_TEXT)
+  // the authority seed Gate runs with is the issuer key the delegation and token-field checks sign with
+  const seed = generateSecret('ed25519')
+  const seedPath = join(dir, 'authority-seed')
+  await writeFile(seedPath, Buffer.from(seed).toString('hex') + '\n', { mode: 0o600 })
+  const issuer = createSigner({ secret: seed })
   const loaded = await loadGateSdkCore()
   if (!('sdk' in loaded)) t.comment(`sdk.* checks skipped: ${loaded.missing}`)
-  return { dir, specPath, sdk: 'sdk' in loaded ? { sdkUnderTest: loaded.sdk } : { sdkNote: loaded.missing } }
+  return { dir, specPath, seedPath, issuer, sdk: 'sdk' in loaded ? { sdkUnderTest: loaded.sdk } : { sdkNote: loaded.missing } }
 }
 
 const notBuilt = isGateBuilt() ? false : 'sidecar/dist/cli/main.js is not built (run `npx tsc -b` at the repository root)'
@@ -71,20 +77,20 @@ for (const strictNonces of [false, true]) {
   const mode = strictNonces ? ' with --strict-nonces (the nonces.* checks)' : ''
 
   t.test(`gate sidecar${mode} passes every check`, { skip: notBuilt }, async t => {
-    const { dir, specPath, sdk } = await prepare(t)
-    const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'sidecar.db'), ...flags], { GATE_CONTROL_TOKEN: CONTROL_TOKEN })
+    const { dir, specPath, seedPath, issuer, sdk } = await prepare(t)
+    const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'sidecar.db'), '--authority-seed-file', seedPath, ...flags], { GATE_CONTROL_TOKEN: CONTROL_TOKEN })
     t.teardown(() => gate.stop())
-    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, ...sdk }), strictNonces)
+    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, issuer, ...sdk }), strictNonces)
   })
 
   t.test(`gate api protect${mode} passes every check`, { skip: await protectUnavailable() }, async t => {
-    const { dir, specPath, sdk } = await prepare(t)
+    const { dir, specPath, seedPath, issuer, sdk } = await prepare(t)
     const upstreamUrl = await startUpstream(t)
     const gate = await spawnGate(
-      ['api', 'protect', '--upstream', upstreamUrl, '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'protect.db'), ...flags],
+      ['api', 'protect', '--upstream', upstreamUrl, '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'protect.db'), '--authority-seed-file', seedPath, ...flags],
       { GATE_CONTROL_TOKEN: CONTROL_TOKEN },
     )
     t.teardown(() => gate.stop())
-    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, ...sdk }), strictNonces)
+    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, issuer, ...sdk }), strictNonces)
   })
 }

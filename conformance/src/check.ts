@@ -6,7 +6,7 @@ import type { CheckContext } from './context.js'
 export type CheckResultKind = 'PASS' | 'FAIL' | 'SKIP'
 
 /** What a check needs besides the sidecar URL; a run without it skips the check with a reason. */
-export type CheckNeed = 'control-token' | 'sdk-under-test' | 'strict-nonces'
+export type CheckNeed = 'control-token' | 'sdk-under-test' | 'strict-nonces' | 'issuer-key'
 
 /** One behaviour observable from outside the sidecar. */
 export interface CheckDefinition {

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import { UsageError } from './errors.js'
 
 export const USAGE = `Usage: gate-conformance --sidecar URL [--control-token T] [--spec FILE] [--json] [--only ID,...] [--no-sdk]
-                        [--strict-nonces]
+                        [--strict-nonces] [--issuer-seed-file PATH]
        gate-conformance --list [--json]
        gate-conformance --print-default-spec
 
@@ -16,6 +16,11 @@ Options:
                          (default: the GATE_CONTROL_TOKEN environment variable; without one they are skipped)
   --spec FILE            the OpenAPI document the sidecar was started with (JSON; YAML when the "yaml"
                          package is installed); default: the built-in pets document
+  --issuer-seed-file PATH
+                         an Ed25519 seed (64 hex) whose public key the sidecar trusts as a capability issuer
+                         (its --trusted-issuer, or the --authority-seed-file it runs with): the delegation
+                         and token-field checks sign tokens and delegation links with it (without one they
+                         are skipped)
   --only ID,...          run only these checks (repeatable)
   --json                 print the report as JSON instead of a table
   --no-sdk               skip the sdk.* checks (by default they drive @gate/sdk's createGateCore)
@@ -42,6 +47,7 @@ export type CliCommand =
       sdk: boolean
       strictNonces: boolean
       requestTimeoutMs: number
+      issuerSeedFile: string | undefined
     }
 
 /** Parses argv (without node and the script); throws UsageError. */
@@ -60,6 +66,7 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
         json: { type: 'boolean' },
         'no-sdk': { type: 'boolean' },
         'strict-nonces': { type: 'boolean' },
+        'issuer-seed-file': { type: 'string' },
         'request-timeout-ms': { type: 'string' },
         list: { type: 'boolean' },
         'print-default-spec': { type: 'boolean' },
@@ -89,5 +96,6 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
     sdk: values['no-sdk'] !== true,
     strictNonces: values['strict-nonces'] === true,
     requestTimeoutMs,
+    issuerSeedFile: values['issuer-seed-file'],
   }
 }

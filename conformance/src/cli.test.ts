@@ -37,6 +37,23 @@ t.test('usage errors exit 2 and print the usage', async t => {
   const r = await runCli(['--sidecar', 'http://127.0.0.1:9', '--spec', '/nonexistent/spec.json'])
   t.equal(r.code, 2, 'an unreadable --spec exits 2')
   t.match(r.stderr, 'cannot read the document')
+  const dir = t.testdir({ 'short.seed': 'abcd\n' })
+  const seed = await runCli(['--sidecar', 'http://127.0.0.1:9', '--issuer-seed-file', join(dir, 'short.seed')])
+  t.equal(seed.code, 2, 'a malformed --issuer-seed-file exits 2')
+  t.match(seed.stderr, 'must contain 64 hex characters')
+})
+
+t.test('--issuer-seed-file signs the delegation checks with a key the sidecar trusts', async t => {
+  const issuerSeed = 'ab'.repeat(32)
+  const dir = t.testdir({ 'issuer.seed': issuerSeed + '\n' })
+  const { createSigner, hexToBytes } = await import('@gate/sdk')
+  const sidecar = await startBrokenSidecar({ controlToken: TOKEN, trustedIssuers: [createSigner({ secret: hexToBytes(issuerSeed)! }).publicKey] })
+  t.teardown(() => sidecar.close())
+  const only = ['--only', 'capabilities.delegation-widening-denied,capabilities.token-fields-enforced']
+  const without = JSON.parse((await runCli(['--sidecar', sidecar.url, '--json', '--no-sdk', ...only])).stdout) as Report
+  t.same(without.results.map(x => [x.result, x.detail]), [['SKIP', 'needs --issuer-seed-file'], ['SKIP', 'needs --issuer-seed-file']])
+  const withSeed = JSON.parse((await runCli(['--sidecar', sidecar.url, '--json', '--no-sdk', '--issuer-seed-file', join(dir, 'issuer.seed'), ...only])).stdout) as Report
+  t.same(withSeed.results.map(x => x.result), ['PASS', 'PASS'])
 })
 
 t.test('--help, --list and --print-default-spec exit 0', async t => {

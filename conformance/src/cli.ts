@@ -4,6 +4,7 @@
 import { isGateError } from '@gate/sdk'
 import { parseCliArgs, USAGE } from './cli-args.js'
 import { DEFAULT_SPEC_TEXT } from './default-spec.js'
+import { loadIssuerSeed } from './issuer-seed.js'
 import { formatJson, formatTable } from './report.js'
 import { CHECKS, runConformance } from './run-conformance.js'
 import { loadGateSdkCore } from './sdk-under-test.js'
@@ -37,6 +38,7 @@ async function main(argv: readonly string[]): Promise<number> {
     else sdkNote = `no SDK under test: ${loaded.missing}`
   }
   try {
+    const issuer = command.issuerSeedFile === undefined ? null : await loadIssuerSeed(command.issuerSeedFile)
     const report = await runConformance({
       sidecarUrl: command.sidecarUrl,
       controlToken: command.controlToken,
@@ -46,6 +48,7 @@ async function main(argv: readonly string[]): Promise<number> {
       sdkNote,
       strictNonces: command.strictNonces,
       requestTimeoutMs: command.requestTimeoutMs,
+      issuer,
     })
     process.stdout.write(command.json ? formatJson(report) : formatTable(report))
     return report.ok ? 0 : 1

@@ -49,6 +49,8 @@ export interface CheckContextInit {
   sdkNote: string
   /** The sidecar runs with strict execution nonces: only the nonces.* checks apply. */
   strictNonces?: boolean
+  /** A signer whose key the sidecar trusts as a capability issuer (delegation and token-field checks). */
+  issuer?: Signer | null
 }
 
 export class CheckContext {
@@ -58,6 +60,8 @@ export class CheckContext {
   readonly sdkUnderTest: SdkUnderTest | null
   readonly sdkNote: string
   readonly strictNonces: boolean
+  /** A key the sidecar trusts as an issuer, or null (the checks needing one are skipped). */
+  readonly issuer: Signer | null
   /** A key the sidecar does not trust: for locally minted tokens and foreign-signed receipts. */
   readonly untrustedSigner: Signer = createUntrustedSigner()
   #samples: Promise<Samples> | undefined
@@ -71,6 +75,7 @@ export class CheckContext {
     this.sdkUnderTest = init.sdkUnderTest
     this.sdkNote = init.sdkNote
     this.strictNonces = init.strictNonces === true
+    this.issuer = init.issuer ?? null
   }
 
   /** A short unique suffix for paths and ids of this run. */
@@ -142,6 +147,18 @@ export class CheckContext {
   control(): ControlClient {
     if (this.controlToken === null) skip('needs --control-token (the sidecar must issue and revoke tokens)')
     return new ControlClient(this.http, this.controlToken)
+  }
+
+  /** The trusted issuer's signer; skips the check without one. */
+  trustedIssuer(): Signer {
+    if (this.issuer === null) skip('needs --issuer-seed-file (a key the sidecar trusts as a capability issuer)')
+    return this.issuer
+  }
+
+  /** GET with the control token as bearer (the sidecar's /v1 routes); skips without one. */
+  getWithControlToken(path: string): Promise<HttpAnswer> {
+    if (this.controlToken === null) skip('needs --control-token')
+    return this.http.send({ method: 'GET', path, headers: { accept: 'application/json', authorization: `Bearer ${this.controlToken}` } })
   }
 
   /** Issues a token through the control routes (skips without a control token). */

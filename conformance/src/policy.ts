@@ -17,7 +17,11 @@ export interface PolicyRoute {
   approvalRequired: boolean
   /** The explicit `x-gate-side-effects` value, undefined when absent (or of the wrong type). */
   sideEffects: boolean | undefined
+  /** `x-gate-sensitivity` (`internal` when absent or unrecognized). */
+  sensitivity: 'public' | 'internal' | 'sensitive' | 'restricted'
 }
+
+const SENSITIVITIES = new Set(['public', 'internal', 'sensitive', 'restricted'])
 
 /** The document the sidecar under test was started with. */
 export interface PolicyDocument {
@@ -90,6 +94,7 @@ export function routesFromDocument(doc: unknown, source: string): PolicyRoute[] 
       if (typeof op !== 'object' || op === null) continue
       const approvalRequired = op['x-gate-approval-required'] === true
       const sideEffects = typeof op['x-gate-side-effects'] === 'boolean' ? op['x-gate-side-effects'] : undefined
+      const sensitivity = op['x-gate-sensitivity']
       routes.push({
         method,
         pattern,
@@ -97,6 +102,7 @@ export function routesFromDocument(doc: unknown, source: string): PolicyRoute[] 
         decision: classify(method, approvalRequired, sideEffects),
         approvalRequired,
         sideEffects,
+        sensitivity: typeof sensitivity === 'string' && SENSITIVITIES.has(sensitivity) ? (sensitivity as PolicyRoute['sensitivity']) : 'internal',
       })
     }
   }

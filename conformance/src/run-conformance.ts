@@ -1,6 +1,7 @@
 // runConformance: runs the checks against one sidecar URL, one after another, each bounded by a
 // deadline, and returns the report. Traffic goes only to that URL and to the suite's own loopback
 // fakes (sdk.* checks).
+import type { Signer } from '@gate/sdk'
 import type { Check, CheckDefinition } from './check.js'
 import { CheckSkipped } from './check.js'
 import { ALL_CHECKS } from './checks/index.js'
@@ -31,6 +32,12 @@ export interface ConformanceOptions {
    * Default false.
    */
   strictNonces?: boolean
+  /**
+   * A signer whose public key the sidecar trusts as a capability issuer (its `--trusted-issuer`, or
+   * its own authority seed): the delegation and token-field checks mint tokens with it. Default none
+   * (those checks are skipped).
+   */
+  issuer?: Signer | null
   /** Deadline of one HTTP exchange. Default 5000 ms. */
   requestTimeoutMs?: number
   /** Called after each check, e.g. for progress output. */
@@ -61,6 +68,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     sdkUnderTest: options.sdkUnderTest ?? null,
     sdkNote: options.sdkNote ?? 'no SDK under test was given',
     strictNonces: options.strictNonces === true,
+    issuer: options.issuer ?? null,
   })
   const started = Date.now()
   const results: CheckResult[] = []
@@ -84,6 +92,7 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
   if (!nonceCheck && ctx.strictNonces) return resultOf(check, 'SKIP', NEEDS_NO_STRICT_NONCES, 0)
   if (check.needs?.includes('control-token') && ctx.controlToken === null) return resultOf(check, 'SKIP', 'needs --control-token', 0)
   if (check.needs?.includes('sdk-under-test') && ctx.sdkUnderTest === null) return resultOf(check, 'SKIP', ctx.sdkNote, 0)
+  if (check.needs?.includes('issuer-key') && ctx.issuer === null) return resultOf(check, 'SKIP', 'needs --issuer-seed-file', 0)
   let timer: NodeJS.Timeout | undefined
   try {
     await Promise.race([

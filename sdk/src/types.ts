@@ -195,21 +195,50 @@ export interface MonetaryAmount {
 }
 
 export interface CapabilityScope {
-  grants: ToolGrant[]
+  /** Tool grants; absent in a scope that grants only resources or prompts. */
+  grants?: ToolGrant[]
   resource_grants?: Record<string, unknown>[]
   prompt_grants?: Record<string, unknown>[]
 }
 
+export interface AggregateInvocationBudget {
+  scope: 'capability' | 'delegation_family'
+  max_invocations: number
+  root_binding?: string
+}
+
+/**
+ * One delegation step, signed by its delegator over every other member. `scope_hash` binds the scope
+ * delegated; `scope`, `expires_at`, `budget_share_bps` and `aggregate_invocation_budget` are Gate's
+ * additive members stating the delegated terms themselves, so a verifier can prove a child's
+ * attenuation instead of trusting it (docs/capabilities.md).
+ */
 export interface DelegationLink {
   capability_id: string
   delegator: string
   delegatee: string
-  scope_hash: string
+  scope_hash?: string
   timestamp: number
+  scope?: CapabilityScope
+  expires_at?: number
+  budget_share_bps?: number
+  aggregate_invocation_budget?: AggregateInvocationBudget
   signature: string
 }
 
 export type SignatureAlgorithm = 'ed25519' | 'p256' | 'p384' | 'hybrid'
+
+export interface Caveat {
+  kind: string
+  predicate: unknown
+  sig?: string
+}
+
+export interface AttenuationProof {
+  parentScopeHash: string
+  childScopeHash: string
+  normalizedSubsetProof: unknown
+}
 
 export interface CapabilityToken {
   schema?: 'gate.capability.v1'
@@ -220,11 +249,11 @@ export interface CapabilityToken {
   issued_at: number
   expires_at: number
   delegation_chain?: DelegationLink[]
-  aggregate_invocation_budget?: { scope: 'capability' | 'delegation_family'; max_invocations: number; root_binding?: string }
+  aggregate_invocation_budget?: AggregateInvocationBudget
   algorithm?: SignatureAlgorithm
-  caveats?: { kind: string; predicate: unknown; sig?: string }[]
+  caveats?: Caveat[]
   scope_attenuations?: unknown[]
-  attenuation_proof?: { parentScopeHash: string; childScopeHash: string; normalizedSubsetProof: unknown }
+  attenuation_proof?: AttenuationProof
   budget_share_bps?: number
   signature: string
 }

@@ -198,7 +198,7 @@ export class ReceiptQueryEngine {
     const texts: string[] = []
     let signer
     for (const row of rows) {
-      if (row.coreJson !== null) {
+      if (row.coreJson !== null && !isLegacyCoreForm(row.coreJson, row.receiptId)) {
         texts.push(row.coreJson)
         continue
       }
@@ -215,6 +215,15 @@ export class ReceiptQueryEngine {
     }
     return texts
   }
+}
+
+/**
+ * A core form stored before core receipts got their own content-addressed id (spec 03) carries the
+ * HttpReceipt's id, and no longer verifies: it is served as if it were missing (computed again, or
+ * the HTTP form). Recognized by that id, which a current core form never carries.
+ */
+export function isLegacyCoreForm(coreJson: string, httpReceiptId: string): boolean {
+  return coreJson.includes(`"id":"${httpReceiptId}"`)
 }
 
 function buildResult(totalCount: number, nextCursor: number | null, receipts: string[]): ReceiptQueryResult {

@@ -13,9 +13,9 @@ import { concretePath } from '../policy.js'
 
 /** The deny-by-default route tokens are presented to: an unsafe route without overrides, else the method rule. */
 export function tokenTarget(ctx: CheckContext): { method: GateHttpRequest['method']; pattern: string; request(extra?: Partial<GateHttpRequest>): GateHttpRequest } {
-  const route =
-    ctx.policy.routes.find(r => r.decision === 'DenyByDefault' && !r.approvalRequired && r.sideEffects === undefined) ??
-    ctx.policy.routes.find(r => r.decision === 'DenyByDefault' && !r.approvalRequired)
+  // a restricted route asks for an approval on every call (spec 01): not a route to present tokens to
+  const plain = (r: (typeof ctx.policy.routes)[number]) => r.decision === 'DenyByDefault' && !r.approvalRequired && r.sensitivity !== 'restricted'
+  const route = ctx.policy.routes.find(r => plain(r) && r.sideEffects === undefined) ?? ctx.policy.routes.find(plain)
   if (route !== undefined) {
     return { method: route.method, pattern: route.pattern, request: extra => ({ ...ctx.requestFor(route), ...extra }) }
   }

@@ -4,9 +4,13 @@
 import t from 'tap'
 import { CHECKS, runConformance } from '../index.js'
 import { createBrokenSdk, type SdkFault } from '../testing/broken-sdk.js'
+import { createSigner, generateSecret } from '@gate/sdk'
 import { startBrokenSidecar, type SidecarFault } from '../testing/broken-sidecar.js'
 
 const CONTROL_TOKEN = 'conformance-control-token'
+// the key the broken sidecar trusts as an issuer (--trusted-issuer), for the delegation and token-field checks
+const ISSUER = createSigner({ secret: generateSecret() })
+const TRUSTED = [ISSUER.publicKey]
 // nonces.expired-denied skips against longer-lived nonces; 2 s, not 1, so that a nonce issued late in a
 // second still lives a whole second for the other checks' retries
 const SHORT_NONCE_TTL_SECONDS = 2
@@ -64,6 +68,11 @@ const FAULT_FOR: Record<string, Fault> = {
   'capabilities.revoked-denied': { sidecar: ['ignore-revocation'] },
   'capabilities.revoked-denied-any-route': { sidecar: ['revocation-only-on-deny-routes'] },
   'capabilities.max-invocations-enforced': { sidecar: ['ignore-max-invocations'] },
+  'capabilities.delegation-widening-denied': { sidecar: ['ignore-delegation-scope'] },
+  'capabilities.delegation-attenuated-allowed': { sidecar: ['deny-delegated-children'] },
+  'capabilities.token-fields-enforced': { sidecar: ['ignore-token-fields'] },
+  'capabilities.grant-fields-enforced': { sidecar: ['ignore-grant-fields'] },
+  'capabilities.restricted-requires-approval': { sidecar: ['ignore-restricted'] },
   'capabilities.approval-not-allowed': { sidecar: ['ignore-approval'] },
   'capabilities.approval-pending-409': { sidecar: ['approval-as-403'] },
   'capabilities.approval-approved-once': { sidecar: ['approval-reusable'] },
@@ -88,6 +97,7 @@ const FAULT_FOR: Record<string, Fault> = {
   'receipt.policy-hash': { sidecar: ['policy-hash-zero'] },
   'receipt.timestamp-current': { sidecar: ['timestamp-zero'] },
   'receipt.decision-metadata': { sidecar: ['no-metadata'] },
+  'receipt.core-verification-order': { sidecar: ['core-id-copied'] },
   'verify.genuine-allow': { sidecar: ['verify-untrusted-own-key'] },
   'verify.genuine-deny': { sidecar: ['verify-deny-authorized'] },
   'verify.tampered-field': { sidecar: ['verify-skip-id'] },
@@ -137,9 +147,9 @@ const NONCE_CHECK_IDS = CHECKS.filter(c => c.needs?.includes('strict-nonces')).m
 
 t.test('without faults every check passes: the nonces.* checks with strict nonces, the others without', async t => {
   t.ok(NONCE_CHECK_IDS.length > 0)
-  const plain = await startBrokenSidecar({ controlToken: CONTROL_TOKEN })
+  const plain = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, trustedIssuers: TRUSTED })
   t.teardown(() => plain.close())
-  const report = await runConformance({ sidecarUrl: plain.url, controlToken: CONTROL_TOKEN, sdkUnderTest: createBrokenSdk() })
+  const report = await runConformance({ sidecarUrl: plain.url, controlToken: CONTROL_TOKEN, sdkUnderTest: createBrokenSdk(), issuer: ISSUER })
   const notPassed = report.results.filter(r => r.result !== 'PASS' && !NONCE_CHECK_IDS.includes(r.id)).map(r => `${r.id}: ${r.result} ${r.detail ?? ''}`)
   t.same(notPassed, [], 'every other check passes against the fault-free fake')
   for (const r of report.results.filter(r => NONCE_CHECK_IDS.includes(r.id))) t.equal(r.result, 'SKIP', `${r.id} is skipped without --strict-nonces`)
@@ -172,9 +182,9 @@ for (const check of CHECKS) {
   const label = [...(fault.sidecar ?? []).map(f => `sidecar ${f}`), ...(fault.sdk ?? []).map(f => `sdk ${f}`)].join(', ')
   t.test(`${check.id} fails against ${label}`, async t => {
     const strictNonces = fault.strictNonces === true
-    const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, faults: fault.sidecar ?? [], strictNonces, nonceTtlSeconds: fault.nonceTtlSeconds })
+    const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, faults: fault.sidecar ?? [], strictNonces, nonceTtlSeconds: fault.nonceTtlSeconds, trustedIssuers: TRUSTED })
     t.teardown(() => sidecar.close())
-    const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: [check.id], sdkUnderTest: createBrokenSdk(fault.sdk ?? []), strictNonces })
+    const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: [check.id], sdkUnderTest: createBrokenSdk(fault.sdk ?? []), strictNonces, issuer: ISSUER })
     const result = report.results[0]
     t.equal(result?.result, 'FAIL', `${check.id}: ${result?.result} ${result?.detail ?? ''}`)
     t.equal(report.ok, !check.required, 'a failed required check fails the run; an advisory one does not')

@@ -20,10 +20,13 @@ import {
   verifyCapability,
   type CapabilityToken,
   type GateHttpRequest,
+  type CapturePlan,
   type GuardEvidence,
   type HttpMethod,
+  type HttpReceipt,
   type HttpReceiptBody,
   type SignedExecutionNonce,
+  type ToolGrant,
   type Verdict,
   verifySignature,
 } from '@gate/sdk'
@@ -32,6 +35,7 @@ import { DEFAULT_SPEC_TEXT } from '../default-spec.js'
 import { classify, patternMatches, routesFromDocument, type PolicyRoute } from '../policy.js'
 import { findDuplicateQueryKey } from './duplicate-query-key.js'
 import { listenOnLoopback } from '../fakes/loopback.js'
+import { coreReceiptOf, createCounters, decideToken, httpCall, type TokenUse } from './broken-capabilities.js'
 
 /** One broken behaviour, named after what the sidecar does wrong. */
 export const SIDECAR_FAULTS = [
@@ -75,6 +79,12 @@ export const SIDECAR_FAULTS = [
   'ignore-capability-id', // capability_id is not looked up
   'ignore-revocation', // revocations are not checked
   'ignore-max-invocations', // a grant's max_invocations is not counted
+  'ignore-delegation-scope', // a child its delegatee signed is trusted like its signer: no attenuation proof
+  'deny-delegated-children', // every child its delegatee signed is denied
+  'ignore-token-fields', // token fields (schema, caveats, attenuations, aggregate budgets, share) are not read
+  'ignore-grant-fields', // grants match by server and tool only (constraints, operations, DPoP, cost caps unread)
+  'ignore-restricted', // x-gate-sensitivity restricted asks for no approval
+  'core-id-copied', // served core receipts carry the HTTP receipt's id
   'revocation-only-on-deny-routes', // revocations are checked on deny-by-default routes only
   'ignore-approval', // a valid token allows an approval-gated route
   'approval-as-403', // a pending approval is a plain 403 CapabilityGuard deny
@@ -139,6 +149,8 @@ export interface BrokenSidecarOptions {
   strictNonces?: boolean
   /** Lifetime of an execution nonce (Gate's `--nonce-ttl-secs`), in seconds. Default 60. */
   nonceTtlSeconds?: number
+  /** Issuer keys trusted besides its own (Gate's `--trusted-issuer`). Default none. */
+  trustedIssuers?: readonly string[]
 }
 
 export interface BrokenSidecar {
@@ -182,8 +194,11 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   const otherKey = createSigner({ secret: generateSecret() }).publicKey
   const issued = new Map<string, CapabilityToken>()
   const revoked = new Set<string>()
-  // invocations used per token id and grant index, for grants with max_invocations
-  const used = new Map<string, number>()
+  // invocation counters (grants, aggregate budgets, families, shares), captured all or none
+  const counters = createCounters()
+  const trustedIssuers = [signer.publicKey, ...(options.trustedIssuers ?? [])]
+  // every receipt signed, for GET /v1/receipts/query
+  const receipts: HttpReceipt[] = []
   // approvals by id: what request they are bound to, and where they stand
   const approvals = new Map<string, { binding: string; state: 'pending' | 'approved' | 'denied' | 'used' }>()
   const nonceTtlSeconds = options.nonceTtlSeconds ?? 60
@@ -226,6 +241,8 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
         return issueRoute(req, res)
       case 'POST /v1/revocations':
         return revokeRoute(req, res)
+      case 'GET /v1/receipts/query':
+        return queryRoute(req, res, url)
       default: {
         const respond = /^POST \/approvals\/([^/]+)\/respond$/.exec(route)
         if (respond !== null) return respondRoute(req, res, decodeURIComponent(respond[1]!))
@@ -399,18 +416,21 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     if (token === undefined && !allowByFault && !(has('allow-any-token') && tokenText !== undefined)) {
       return deny('CapabilityGuard', `invalid capability: ${tokenProblem ?? 'none'}`, [], capabilityId)
     }
+    let plan: CapturePlan | undefined
     if (token !== undefined && !allowByFault) {
-      const problem = tokenDenial(token, method, pattern, m.route?.operationId, header)
-      if (problem !== undefined) return deny('CapabilityGuard', `invalid capability: ${problem}`, [], capabilityId)
+      const use = tokenDenial(token, request, pattern, m.route?.operationId, header)
+      if (use.denial !== undefined) return deny('CapabilityGuard', `invalid capability: ${use.denial}`, [], capabilityId)
+      plan = use.plan
     }
     const evidence: GuardEvidence[] = [{ guard_name: 'CapabilityGuard', verdict: true, details: `capability ${token?.id ?? '(fault)'} grants ${method} ${pattern}` }]
     const nonceDecision = nonceStep(request, pattern, nonceHeader, evidence, capabilityId, deny)
     if (nonceDecision !== undefined) return nonceDecision
-    if (token !== undefined && !allowByFault && !has('ignore-max-invocations')) {
-      const exhausted = consumeInvocation(token, method, pattern, m.route?.operationId)
-      if (exhausted !== undefined) return deny('BudgetGuard', exhausted, evidence, capabilityId)
+    if (plan !== undefined) {
+      const exhausted = counters.capture(plan)
+      if (exhausted !== undefined) return deny('BudgetGuard', `capability ${token!.id}: ${exhausted}`, evidence, capabilityId)
     }
-    if (m.route?.approvalRequired === true && !has('ignore-approval')) {
+    const restricted = m.route?.sensitivity === 'restricted' && !has('ignore-restricted')
+    if ((m.route?.approvalRequired === true || restricted) && !has('ignore-approval')) {
       const binding = `${callerHash(request.caller)} ${method} ${pattern} ${String(request.path)} ${request.body_hash ?? ''}`
       if (approvalHeader !== undefined) {
         const held = approvals.get(approvalHeader)
@@ -493,19 +513,6 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     return undefined
   }
 
-  /** Counts one use of the first grant covering the request when it has max_invocations; says why not when all are used. */
-  function consumeInvocation(token: CapabilityToken, method: string, pattern: string, operationId: string | undefined): string | undefined {
-    const grants = token.scope?.grants ?? []
-    const index = grants.findIndex(g => grantCovers(g, method, pattern, operationId))
-    const max = grants[index]?.max_invocations
-    if (typeof max !== 'number') return undefined
-    const key = `${token.id}:${index}`
-    const count = used.get(key) ?? 0
-    if (count >= max) return `capability ${token.id} has used all ${max} invocations`
-    used.set(key, count + 1)
-    return undefined
-  }
-
   function parseToken(text: string): CapabilityToken | string {
     const t = text.trim()
     let json = t
@@ -521,26 +528,34 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     }
   }
 
-  /** Why a parsed token does not let this request through, or undefined. */
-  function tokenDenial(token: CapabilityToken, method: string, pattern: string, operationId: string | undefined, header: string | undefined): string | undefined {
-    if (has('allow-any-token')) return undefined
-    if (has('deny-all-tokens')) return 'this sidecar denies every token'
-    if (has('base64-tokens-only') && header !== undefined && header.trim().startsWith('{')) return 'tokens must be base64url'
+  /** Why a parsed token does not let this request through (or undefined), and the counters it advances. */
+  function tokenDenial(token: CapabilityToken, request: GateHttpRequest, pattern: string, operationId: string | undefined, header: string | undefined): TokenUse {
+    const method = String(request.method)
+    if (has('allow-any-token')) return { denial: undefined }
+    if (has('deny-all-tokens')) return { denial: 'this sidecar denies every token' }
+    if (has('base64-tokens-only') && header !== undefined && header.trim().startsWith('{')) return { denial: 'tokens must be base64url' }
     const now = Math.floor(Date.now() / 1000)
     if (has('skip-token-signature')) {
-      if (token.issuer !== signer.publicKey) return 'untrusted issuer'
-      if (now >= token.expires_at) return 'expired'
-    } else {
-      const trusted = has('trust-any-issuer') ? [signer.publicKey, String(token.issuer)] : [signer.publicKey]
-      const result = verifyCapability(token, { trustedIssuers: trusted, now: has('ignore-expiry') ? token.issued_at : now })
-      if (!result.ok) return result.reason
+      if (token.issuer !== signer.publicKey) return { denial: 'untrusted issuer' }
+      if (now >= token.expires_at) return { denial: 'expired' }
+      return { denial: (token.scope?.grants ?? []).some(g => grantCovers(g, method, pattern, operationId)) ? undefined : `no grant covers ${method} ${pattern}` }
     }
-    if (has('ignore-scope')) return undefined
-    const covered = (token.scope?.grants ?? []).some(g => grantCovers(g, method, pattern, operationId))
-    return covered ? undefined : `no grant covers ${method} ${pattern}`
+    const trusted = has('trust-any-issuer') ? [...trustedIssuers, String(token.issuer)] : trustedIssuers
+    const at = has('ignore-expiry') ? token.issued_at : now
+    if (has('ignore-scope')) {
+      const v = verifyCapability(token, { trustedIssuers: trusted, now: at })
+      return { denial: v.ok ? undefined : v.reason }
+    }
+    return decideToken(token, httpCall(request, pattern, operationId), trusted, at, {
+      ignoreDelegationScope: has('ignore-delegation-scope'),
+      denyDelegatedChildren: has('deny-delegated-children'),
+      ignoreTokenFields: has('ignore-token-fields'),
+      ignoreGrantFields: has('ignore-grant-fields'),
+      ignoreMaxInvocations: has('ignore-max-invocations'),
+    })
   }
 
-  function grantCovers(g: CapabilityToken['scope']['grants'][number], method: string, pattern: string, operationId: string | undefined): boolean {
+  function grantCovers(g: ToolGrant, method: string, pattern: string, operationId: string | undefined): boolean {
     return (g.server_id === 'http' || g.server_id === '*') && (g.tool_name === '*' || g.tool_name === `${method} ${pattern}` || (operationId !== undefined && g.tool_name === operationId))
   }
 
@@ -568,6 +583,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       metadata: has('no-metadata') ? null : { gate_http_status_scope: 'decision' },
     }
     const receipt = signHttpReceiptJson(body, signer).receipt as unknown as Record<string, unknown>
+    receipts.push(receipt as unknown as HttpReceipt)
     if (has('unsigned-receipts')) delete receipt.signature
     if (has('stale-receipt-id')) {
       const { id: _id, signature: _sig, ...rest } = receipt
@@ -684,6 +700,16 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     const newlyRevoked = !revoked.has(body.capabilityId)
     revoked.add(body.capabilityId)
     sendJson(res, 200, { capabilityId: body.capabilityId, revoked: true, newlyRevoked })
+  }
+
+  /** GET /v1/receipts/query (control token; the toolName filter only): core receipts, oldest first. */
+  async function queryRoute(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    drain(req)
+    requireControl(req)
+    const toolName = url.searchParams.get('toolName')
+    const matching = receipts.filter(r => toolName === null || `${r.method} ${r.route_pattern}` === toolName)
+    const served = matching.slice(0, 200).map(r => coreReceiptOf(r, signer, has('core-id-copied')))
+    sendJson(res, 200, { totalCount: matching.length, nextCursor: null, receipts: served })
   }
 
   return { ...(await listenOnLoopback(server)), publicKey: signer.publicKey }

@@ -82,20 +82,25 @@ t.test('P-256 issuers carry an algorithm field and verify', async t => {
   t.equal(verifyCapability(tk, { trustedIssuers: [p.publicKey], now, backend: 'noble' }).ok, true)
 })
 
-t.test('delegation chain: a trusted root hands over to the issuing agent', async t => {
+t.test('delegation chain: a trusted root hands over to the agent that signs the child', async t => {
   const sub = exampleSigner('ed25519', 3)
   const scope = { grants: [{ server_id: 'http', tool_name: 'POST /pets' }] }
-  const link = signDelegationLink({ capability_id: 'cap-root', delegatee: agent.publicKey, scope_hash: scopeHash(scope), timestamp: now - 100 }, authority)
+  const link = signDelegationLink({ capability_id: 'cap-root', delegatee: agent.publicKey, scope, expires_at: now + 3600, timestamp: now - 100 }, authority)
+  t.equal(link.scope_hash, scopeHash(scope), 'a link carrying its scope gets its scope_hash')
   const delegated = signCapability({ id: 'cap-child', subject: sub.publicKey, scope, issued_at: now - 5, expires_at: now + 60, delegation_chain: [link] }, agent)
-  t.equal(verifyCapability(delegated, { trustedIssuers, now }).ok, true)
+  t.match(verifyCapability(delegated, { trustedIssuers, now }), { ok: true, authority: 'delegated' })
   // a forged link (signed by the agent itself) does not verify
   const forgedLink = { ...link, signature: agent.sign(new Uint8Array([1])) }
   const forged = signCapability({ id: 'cap-child', subject: sub.publicKey, scope, issued_at: now - 5, expires_at: now + 60, delegation_chain: [forgedLink] }, agent)
   t.match(verifyCapability(forged, { trustedIssuers, now }), { ok: false, code: 'invalid_delegation' })
-  // a chain that does not end at the issuer
-  const stray = signDelegationLink({ capability_id: 'cap-root', delegatee: sub.publicKey, scope_hash: scopeHash(scope), timestamp: now - 100 }, authority)
+  // a chain that does not end at the child's signer
+  const stray = signDelegationLink({ capability_id: 'cap-root', delegatee: sub.publicKey, scope, expires_at: now + 3600, timestamp: now - 100 }, authority)
   const broken = signCapability({ id: 'cap-child', subject: sub.publicKey, scope, issued_at: now - 5, expires_at: now + 60, delegation_chain: [stray] }, agent)
   t.match(verifyCapability(broken, { trustedIssuers, now }), { ok: false, code: 'invalid_delegation' })
+  // a link dated after the child it delegates to was signed
+  const late = signDelegationLink({ capability_id: 'cap-root', delegatee: agent.publicKey, scope, expires_at: now + 3600, timestamp: now }, authority)
+  const early = signCapability({ id: 'cap-child', subject: sub.publicKey, scope, issued_at: now - 5, expires_at: now + 60, delegation_chain: [late] }, agent)
+  t.match(verifyCapability(early, { trustedIssuers, now }), { ok: false, code: 'invalid_delegation', reason: /dated after the child/ })
   // untrusted root
   t.match(verifyCapability(delegated, { trustedIssuers: [sub.publicKey], now }), { ok: false, code: 'untrusted_issuer' })
 })

@@ -1,16 +1,19 @@
-// Capability tokens (spec 03, gate.capability.v1): issuer signature over the canonical token minus
-// `signature`, a validity window, delegation-chain links, and fail-closed checks on every field the
-// spec constrains. Verification never throws; it returns a typed failure with a reason.
+// Capability tokens (spec 03, gate.capability.v1): verifying a token answers whether it is authentic,
+// in time and well chained: the issuer signature over the canonical token minus `signature`, the
+// validity window, the delegation chain and the attenuation it proves (delegation.ts). What a token
+// allows for one call is decided when it is used (capability-use.ts). Verification never throws; it
+// returns a typed failure with a reason.
 import { InvalidKeyError } from '../errors.js'
 import type { CapabilityToken, DelegationLink } from '../types.js'
 import { canonicalJson } from './canonical-json.js'
 import type { CryptoBackendName } from './crypto-backend.js'
+import { checkDelegation, MAX_DELEGATION_DEPTH, scopeHash, type DelegationFailureCode, type TokenAuthority } from './delegation.js'
 import { utf8 } from './hex.js'
 import { algorithmOf } from './keys.js'
-import { sha256Hex } from './sha256.js'
 import type { Signer } from './signer.js'
 import { checkSignature } from './verify-signature.js'
 import { VerifiedSignatureCache } from './signature-cache.js'
+
 
 export const CAPABILITY_SCHEMA = 'gate.capability.v1'
 const ALGORITHMS = new Set(['ed25519', 'p256', 'p384', 'hybrid'])
@@ -20,14 +23,15 @@ export type CapabilityFailureCode =
   | 'unknown_schema'
   | 'unsupported_algorithm'
   | 'invalid_budget_share'
+  | 'delegation_too_deep'
   | 'untrusted_issuer'
   | 'invalid_signature'
   | 'not_yet_valid'
   | 'expired'
-  | 'invalid_delegation'
+  | DelegationFailureCode
 
 export type CapabilityVerification =
-  | { ok: true; token: CapabilityToken }
+  | { ok: true; token: CapabilityToken; authority: TokenAuthority }
   | { ok: false; code: CapabilityFailureCode; reason: string }
 
 export interface VerifyCapabilityOptions {
@@ -54,15 +58,14 @@ export function signCapability(token: UnsignedCapability, signer: Signer): Capab
   return { ...(body as Omit<CapabilityToken, 'signature'>), signature }
 }
 
-/** Signs one delegation link as `signer` (the delegator). */
+/**
+ * Signs one delegation link as `signer` (the delegator). A link carrying the `scope` it delegates gets
+ * that scope's `scope_hash` when none is given.
+ */
 export function signDelegationLink(link: Omit<DelegationLink, 'signature' | 'delegator'>, signer: Signer): DelegationLink {
-  const body = { ...link, delegator: signer.publicKey }
+  const body: Omit<DelegationLink, 'signature'> = { ...link, delegator: signer.publicKey }
+  if (body.scope !== undefined && body.scope_hash === undefined) body.scope_hash = scopeHash(body.scope)
   return { ...body, signature: signer.sign(utf8(canonicalJson(body))) }
-}
-
-/** SHA-256 of the canonical scope: what delegation links bind (`scope_hash`). */
-export function scopeHash(scope: unknown): string {
-  return sha256Hex(canonicalJson(scope))
 }
 
 /** Verifies a capability token. The order of checks is fixed and documented in docs/capabilities.md. */
@@ -79,10 +82,13 @@ export function verifyCapability(token: unknown, options: VerifyCapabilityOption
   if (t.budget_share_bps !== undefined && (!Number.isInteger(t.budget_share_bps) || t.budget_share_bps < 0 || t.budget_share_bps > 10000)) {
     return fail('invalid_budget_share', `budget_share_bps must be an integer in 0..10000, got ${String(t.budget_share_bps)}`)
   }
-  const trusted = new Set(options.trustedIssuers)
   const chain = t.delegation_chain ?? []
-  const rootTrusted = trusted.has(t.issuer) || (chain.length > 0 && trusted.has(chain[0]!.delegator))
-  if (!rootTrusted) return fail('untrusted_issuer', 'the token issuer is not a trusted authority')
+  if (chain.length > MAX_DELEGATION_DEPTH) return fail('delegation_too_deep', `the delegation chain has ${chain.length} links; at most ${MAX_DELEGATION_DEPTH} are accepted`)
+  const trusted = new Set(options.trustedIssuers)
+  // A trusted issuer vouches for its token; otherwise the chain's root must be trusted and the chain
+  // must prove every step of the attenuation down to this token's signer.
+  const authority: TokenAuthority | undefined = trusted.has(t.issuer) ? 'issuer' : chain.length > 0 && trusted.has(chain[0]!.delegator) ? 'delegated' : undefined
+  if (authority === undefined) return fail('untrusted_issuer', 'the token issuer is not a trusted authority, nor is its delegation chain rooted in one')
 
   const { signature, ...body } = t
   const signed = canonicalJson(body)
@@ -96,9 +102,9 @@ export function verifyCapability(token: unknown, options: VerifyCapabilityOption
   if (options.now < t.issued_at) return fail('not_yet_valid', `the token is not valid before ${t.issued_at}`)
   if (options.now >= t.expires_at) return fail('expired', `the token expired at ${t.expires_at}`)
 
-  const chainProblem = delegationProblem(chain, t, options.backend)
-  if (chainProblem !== undefined) return fail('invalid_delegation', chainProblem)
-  return { ok: true, token: t }
+  const delegation = checkDelegation(t, authority, { backend: options.backend, cache: options.cache })
+  if (delegation !== undefined) return fail(delegation.code, delegation.reason)
+  return { ok: true, token: t, authority }
 }
 
 function fail(code: CapabilityFailureCode, reason: string): CapabilityVerification {
@@ -114,11 +120,16 @@ function shapeProblem(token: unknown): string | undefined {
   for (const f of ['issued_at', 'expires_at'] as const) {
     if (!Number.isSafeInteger(t[f]) || (t[f] as number) < 0) return `${f} must be a non-negative integer (Unix seconds)`
   }
-  const scope = t.scope as { grants?: unknown } | undefined
-  if (typeof scope !== 'object' || scope === null || !Array.isArray(scope.grants)) return 'scope.grants must be an array'
-  for (const [i, g] of (scope.grants as unknown[]).entries()) {
-    const grant = g as Record<string, unknown> | null
-    if (typeof grant !== 'object' || grant === null) return `scope.grants[${i}] must be an object`
+  const scope = t.scope as Record<string, unknown> | undefined
+  if (typeof scope !== 'object' || scope === null || Array.isArray(scope)) return 'scope must be an object'
+  for (const kind of ['grants', 'resource_grants', 'prompt_grants'] as const) {
+    const list = scope[kind]
+    if (list === undefined) continue
+    if (!Array.isArray(list)) return `scope.${kind} must be an array`
+    for (const [i, g] of list.entries()) if (typeof g !== 'object' || g === null || Array.isArray(g)) return `scope.${kind}[${i}] must be an object`
+  }
+  for (const [i, g] of ((scope.grants as unknown[] | undefined) ?? []).entries()) {
+    const grant = g as Record<string, unknown>
     if (typeof grant.server_id !== 'string' || typeof grant.tool_name !== 'string') return `scope.grants[${i}] needs server_id and tool_name strings`
     const max = grant.max_invocations
     if (max !== undefined && max !== null && (!Number.isSafeInteger(max) || (max as number) < 0)) {
@@ -126,25 +137,5 @@ function shapeProblem(token: unknown): string | undefined {
     }
   }
   if (t.delegation_chain !== undefined && !Array.isArray(t.delegation_chain)) return 'delegation_chain must be an array'
-  return undefined
-}
-
-// A delegation chain runs from a trusted root to the token's issuer: each link is signed by its
-// delegator, hands over to the next link's delegator, and the last delegatee issued this token.
-function delegationProblem(chain: DelegationLink[], token: CapabilityToken, backend?: CryptoBackendName): string | undefined {
-  for (const [i, link] of chain.entries()) {
-    if (typeof link !== 'object' || link === null) return `delegation_chain[${i}] is not an object`
-    if (typeof link.delegator !== 'string' || typeof link.delegatee !== 'string' || typeof link.signature !== 'string') {
-      return `delegation_chain[${i}] needs delegator, delegatee and signature strings`
-    }
-    const { signature, ...body } = link
-    const sig = checkSignature(link.delegator, utf8(canonicalJson(body)), signature, backend)
-    if (!sig.valid) return `delegation_chain[${i}] signature: ${sig.reason ?? 'does not verify'}`
-    const next = chain[i + 1]
-    if (next !== undefined && next.delegator !== link.delegatee) return `delegation_chain[${i}] does not hand over to link ${i + 1}`
-    if (typeof link.timestamp === 'number' && link.timestamp > token.issued_at) return `delegation_chain[${i}] is dated after the token was issued`
-  }
-  const last = chain[chain.length - 1]
-  if (last !== undefined && last.delegatee !== token.issuer) return 'the last delegation link does not name the token issuer'
   return undefined
 }

@@ -1,10 +1,12 @@
 import t from 'tap'
 import {
   canonicalJson,
+  coreReceiptId,
   decisionToVerdict,
   sha256Hex,
   signHttpReceipt,
   toCoreReceipt,
+  signCoreReceipt,
   toCoreReceiptWithKeypair,
   verdictToDecision,
   verifyCoreReceipt,
@@ -22,7 +24,9 @@ t.test('toCoreReceipt without a keypair always refuses', async t => {
 t.test('the mapping table: copied, constant, derived and re-signed fields', async t => {
   const r = signHttpReceipt(exampleReceiptBody({ capability_id: 'cap-9', evidence: [{ guard_name: 'CapabilityGuard', verdict: true }] }), signer)
   const c = toCoreReceiptWithKeypair(r, signer)
-  t.equal(c.id, r.id)
+  const { id, signature: _sig, ...body } = c
+  t.equal(id, coreReceiptId(body), 'the id is the content address of the core body (spec 03), not the HTTP id')
+  t.not(id, r.id)
   t.equal(c.timestamp, r.timestamp)
   t.equal(c.policy_hash, r.policy_hash)
   t.same(c.evidence, r.evidence)
@@ -73,7 +77,7 @@ t.test('only a mediated allow is an authorization', async t => {
   t.equal(v.authorized, false)
 })
 
-t.test('tampering with any field fails at content hash or signature', async t => {
+t.test('tampering with any body field fails at the id step; every field reports as spec 02 defines it', async t => {
   const c = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody({ capability_id: 'c' }), signer), signer)
   const mutations: Record<string, unknown> = {
     timestamp: 1,
@@ -81,16 +85,89 @@ t.test('tampering with any field fails at content hash or signature', async t =>
     tool_name: 'POST /x',
     action: { parameters: {}, parameter_hash: 'a'.repeat(64) },
     decision: { verdict: 'deny', reason: 'x', guard: 'y' },
+    content_hash: 'b'.repeat(64),
     policy_hash: 'e'.repeat(64),
     metadata: null,
     tenant_id: 't',
   }
   for (const [f, v] of Object.entries(mutations)) {
-    t.equal(verifyCoreReceipt({ ...c, [f]: v }, { trustedKeys }).failedStep, 'content_hash', f)
+    t.match(verifyCoreReceipt({ ...c, [f]: v }, { trustedKeys }), { failedStep: 'receipt_id', receipt_id_valid: false, signature_valid: false, ok: false }, f)
   }
-  t.equal(verifyCoreReceipt({ ...c, id: 'f'.repeat(64) }, { trustedKeys }).failedStep, 'signature', 'id is signed')
-  t.equal(verifyCoreReceipt({ ...c, signature: c.signature.replace(/^./, x => (x === 'a' ? 'b' : 'a')) }, { trustedKeys }).failedStep, 'signature')
-  t.equal(verifyCoreReceipt(c, { trustedKeys: [] }).failedStep, 'signer')
+  t.match(verifyCoreReceipt({ ...c, signature: c.signature.replace(/^./, x => (x === 'a' ? 'b' : 'a')) }, { trustedKeys }), { failedStep: 'signature', receipt_id_valid: true, signature_valid: false })
+  t.match(verifyCoreReceipt(c, { trustedKeys: [] }), { failedStep: 'signer', signature_valid: true, signer_trusted: false, ok: false })
+})
+
+t.test('a swapped id fails with receipt_id_valid false before the signature is looked at', async t => {
+  const c = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody(), signer), signer)
+  const other = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody({ request_id: 'another' }), signer), signer)
+  for (const id of ['f'.repeat(64), other.id, signHttpReceipt(exampleReceiptBody(), signer).id]) {
+    const v = verifyCoreReceipt({ ...c, id }, { trustedKeys })
+    t.match(v, { receipt_id_valid: false, signature_valid: false, ok: false, authorized: false, failedStep: 'receipt_id' }, id)
+    t.equal(v.parameter_hash_valid, true, 'computed on its own')
+  }
+})
+
+t.test('semantics fail first, and receipt_id_valid is still computed on its own', async t => {
+  const c = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody(), signer), signer)
+  const { id: _id, signature: _s, ...body } = c
+  // an incoherent body whose id and signature are right: only the semantics step fails
+  const incoherent = { ...body, trust_level: 'verified' }
+  const id = coreReceiptId(incoherent)
+  const signed = { ...incoherent, id, signature: signer.sign(new TextEncoder().encode(canonicalJson({ id, body: incoherent }))) }
+  t.match(verifyCoreReceipt(signed, { trustedKeys }), { failedStep: 'semantics', receipt_id_valid: true, signature_valid: false, parameter_hash_valid: true, ok: false })
+  t.match(verifyCoreReceipt({ ...c, trust_level: 'verified' }, { trustedKeys }), { failedStep: 'semantics', receipt_id_valid: false, signature_valid: false })
+})
+
+t.test('a receipt of another implementation verifies: content_hash binds content Gate cannot see', async t => {
+  // written from spec 03 alone: content_hash is the request's content hash, not a hash of the receipt
+  const body = {
+    timestamp: 1_763_700_000,
+    capability_id: 'cap-elsewhere',
+    tool_server: 'files',
+    tool_name: 'read_file',
+    action: { parameters: { path: '/tmp/x' }, parameter_hash: sha256Hex(canonicalJson({ path: '/tmp/x' })) },
+    receipt_kind: 'mediated_decision',
+    boundary_class: 'prevent',
+    tool_origin: 'host_executed_provider_reported',
+    redaction_mode: 'none',
+    decision: { verdict: 'allow' },
+    content_hash: sha256Hex('the tool call content'),
+    policy_hash: 'c'.repeat(64),
+    evidence: [{ guard_name: 'ScopeGuard', verdict: true }],
+    trust_level: 'mediated',
+    kernel_key: signer.publicKey,
+  }
+  const id = sha256Hex(canonicalJson(body))
+  const receipt = { id, ...body, signature: signer.sign(new TextEncoder().encode(canonicalJson({ id, body }))) }
+  t.match(verifyCoreReceipt(receipt, { trustedKeys }), { ok: true, authorized: true, signature_valid: true, receipt_id_valid: true, parameter_hash_valid: true, result: 'allow', failedStep: null })
+  t.same(signCoreReceipt(body, signer), receipt, 'signCoreReceipt writes the same bytes')
+})
+
+t.test('parameter_hash_valid is computed on its own: a malformed content_hash keeps a valid signature', async t => {
+  const c = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody(), signer), signer)
+  const { id: _id, signature: _s, ...body } = c
+  const resigned = signCoreReceipt({ ...body, content_hash: 'NOT-HEX' }, signer)
+  t.match(verifyCoreReceipt(resigned, { trustedKeys }), { signature_valid: true, receipt_id_valid: true, parameter_hash_valid: false, ok: false, failedStep: 'parameter_hash' })
+})
+
+t.test('bbs_signature is outside the id but inside the signature; bbs_projection_version is inside both', async t => {
+  const c = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody(), signer), signer)
+  const { id: _id, signature: _s, ...body } = c
+  const withBbs = { ...body, bbs_projection_version: 'gate.bbs-projection.receipt.v1' }
+  const id = coreReceiptId(withBbs)
+  const bbs_signature = 'ab'.repeat(40)
+  const signature = signer.sign(new TextEncoder().encode(canonicalJson({ id, body: withBbs, bbs_signature })))
+  const receipt = { ...withBbs, id, bbs_signature, signature }
+  t.match(verifyCoreReceipt(receipt, { trustedKeys }), { ok: true })
+  t.match(verifyCoreReceipt({ ...receipt, bbs_signature: 'cd'.repeat(40) }, { trustedKeys }), { receipt_id_valid: true, failedStep: 'signature' })
+  t.match(verifyCoreReceipt({ ...receipt, bbs_projection_version: null }, { trustedKeys }), { receipt_id_valid: false, failedStep: 'receipt_id' })
+})
+
+t.test('trace and advisory receipts verify as evidence, never as an authorization', async t => {
+  const c = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody(), signer), signer)
+  const { id: _id, signature: _s, decision: _d, ...body } = c
+  const trace = signCoreReceipt({ ...body, receipt_kind: 'trace_observation', boundary_class: 'detect_only', trust_level: 'verified', observation_outcome: 'observed' }, signer)
+  t.match(verifyCoreReceipt(trace, { trustedKeys }), { signature_valid: true, receipt_id_valid: true, ok: false, authorized: false, failedStep: null, result: '' })
 })
 
 t.test('kind coherence is enforced on verify', async t => {
@@ -106,7 +183,7 @@ t.test('kind coherence is enforced on verify', async t => {
     { bbs_projection_version: 'gate.bbs-projection.receipt.v9' },
     { receipt_kind: 'bogus' },
   ]
-  for (const m of incoherent) t.equal(verifyCoreReceipt({ ...c, ...m }, { trustedKeys }).failedStep, 'kind', JSON.stringify(m))
+  for (const m of incoherent) t.equal(verifyCoreReceipt({ ...c, ...m }, { trustedKeys }).failedStep, 'semantics', JSON.stringify(m))
 })
 
 t.test('P-256 keypair yields an algorithm hint and verifies', async t => {

@@ -1,13 +1,14 @@
 // Core receipts (spec 03, gate.receipt.v1) and the HTTP → core mapping of spec 02. The HTTP signature
 // is never copied: the core body is re-signed with the kernel keypair.
 //
-// Binding, as Gate implements it (docs/receipts.md): `content_hash` = SHA-256 of the canonical core
-// body without `id`, `content_hash` and the signatures (the content preimage); the signature covers
-// canonical `{id, body, bbs_signature?}` where `body` is every field but `id`, `signature` and
-// `bbs_signature`. Per the mapping table the `id` of an HTTP-derived core receipt is the HTTP
-// receipt's own content-addressed id.
+// Binding (spec 03, docs/receipts.md): `id` is the content address of the receipt, the SHA-256 of the
+// canonical body, `body` being every field but `id`, `signature` and `bbs_signature` (so including
+// `bbs_projection_version` when present); the signature covers canonical `{id, body, bbs_signature?}`.
+// `content_hash` binds the request or tool-call content; for an HTTP-derived receipt Gate writes the
+// SHA-256 of the canonical body without `content_hash` (spec 02 mapping table). A verifier cannot
+// recompute it in general (the content is not in the receipt), so it checks its form only.
 import { GateError, SigningError } from '../errors.js'
-import type { CoreDecision, CoreReceipt, HttpReceipt, Verdict } from '../types.js'
+import type { CoreDecision, CoreReceipt, HttpReceipt, Verdict, VerifyReceiptResponse } from '../types.js'
 import { canonicalJson } from './canonical-json.js'
 import type { CryptoBackendName } from './crypto-backend.js'
 import { utf8 } from './hex.js'
@@ -50,11 +51,23 @@ export function decisionToVerdict(decision: CoreDecision): Verdict {
   }
 }
 
-/** Builds the core receipt of an HTTP receipt and signs it with `signer` (spec 02 mapping table). */
+/**
+ * Builds the core receipt of an HTTP receipt and signs it with `signer` (spec 02 mapping table). Its
+ * `id` is its own content address (spec 03), not the HTTP receipt's: the two bodies differ, and a
+ * verifier recomputes the id from the body it holds.
+ */
 export function toCoreReceiptWithKeypair(receipt: HttpReceipt, signer: Signer): CoreReceipt {
   if (signer.publicKey !== receipt.kernel_key) {
     throw new SigningError('the keypair does not match the receipt kernel_key, so the core receipt would not verify')
   }
+  return signCoreReceipt(coreReceiptBody(receipt, signer.algorithm), signer)
+}
+
+/**
+ * The core body of an HTTP receipt (spec 02 mapping table), `content_hash` included; nothing signed.
+ * `coreReceiptId` of it is the id its core form has.
+ */
+export function coreReceiptBody(receipt: HttpReceipt, algorithm: 'ed25519' | 'p256' | 'p384' = 'ed25519'): Record<string, unknown> {
   const parameters = { method: receipt.method, route: receipt.route_pattern, request_id: receipt.request_id }
   const body: Record<string, unknown> = {
     timestamp: receipt.timestamp,
@@ -76,12 +89,27 @@ export function toCoreReceiptWithKeypair(receipt: HttpReceipt, signer: Signer): 
   if (receipt.actor_chain !== undefined && receipt.actor_chain.length > 0) body.actor_chain = receipt.actor_chain
   if (receipt.evidence !== undefined) body.evidence = receipt.evidence
   if (receipt.metadata !== undefined) body.metadata = receipt.metadata
-  if (signer.algorithm !== 'ed25519') body.algorithm = signer.algorithm
+  if (algorithm !== 'ed25519') body.algorithm = algorithm
+  body.content_hash = sha256Hex(canonicalJson(body))
+  return body
+}
+
+/**
+ * Signs a core receipt body (every field but `id` and the signatures) in spec order: authority
+ * semantics (kind coherence), the content-addressed id, the signature over canonical `{id, body}`.
+ */
+export function signCoreReceipt(body: Record<string, unknown>, signer: Signer): CoreReceipt {
+  if (body.kernel_key !== signer.publicKey) throw new SigningError('the body names a kernel_key other than the signer, so the receipt would not verify')
   const problem = kindCoherenceProblem(body)
   if (problem !== undefined) throw new SigningError(problem)
-  body.content_hash = sha256Hex(canonicalJson(body))
-  const signature = signer.sign(utf8(canonicalJson({ id: receipt.id, body })))
-  return { id: receipt.id, ...body, signature } as unknown as CoreReceipt
+  const id = coreReceiptId(body)
+  const signature = signer.sign(utf8(canonicalJson({ id, body })))
+  return { id, ...body, signature } as unknown as CoreReceipt
+}
+
+/** The content-addressed id of a core receipt body (every field but id, signature and bbs_signature). */
+export function coreReceiptId(body: Record<string, unknown>): string {
+  return sha256Hex(canonicalJson(body))
 }
 
 /** Why a core body breaks kind coherence (spec 03), or undefined when coherent. */
@@ -109,64 +137,82 @@ export function kindCoherenceProblem(body: Record<string, unknown>): string | un
   return undefined
 }
 
-export interface CoreReceiptCheck {
-  ok: boolean
-  kind_coherent: boolean
-  content_hash_valid: boolean
-  signature_valid: boolean
-  signer_trusted: boolean
-  /** True only for mediated_decision + prevent + allow with everything valid: an authorization. */
-  authorized: boolean
-  failedStep: 'shape' | 'kind' | 'content_hash' | 'signature' | 'signer' | null
+/** The step at which core receipt verification stopped. */
+export type CoreReceiptCheckStep = 'shape' | 'semantics' | 'receipt_id' | 'signature' | 'signer' | 'parameter_hash'
+
+/**
+ * The fields of spec 02's VerifyReceiptResponse for a core receipt, plus the failing step.
+ * `signature_valid` stops at the first failing step (semantics, then id, then signature);
+ * `receipt_id_valid` and `parameter_hash_valid` are each computed on their own.
+ */
+export interface CoreReceiptCheck extends VerifyReceiptResponse {
+  failedStep: CoreReceiptCheckStep | null
   detail: string
 }
 
-/** Verifies a core receipt: kind coherence, content hash, signature over `{id, body, bbs_signature?}`. */
-export function verifyCoreReceipt(
-  receipt: unknown,
-  options: { trustedKeys?: Iterable<string>; backend?: CryptoBackendName } = {},
-): CoreReceiptCheck {
+const HEX64 = /^[0-9a-f]{64}$/
+const CORE_RESULT: Record<string, string> = { allow: 'allow', deny: 'deny', cancelled: 'cancelled', incomplete: 'incomplete' }
+
+/**
+ * Verifies a core receipt in spec order: authority semantics (kind coherence), the recomputed
+ * content-addressed id, the signature over canonical `{id, body, bbs_signature?}` with `kernel_key`;
+ * then whether the signer is trusted and `content_hash` is well formed. Never throws.
+ */
+export function verifyCoreReceipt(receipt: unknown, options: { trustedKeys?: Iterable<string>; backend?: CryptoBackendName } = {}): CoreReceiptCheck {
   const out: CoreReceiptCheck = {
-    ok: false,
-    kind_coherent: false,
-    content_hash_valid: false,
     signature_valid: false,
     signer_trusted: false,
+    receipt_id_valid: false,
+    parameter_hash_valid: false,
+    receipt_kind: '',
+    boundary_class: '',
+    trust_level: '',
+    result: '',
     authorized: false,
+    signer_key_hex: '',
+    ok: false,
     failedStep: 'shape',
     detail: 'not a JSON object',
   }
   if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) return out
   const { id, signature, bbs_signature, ...body } = receipt as Record<string, unknown>
+  out.receipt_kind = String(body.receipt_kind ?? '')
+  out.boundary_class = String(body.boundary_class ?? '')
+  out.trust_level = String(body.trust_level ?? '')
+  const verdict = (body.decision as { verdict?: unknown } | null | undefined)?.verdict
+  out.result = typeof verdict === 'string' ? (CORE_RESULT[verdict] ?? verdict) : ''
+  if (typeof body.kernel_key === 'string') out.signer_key_hex = body.kernel_key
   if (typeof id !== 'string' || typeof signature !== 'string' || typeof body.kernel_key !== 'string') {
-    out.detail = 'id, signature and kernel_key must be strings'
-    return out
+    return { ...out, detail: 'id, signature and kernel_key must be strings' }
   }
   const trusted = options.trustedKeys === undefined ? [] : [...options.trustedKeys]
   out.signer_trusted = trusted.includes(body.kernel_key)
+  out.parameter_hash_valid = typeof body.content_hash === 'string' && HEX64.test(body.content_hash)
+  let failure: { step: CoreReceiptCheckStep; detail: string } | undefined
   try {
-    const problem = kindCoherenceProblem(body)
-    if (problem !== undefined) return { ...out, failedStep: 'kind', detail: problem }
-    out.kind_coherent = true
-    const { content_hash, ...preimage } = body
-    out.content_hash_valid = content_hash === sha256Hex(canonicalJson(preimage))
-    if (!out.content_hash_valid) return { ...out, failedStep: 'content_hash', detail: 'content_hash does not match the body' }
-    const signed: Record<string, unknown> = { id, body }
-    if (bbs_signature !== undefined) signed.bbs_signature = bbs_signature
-    const sig = checkSignature(body.kernel_key, utf8(canonicalJson(signed)), signature, options.backend)
-    if (!sig.valid) return { ...out, failedStep: 'signature', detail: sig.reason ?? 'signature does not verify' }
-    out.signature_valid = true
-    if (!out.signer_trusted) return { ...out, failedStep: 'signer', detail: 'kernel_key is not a trusted signer' }
+    out.receipt_id_valid = coreReceiptId(body) === id
+    const semantics = kindCoherenceProblem(body)
+    if (semantics !== undefined) failure = { step: 'semantics', detail: semantics }
+    else if (!out.receipt_id_valid) failure = { step: 'receipt_id', detail: 'id is not the hash of the receipt body' }
+    else {
+      const signed: Record<string, unknown> = { id, body }
+      if (bbs_signature !== undefined) signed.bbs_signature = bbs_signature
+      const sig = checkSignature(body.kernel_key, utf8(canonicalJson(signed)), signature, options.backend)
+      if (!sig.valid) failure = { step: 'signature', detail: sig.reason ?? 'signature does not verify' }
+    }
   } catch (err) {
-    if (err instanceof GateError) return { ...out, failedStep: 'shape', detail: err.message }
+    if (err instanceof GateError) return { ...out, receipt_id_valid: false, detail: err.message }
     throw err
   }
-  const decision = body.decision as { verdict?: unknown } | undefined
-  return {
-    ...out,
-    ok: true,
-    failedStep: null,
-    detail: 'ok',
-    authorized: body.receipt_kind === 'mediated_decision' && body.boundary_class === 'prevent' && decision?.verdict === 'allow',
-  }
+  out.signature_valid = failure === undefined
+  failure ??= !out.signer_trusted
+    ? { step: 'signer', detail: 'kernel_key is not a trusted signer' }
+    : !out.parameter_hash_valid
+      ? { step: 'parameter_hash', detail: 'content_hash is not a 64-character lowercase hex digest' }
+      : undefined
+  // spec 02: the roll-up also asks for the mediated semantics (trace and advisory records are evidence only)
+  const mediated = body.receipt_kind === 'mediated_decision' && body.boundary_class === 'prevent' && body.trust_level === 'mediated'
+  out.ok = failure === undefined && mediated
+  out.authorized = out.ok && out.result === 'allow'
+  return { ...out, failedStep: failure?.step ?? null, detail: failure?.detail ?? (mediated ? 'ok' : `${out.receipt_kind}: evidence only, not an authorization`) }
 }

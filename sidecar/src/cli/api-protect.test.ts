@@ -8,11 +8,12 @@ import t, { type Test } from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { request as httpRequest } from 'node:http'
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { request } from 'undici'
-import { sha256Hex, verifyHttpReceipt, type CapabilityToken, type HttpReceipt } from '@gate/sdk'
+import { createSigner, generateSecret, sha256Hex, verifyHttpReceipt, type CapabilityToken, type HttpReceipt } from '@gate/sdk'
+import { widenedDelegation } from '@gate/sdk/testing'
 import { startExampleScript } from '@gate/sdk/middleware-testing'
 import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
 import { startUpstreamApp, type EchoBody, type UpstreamApp } from '../testing/upstream-app.js'
@@ -471,6 +472,26 @@ t.test('strict nonces: 428 with the evaluate response, then the retry with the n
   await retry.body.dump()
   const final = await checkFinalReceipt(t, gate, retry.headers['x-gate-receipt-id'], { status: 201, verdict: 'allow' })
   t.equal(final?.request_id, body.receipt.request_id, 'the retry reuses the request id bound to the nonce')
+})
+
+t.test('issue 23: a delegated child wider than its link gets 403 for DELETE /pets/1, nothing forwarded', async t => {
+  const upstream = await startUpstream(t)
+  const files = fixture(t)
+  const seed = generateSecret('ed25519')
+  const seedFile = join(files.spec, '..', 'seed')
+  writeFileSync(seedFile, Buffer.from(seed).toString('hex') + '\n', { mode: 0o600 })
+  const gate = await startGate(t, ['--upstream', upstream.url, '--spec', files.spec, '--receipt-store', files.store, '--authority-seed-file', seedFile])
+  const authority = createSigner({ secret: seed })
+  const child = widenedDelegation({ authority, delegatee: createSigner({ secret: generateSecret() }), subject: 'ab'.repeat(32), now: Math.floor(Date.now() / 1000) })
+  const before = upstream.received.length
+  const r = await request(`${gate.url}/pets/1`, { method: 'DELETE', headers: { 'x-gate-capability': Buffer.from(JSON.stringify(child)).toString('base64url') } })
+  t.equal(r.statusCode, 403)
+  const body = (await r.body.json()) as Record<string, string>
+  t.equal(body.error, 'gate_access_denied')
+  t.match(body.message, /invalid capability: delegation_chain\[0\] does not state what it delegates/)
+  const receipt = await checkFinalReceipt(t, gate, r.headers['x-gate-receipt-id'], { status: 403, verdict: 'deny' })
+  t.match(receipt?.verdict, { guard: 'CapabilityGuard', details: { reason_code: 'capability_attenuation_unproven' } })
+  t.equal(upstream.received.length, before, 'nothing forwarded')
 })
 
 t.test('an upstream that is down: 502 with X-Gate-Receipt-Id; the receipt keeps allow with status 502', async t => {

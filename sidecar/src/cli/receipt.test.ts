@@ -115,6 +115,14 @@ function gate(args: string[], options: { input?: string; env?: NodeJS.ProcessEnv
   })
 }
 
+/**
+ * The request a printed receipt records: its HTTP form names it, its core form in action.parameters.
+ * (A core receipt's id is its own content address, not the HTTP receipt's, so rows are matched by request.)
+ */
+function requestOf(receipt: Record<string, unknown>): unknown {
+  return receipt.request_id ?? (receipt.action as { parameters?: { request_id?: unknown } } | undefined)?.parameters?.request_id
+}
+
 function lines(stdout: string): Record<string, unknown>[] {
   return stdout
     .split('\n')
@@ -127,10 +135,10 @@ t.test('list --admin-all prints one stored receipt per line, oldest first, 50 by
   t.equal(r.code, 0, r.stderr)
   const out = lines(r.stdout)
   t.equal(out.length, 50)
-  t.same(out.map(x => x.id), rows.slice(0, 50).map(x => x.receiptId))
+  t.same(out.map(requestOf), rows.slice(0, 50).map(x => x.requestId))
   t.match(r.stderr, `next cursor: ${rows[49]!.seq}`)
   const next = await gate(['receipt', 'list', '--receipt-db', db, '--admin-all', '--cursor', String(rows[49]!.seq), '--limit', '200'])
-  t.same(lines(next.stdout).map(x => x.id), rows.slice(50).map(x => x.receiptId), 'the next page continues after the cursor')
+  t.same(lines(next.stdout).map(requestOf), rows.slice(50).map(x => x.requestId), 'the next page continues after the cursor')
   t.notMatch(next.stderr, /next cursor/, 'no cursor after a short page')
   const stored = rows.find(x => x.coreJson !== null)!
   t.ok(r.stdout.split('\n').includes(stored.coreJson!), 'printed byte for byte as stored')
@@ -151,27 +159,27 @@ t.test('list filters: each spec option, locally and over --control-url', async t
     [['--limit', '3'], (() => { let n = 0; return () => n++ < 3 })()],
   ]
   for (const [args, predicate] of cases) {
-    const expected = rows.filter(predicate).slice(0, 200).map(r => r.receiptId)
+    const expected = rows.filter(predicate).slice(0, 200).map(r => r.requestId)
     const local = await gate(['receipt', 'list', '--receipt-db', db, '--admin-all', '--limit', args.includes('--limit') ? args[args.indexOf('--limit') + 1]! : '200', ...args.filter((a, i) => a !== '--limit' && args[i - 1] !== '--limit')])
     t.equal(local.code, 0, local.stderr)
-    t.same(lines(local.stdout).map(x => x.id), expected, `local ${args.join(' ')}`)
+    t.same(lines(local.stdout).map(requestOf), expected, `local ${args.join(' ')}`)
   }
   for (const [args, predicate] of cases.slice(0, 10)) {
-    const expected = rows.filter(predicate).slice(0, 200).map(r => r.receiptId)
+    const expected = rows.filter(predicate).slice(0, 200).map(r => r.requestId)
     const remote = await gate(['receipt', 'list', '--control-url', trust.url, '--limit', '200', ...args], { env: { GATE_CONTROL_TOKEN: SERVICE_TOKEN } })
     t.equal(remote.code, 0, remote.stderr)
-    t.same(lines(remote.stdout).map(x => x.id), expected, `remote ${args.join(' ')}`)
+    t.same(lines(remote.stdout).map(requestOf), expected, `remote ${args.join(' ')}`)
   }
 })
 
 t.test('list --tenant reads only that tenant, locally; a tenant token does the same remotely', async t => {
-  const acme = rows.filter(r => r.tenant === 'acme').map(r => r.receiptId)
+  const acme = rows.filter(r => r.tenant === 'acme').map(r => r.requestId)
   const local = await gate(['receipt', 'list', '--receipt-db', db, '--tenant', 'acme', '--limit', '200'])
-  t.same(lines(local.stdout).map(x => x.id), acme)
+  t.same(lines(local.stdout).map(requestOf), acme)
   const remote = await gate(['receipt', 'list', '--control-url', trust.url, '--limit', '200'], { env: { GATE_CONTROL_TOKEN: ACME_TOKEN } })
-  t.same(lines(remote.stdout).map(x => x.id), acme)
+  t.same(lines(remote.stdout).map(requestOf), acme)
   const argvToken = await gate(['receipt', 'list', '--control-url', trust.url, '--control-token', ACME_TOKEN, '--limit', '200'])
-  t.same(lines(argvToken.stdout).map(x => x.id), acme, '--control-token works too')
+  t.same(lines(argvToken.stdout).map(requestOf), acme, '--control-token works too')
   const nobody = await gate(['receipt', 'list', '--receipt-db', db, '--tenant', 'nobody'])
   t.equal(nobody.stdout, '')
 })
@@ -217,7 +225,9 @@ t.test('a row without its core form prints as stored, or in core form with its a
   t.same(lines(remote.stdout), [receipt], 'trust-control serves it as stored too: never dropped, never re-signed')
   const converted = await gate(['receipt', 'list', '--receipt-db', db, '--admin-all', '--outcome', 'cancelled', '--authority-seed-file', foreignSeedFile])
   const [core] = lines(converted.stdout)
-  t.match(core, { id: pendingId, decision: { verdict: 'cancelled', reason: 'upstream timed out' }, tool_server: 'http' })
+  t.match(core, { decision: { verdict: 'cancelled', reason: 'upstream timed out' }, tool_server: 'http' })
+  t.equal(requestOf(core!), receipt!.request_id, 'the same request')
+  t.not(core!.id, pendingId, 'its own content-addressed id')
 })
 
 t.test('verify: every listed receipt verifies; a tampered one fails with its step and exit 1', async t => {
@@ -242,7 +252,13 @@ t.test('verify: every listed receipt verifies; a tampered one fails with its ste
   t.equal(piped.code, 1)
   const failed = piped.stdout.split('\n').filter(line => line.startsWith('FAIL'))
   t.equal(failed.length, 1)
-  t.match(failed[0], /FAIL [0-9a-f]{64} (content_hash|receipt_id|signature):/)
+  t.match(failed[0], /FAIL [0-9a-f]{64} (receipt_id|signature):/)
+  // spec 02 order: a core receipt whose id was swapped for another's fails at the id step
+  const cores = lines(listed.stdout).filter(x => 'decision' in x)
+  const swapped = { ...cores[0]!, id: cores[1]!.id }
+  const swap = await gate(['receipt', 'verify', '-', '--trusted-key', signer.publicKey], { input: JSON.stringify(swapped) })
+  t.equal(swap.code, 1)
+  t.match(swap.stdout, `FAIL ${cores[1]!.id} receipt_id: id is not the hash of the receipt body`)
   const remote = await call(`${trust.url}/v1/receipts/query?limit=5`, { headers: { authorization: `Bearer ${SERVICE_TOKEN}` } })
   const response = await gate(['receipt', 'verify', '-', '--trusted-key', signer.publicKey], { input: remote.text })
   t.equal(response.code, 0, 'a query response verifies as a whole')

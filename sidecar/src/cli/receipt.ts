@@ -60,8 +60,9 @@ ${SOURCE_HELP}`
 
 export const VERIFY_USAGE = `Usage: gate receipt verify FILE|- [--trusted-key KEY ...] [--proof FILE]
 
-Verifies receipts offline: HTTP receipts (spec 02: semantics, id, signature, signer, content hash) and
-core receipts (spec 03: kind coherence, content hash, signature, signer). Input: JSON lines (as printed
+Verifies receipts offline, each step in spec 02's order: HTTP receipts (semantics, id, signature,
+signer, content hash) and core receipts (kind coherence, the content-addressed id, the signature over
+{id, body}, signer, content hash form). Input: JSON lines (as printed
 by gate receipt list), a JSON array, one receipt object, or a receipt query response. Prints one line
 per receipt, "ok ..." or "FAIL <id> <step>: <why>", and exits 1 if any fails.
 
@@ -244,9 +245,14 @@ export function verifyOne(entry: Entry, trustedKeys: readonly string[]): string 
     }
     return `FAIL ${id} ${check.failedStep}: ${check.detail}`
   }
+  // spec 02 order: authority semantics, the recomputed content-addressed id, the signature; then signer
   const check = verifyCoreReceipt(r, { trustedKeys })
-  if (check.failedStep === null) return `ok ${id} (core receipt, signer trusted)`
-  if (check.failedStep === 'signer' && untrusted) return `ok ${id} (core receipt, signature valid, signer untrusted)`
+  const evidenceOnly = check.receipt_kind === 'mediated_decision' ? '' : `, ${check.receipt_kind}: evidence, not an authorization`
+  if (check.failedStep === null) return `ok ${id} (core receipt, signer trusted${evidenceOnly})`
+  if (check.failedStep === 'signer' && untrusted) {
+    if (!check.parameter_hash_valid) return `FAIL ${id} parameter_hash: content_hash is not a 64-character lowercase hex digest`
+    return `ok ${id} (core receipt, signature valid, signer untrusted${evidenceOnly})`
+  }
   return `FAIL ${id} ${check.failedStep}: ${check.detail}`
 }
 

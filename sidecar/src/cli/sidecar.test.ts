@@ -4,6 +4,7 @@ import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ANONYMOUS_CALLER, createSigner, generateSecret, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
+import { delegatedChild, widenedDelegation } from '@gate/sdk/testing'
 import { gateFiles } from '../testing/gate-files.js'
 import { runGate, spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { call, schemaErrors } from '../testing/http-client.js'
@@ -102,6 +103,47 @@ t.test('verdict rows reachable without the proxy, each receipt verifying', async
     t.same(schemaErrors('gate.http.verify_response.v1', v.body), [])
     t.match(v.body, { ok: true, signer_trusted: true }, `${name}: verifies via /gate/verify`)
   }
+})
+
+t.test('issue 23: a delegated child wider than its link is denied DELETE /pets/1 with a reason code; a narrower one is allowed', async t => {
+  const authority = createSigner({ secret: generateSecret() })
+  const agentB = createSigner({ secret: generateSecret() })
+  const { gate } = await start(t, ['--trusted-issuer', authority.publicKey])
+  const now = Math.floor(Date.now() / 1000)
+  const header = (token: unknown) => ({ 'x-gate-capability': Buffer.from(JSON.stringify(token)).toString('base64url') })
+  const widened = widenedDelegation({ authority, delegatee: agentB, subject: agentKey, now })
+  const denied = await evaluate(gate, request('DELETE', '/pets/1'), header(widened))
+  t.equal(denied.status, 200)
+  t.match(denied.body, { verdict: { verdict: 'deny', guard: 'CapabilityGuard', details: { reason_code: 'capability_attenuation_unproven' } }, receipt: { capability_id: widened.id } })
+  const child = delegatedChild({
+    signers: [authority, agentB],
+    delegated: [{ scope: { grants: [{ server_id: 'http', tool_name: 'POST /pets/*' }] }, expires_at: now + 600 }],
+    child: { scope: { grants: [{ server_id: 'http', tool_name: 'POST /pets' }] }, expires_at: now + 300 },
+    subject: agentKey,
+    now,
+  })
+  t.match((await evaluate(gate, request('POST', '/pets'), header(child))).body, { verdict: { verdict: 'allow' } })
+  t.match((await evaluate(gate, request('DELETE', '/pets/1'), header(child))).body, { verdict: { verdict: 'deny', details: { reason_code: 'scope_mismatch' } } })
+})
+
+t.test('a charged cost is on the receipt, and the receipt query finds it by minCost / maxCost', async t => {
+  const { gate } = await start(t)
+  const { header } = await issue(gate, [{ server_id: 'http', tool_name: 'PATCH /pets/{id}', max_total_cost: { units: 1000, currency: 'USD' } }])
+  const charged = await evaluate(gate, request('PATCH', '/pets/1', { governed_intent: { max_amount: { units: 450, currency: 'USD' } } }), { 'x-gate-capability': header })
+  t.match(charged.body, { verdict: { verdict: 'allow' }, receipt: { metadata: { financial: { cost_charged: 450, currency: 'USD', budget_total: 1000, budget_remaining: 550 } } } })
+  const over = await evaluate(gate, request('PATCH', '/pets/2', { governed_intent: { max_amount: { units: 501, currency: 'USD' } } }), { 'x-gate-capability': header })
+  t.match(over.body, { verdict: { verdict: 'deny', details: { reason_code: 'budget_limit_exceeded' } } }, 'the route limit of the pets spec is 500')
+  const query = (params: string) => call(`${gate.url}/v1/receipts/query?${params}`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  const found = await query('minCost=400&maxCost=500&costCurrency=USD')
+  t.match(found.body, { totalCount: 1, receipts: [{ tool_name: 'PATCH /pets/{id}', metadata: { financial: { cost_charged: 450 } } }] })
+  t.match((await query('minCost=451&costCurrency=USD')).body, { totalCount: 0 }, 'the refused cost was not charged')
+})
+
+t.test('x-gate-sensitivity restricted: a valid token still needs an approval for each call', async t => {
+  const { gate } = await start(t)
+  const { header } = await issue(gate, [{ server_id: 'http', tool_name: '*' }])
+  const r = await evaluate(gate, request('DELETE', '/pets/1'), { 'x-gate-capability': header })
+  t.match(r.body, { verdict: { verdict: 'deny', guard: 'ApprovalGuard', http_status: 409 }, approval: { approval_id: /^[0-9a-f]+$/ } })
 })
 
 t.test('every error code and body of spec 02', async t => {

@@ -7,6 +7,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   canonicalJson,
+  coreReceiptBody,
+  coreReceiptId,
   checkHttpReceipt,
   createSigner,
   generateSecret,
@@ -220,8 +222,25 @@ if (revocation.status !== 200) throw new Error(`revocation failed: ${revocation.
 
 async function loadModel(): Promise<StoredReceipt[]> {
   const rows: StoredReceipt[] = []
-  for await (const row of store.iterate(0, 2000)) rows.push(row)
+  for await (const row of store.iterate(0, 2000)) {
+    rows.push(row)
+    rememberServedIds(row)
+  }
   return rows
+}
+
+// A core receipt's id is its own content address (spec 03), not its row's HTTP receipt id: the ids a
+// query serves, mapped to their rows'.
+const rowIds = new Map<string, string>()
+
+function rememberServedIds(row: StoredReceipt): void {
+  if (rowIds.has(row.receiptId)) return
+  rowIds.set(row.receiptId, row.receiptId)
+  rowIds.set(coreReceiptId(coreReceiptBody(JSON.parse(row.httpJson) as HttpReceipt)), row.receiptId)
+}
+
+function rowIdOf(receipt: Record<string, unknown>): string {
+  return rowIds.get(receipt.id as string) ?? (receipt.id as string)
 }
 
 function auth(token: string): Record<string, string> {
@@ -253,7 +272,7 @@ async function pageAll(params: Record<string, string>, token = SERVICE_TOKEN, pa
     const body = r.body as QueryBody
     totals.push(body.totalCount)
     for (const receipt of body.receipts) {
-      ids.push(receipt.id as string)
+      ids.push(rowIdOf(receipt))
       receipts.push(receipt)
     }
     if (body.nextCursor !== null) t.equal(body.receipts.length, limit, 'nextCursor only on a full page')
@@ -385,9 +404,11 @@ t.test('cursor paging visits every matching receipt exactly once while new recei
   })()
   try {
     for (const params of filters) {
-      const got = await pageAll(params, SERVICE_TOKEN, '/v1/receipts/query', 37)
-      t.equal(new Set(got.ids).size, got.ids.length, `${JSON.stringify(params)}: no receipt twice`)
+      const paged = await pageAll(params, SERVICE_TOKEN, '/v1/receipts/query', 37)
+      // receipts appended while paging are known once the model is loaded again
       const seqOf = new Map((await loadModel()).map(r => [r.receiptId, r.seq]))
+      const got = { ids: paged.receipts.map(rowIdOf) }
+      t.equal(new Set(got.ids).size, got.ids.length, `${JSON.stringify(params)}: no receipt twice`)
       const seqs = got.ids.map(id => seqOf.get(id)!)
       t.ok(seqs.every((s, i) => i === 0 || s > seqs[i - 1]!), 'ascending seq')
       const key = Object.keys(params)[0]
@@ -571,7 +592,7 @@ t.test('every receipt returned verifies offline against the authority keys', asy
   const text = sample.text
   const stored = await loadModel()
   for (const r of (sample.body as QueryBody).receipts) {
-    const row = stored.find(s => s.receiptId === r.id)!
+    const row = stored.find(s => s.receiptId === rowIdOf(r))!
     if (row.coreJson !== null) t.ok(text.includes(row.coreJson), 'served exactly as stored')
   }
 })
@@ -658,7 +679,7 @@ t.test('tool and child receipts: append with the service token, list and point-l
   t.match(again.body, { receiptId: tool.id, stored: false }, 'appending the same receipt again is idempotent')
   const tampered = await call(`${trust.url}/v1/receipts/tools`, { body: { ...tool, tool_name: 'write_file' }, headers: auth(SERVICE_TOKEN) })
   t.equal(tampered.status, 400)
-  t.match((tampered.body as { error: string }).error, /tool receipt rejected: content_hash/)
+  t.match((tampered.body as { error: string }).error, /tool receipt rejected: receipt_id/)
   const huge = await call(`${trust.url}/v1/receipts/tools`, { rawBody: '{"x":"' + 'y'.repeat(1024 * 1024) + '"}', headers: { ...auth(SERVICE_TOKEN), 'content-type': 'application/json' } })
   t.equal(huge.status, 400, 'a body over the limit is refused')
   const point = await get(`/v1/receipts/tools?receiptId=${tool.id}`)
@@ -690,7 +711,8 @@ t.test('tool and child receipts: append with the service token, list and point-l
 t.test('explain support: a receipt loads by id with its decision/final linkage', async t => {
   const row = model.find(r => r.tenant === 'acme' && r.routePattern === '/pets')!
   const r = await get(`/v1/receipts/${row.receiptId}`)
-  t.match(r.body, { seq: row.seq, kind: 'decision', decisionReceiptId: null, finalReceiptIds: [], receipt: { id: row.receiptId }, httpReceipt: { id: row.receiptId } })
+  t.match(r.body, { seq: row.seq, kind: 'decision', decisionReceiptId: null, finalReceiptIds: [], httpReceipt: { id: row.receiptId } })
+  t.equal(rowIdOf((r.body as { receipt: Record<string, unknown> }).receipt), row.receiptId, 'the receipt, in its core form (its own id)')
   t.equal((await get(`/v1/receipts/${'0'.repeat(64)}`)).status, 404)
 })
 

@@ -1,22 +1,15 @@
-// The HTTP grant convention (docs/capabilities.md): a ToolGrant covers an HTTP request when its
-// `server_id` is "http" (or "*") and its `tool_name` names the request as "{METHOD} {route_pattern}",
-// the route's operationId, or a wildcard form:
-//   "*"                    every route and method
-//   "POST *"  / "* /pets"  every route of a method / every method of a route
-//   "POST /pets/*"         the route and every route below it, segment-wise
-// Grants carrying constraints or requiring DPoP are never matched here (fail closed: this authority
-// cannot evaluate them), and neither is a grant for another server.
-import type { ToolGrant } from '@gate/sdk'
+// The HTTP grant convention (docs/capabilities.md): an HTTP request is the call of tool
+// "{METHOD} {route_pattern}" (alias: the route's operationId) on server "http", and its arguments are
+// what the tool's input schema names (spec 01, ToolDefinition): the path parameters, the query
+// parameters, and `body` when the client supplied the parsed body as `arguments.body`. Grant matching
+// and constraints are decided by @gate/sdk's `authorizeCall` on this neutral call.
+import type { GateHttpRequest, MonetaryAmount, ToolCall, ToolGrant } from '@gate/sdk'
+import type { RouteMatch } from '../openapi/index.js'
 
 export interface GrantTarget {
   method: string
   routePattern: string
   operationId?: string
-}
-
-export interface GrantMatch {
-  index: number
-  grant: ToolGrant
 }
 
 /** The canonical scope string a request needs (DenyDetails.required_scope). */
@@ -29,39 +22,54 @@ export function grantScope(grant: ToolGrant): string {
   return `${grant.server_id}:${grant.tool_name}`
 }
 
-/** The first grant of `grants` that covers the target, or why none does. */
-export function findGrant(grants: readonly ToolGrant[], target: GrantTarget): GrantMatch | { reason: string } {
-  let unsupported: string | undefined
-  for (let index = 0; index < grants.length; index++) {
-    const grant = grants[index] as ToolGrant
-    if (grant.server_id !== 'http' && grant.server_id !== '*') continue
-    if (!toolNameCovers(grant.tool_name, target)) continue
-    if (grant.constraints !== undefined && grant.constraints.length > 0) {
-      unsupported = 'the matching grant carries constraints this HTTP authority cannot evaluate'
-      continue
-    }
-    if (grant.dpop_required === true) {
-      unsupported = 'the matching grant requires a DPoP proof, which HTTP requests do not carry'
-      continue
-    }
-    return { index, grant }
+/** The tool call an HTTP request is. */
+export function httpToolCall(input: {
+  request: GateHttpRequest
+  route: RouteMatch
+  routePattern: string
+  operationId: string | undefined
+  query: Record<string, string> | undefined
+  cost: MonetaryAmount | undefined
+}): ToolCall {
+  const { request } = input
+  const call: ToolCall = {
+    server_id: 'http',
+    tool_name: `${request.method} ${input.routePattern}`,
+    arguments: httpArguments(request, input.route.matched ? input.route.params : {}, input.query),
+    session_id: request.session_id ?? null,
   }
-  return { reason: unsupported ?? `no grant covers ${target.method} ${target.routePattern}` }
+  if (input.operationId !== undefined) call.aliases = [input.operationId]
+  if (input.cost !== undefined) call.cost = input.cost
+  return call
 }
 
-/** True when a grant's tool_name covers the target. */
-export function toolNameCovers(toolName: string, target: GrantTarget): boolean {
-  if (toolName === '*') return true
-  if (target.operationId !== undefined && toolName === target.operationId) return true
-  const space = toolName.indexOf(' ')
-  if (space <= 0) return false
-  const method = toolName.slice(0, space)
-  const pattern = toolName.slice(space + 1)
-  if (method !== '*' && method !== target.method) return false
-  if (pattern === '*' || pattern === target.routePattern) return true
-  if (pattern.endsWith('/*')) {
-    const prefix = pattern.slice(0, -2)
-    return target.routePattern === prefix || target.routePattern.startsWith(prefix + '/')
+/**
+ * The request's arguments, or undefined when Gate cannot see all of them: a body it was not given
+ * (only `arguments.body` carries one), an `arguments` member other than `body`, or a name that is both
+ * a path and a query parameter (which one the upstream reads is unknown). Constraints are then not
+ * decided, and a grant carrying one does not cover the request.
+ */
+export function httpArguments(
+  request: Pick<GateHttpRequest, 'arguments' | 'body_hash' | 'body_length'>,
+  params: Record<string, string>,
+  query: Record<string, string> | undefined,
+): Record<string, unknown> | undefined {
+  const entries: [string, unknown][] = Object.entries(params)
+  const names = new Set(entries.map(([k]) => k))
+  for (const [k, v] of Object.entries(query ?? {})) {
+    if (names.has(k)) return undefined
+    names.add(k)
+    entries.push([k, v])
   }
-  return false
+  const hasBody = (request.body_hash !== undefined && request.body_hash !== null) || (request.body_length ?? 0) > 0
+  const supplied = request.arguments
+  if (supplied !== undefined) {
+    const keys = Object.keys(supplied)
+    if (keys.some(k => k !== 'body') || !hasBody || !('body' in supplied) || names.has('body')) return undefined
+    entries.push(['body', supplied.body])
+  } else if (hasBody) {
+    return undefined
+  }
+  // fromEntries defines own properties, so a parameter named __proto__ stays an argument
+  return Object.fromEntries(entries)
 }

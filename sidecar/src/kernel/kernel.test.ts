@@ -1,45 +1,13 @@
 import t from 'tap'
-import {
-  ANONYMOUS_CALLER,
-  signCapability,
-  verifyHttpReceipt,
-  sha256Hex,
-  type CapabilityToken,
-  type GateHttpRequest,
-  type HttpMethod,
-} from '@gate/sdk'
+import { verifyHttpReceipt, sha256Hex, type CapabilityToken, type HttpMethod } from '@gate/sdk'
 import { exampleSigner } from '@gate/sdk/testing'
 import { validate } from '@gate/schemas'
-import { routeTableFromSpec } from '../openapi/index.js'
 import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
-import { createMemoryPorts } from '../testing/memory-ports.js'
+import { KERNEL_AUTHORITY as signer, KERNEL_NOW as NOW, kernelRequest as request, kernelToken, setupKernel as setup } from '../testing/kernel-setup.js'
 import { encodeCapabilityToken } from './capability-token.js'
-import { Kernel, type KernelOptions } from './kernel.js'
-
-const NOW = 1_763_700_000
-const signer = exampleSigner('ed25519', 11)
-const agent = exampleSigner('ed25519', 12)
-
-function setup(options: Partial<KernelOptions> = {}) {
-  const ports = createMemoryPorts()
-  const kernel = new Kernel({
-    signer,
-    routeTable: routeTableFromSpec(PETS_SPEC_YAML),
-    policyHash: sha256Hex(PETS_SPEC_YAML),
-    ports,
-    clock: () => NOW,
-    ...options,
-  })
-  return { kernel, ports }
-}
-
-let seq = 0
-function request(method: HttpMethod, path: string, extra: Partial<GateHttpRequest> = {}): GateHttpRequest {
-  return { request_id: `req-${++seq}`, method, path, route_pattern: path, caller: ANONYMOUS_CALLER, timestamp: NOW, ...extra }
-}
 
 function token(grants: CapabilityToken['scope']['grants'], extra: Partial<CapabilityToken> = {}, issuer = signer): CapabilityToken {
-  return signCapability({ id: `cap-${++seq}`, subject: agent.publicKey, scope: { grants }, issued_at: NOW - 10, expires_at: NOW + 600, ...extra }, issuer)
+  return kernelToken(grants ?? [], extra, issuer)
 }
 
 t.test('verdict matrix of spec 01 and 02 (no token needed for safe routes)', async t => {
@@ -114,7 +82,7 @@ t.test('grant convention: exact, operationId, method wildcard, prefix wildcard',
   }
   const header = encodeCapabilityToken(token([{ server_id: 'http', tool_name: 'POST /pets/*' }]))
   t.equal((await kernel.evaluate({ request: request('POST', '/petsx'), capabilityHeader: header })).verdict.verdict, 'deny', 'prefix is segment-wise')
-  const constrained = encodeCapabilityToken(token([{ server_id: 'http', tool_name: '*', constraints: [{ kind: 'governed_intent_required' }] }]))
+  const constrained = encodeCapabilityToken(token([{ server_id: 'http', tool_name: '*', constraints: [{ type: 'governed_intent_required' }] }]))
   t.equal((await kernel.evaluate({ request: request('POST', '/pets'), capabilityHeader: constrained })).verdict.verdict, 'deny', 'constrained grants fail closed')
 })
 

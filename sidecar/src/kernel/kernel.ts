@@ -7,9 +7,9 @@
 //   1. RevocationGuard      any route; a revoked capability is denied before evaluation
 //   2. DefaultPolicyGuard   SessionAllow routes: allow, nothing further except the budget cost cap
 //      CapabilityGuard      DenyByDefault routes: token present, verified, id matches, grant covers route
-//   3. ApprovalGuard        routes with x-gate-approval-required
+//   3. ApprovalGuard        routes with x-gate-approval-required or x-gate-sensitivity: restricted
 //   4. NonceGuard           DenyByDefault routes when strict nonces are on
-//   5. BudgetGuard          last, so a request denied above never spends an invocation
+//   5. BudgetGuard          last, so a request denied above never spends an invocation or a cost
 import {
   callerIdentityHash,
   canonicalJson,
@@ -33,6 +33,8 @@ import {
 import { randomBytes } from 'node:crypto'
 import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
 import { parseCapabilityToken } from './capability-token.js'
+import { readDeclaredCost } from './declared-cost.js'
+import { financialRecord } from './financial-record.js'
 import { ApprovalGuard } from './guards/approval.js'
 import { AuthorityBoundaryGuard } from './guards/authority-boundary.js'
 import { BudgetGuard } from './guards/budget.js'
@@ -165,6 +167,7 @@ export class Kernel {
     const outcome = await this.#runGuards(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
+    const financial = financialRecord(ctx, verdict)
 
     const signed = await this.signReceipt(
       {
@@ -185,9 +188,15 @@ export class Kernel {
         policy_hash: this.policyHash,
         trust_level: 'mediated',
         capability_id: ctx.capabilityId,
-        metadata: { gate_http_status_scope: 'decision' },
+        metadata: financial === undefined ? { gate_http_status_scope: 'decision' } : { gate_http_status_scope: 'decision', financial: financial.metadata },
       },
-      { tenant: request.caller.tenant ?? null, subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null, kind: 'decision', decisionReceiptId: null },
+      {
+        tenant: request.caller.tenant ?? null,
+        subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null,
+        kind: 'decision',
+        decisionReceiptId: null,
+        ...financial?.columns,
+      },
     )
 
     const pending: Promise<unknown>[] = [this.#ports.receipts.append(signed.record)]
@@ -252,7 +261,7 @@ export class Kernel {
   /** Signs a receipt body with this authority and builds its store record (not yet stored). */
   async signReceipt(
     body: HttpReceiptBody,
-    extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey' | 'kind' | 'decisionReceiptId'>,
+    extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey' | 'kind' | 'decisionReceiptId' | 'costUnits' | 'costCurrency' | 'attemptedCostUnits'>,
   ): Promise<{ receipt: HttpReceipt; json: string; record: ReceiptRecord }> {
     const prepared = prepareHttpReceipt(body, this.signer.publicKey)
     let signature: string
@@ -288,6 +297,7 @@ export class Kernel {
       if (presentedToken === undefined) presentedTokenProblem = `capability ${request.capability_id} was not issued by this sidecar`
     }
     const tokenId = typeof presentedToken?.id === 'string' ? presentedToken.id : undefined
+    const declared = readDeclaredCost(request.governed_intent)
     return {
       request,
       route,
@@ -295,6 +305,9 @@ export class Kernel {
       operationId: route.matched ? route.route.operationId : undefined,
       callerIdentityHash: this.#callerHash(request.caller),
       contentHash: contentHash({ body_hash: request.body_hash, method: request.method, path: request.path, query, route_pattern: routePattern }),
+      query,
+      declaredCost: 'cost' in declared ? declared.cost : undefined,
+      declaredCostProblem: 'problem' in declared ? declared.problem : undefined,
       now,
       presentedToken,
       presentedTokenProblem,
@@ -324,10 +337,13 @@ export class Kernel {
     } else {
       const capability = await run(this.#capability.check(ctx))
       if (capability !== undefined) return capability
-      if (ctx.route.matched && ctx.route.route.approvalRequired) {
-        const approval = await run(this.#approval.check(ctx))
-        if (approval !== undefined) return approval
-      }
+    }
+    // spec 01: x-gate-sensitivity restricted always requires approval, whatever the policy decision
+    if (ctx.route.matched && (ctx.route.route.approvalRequired || ctx.route.route.sensitivity === 'restricted')) {
+      const approval = await run(this.#approval.check(ctx))
+      if (approval !== undefined) return approval
+    }
+    if (ctx.route.decision === 'DenyByDefault') {
       if (this.#options.strictNonces === true) {
         const nonce = await run(this.#nonce.check(ctx))
         if (nonce !== undefined) return nonce

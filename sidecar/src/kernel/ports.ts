@@ -1,6 +1,6 @@
 // What the kernel needs from storage, declared here so the kernel depends on nothing concrete: the
 // sidecar wires the SQLite stores in, tests may wire in-memory ones.
-import type { CapabilityToken, HttpMethod } from '@gate/sdk'
+import type { CapabilityToken, CapturePlan, HttpMethod } from '@gate/sdk'
 
 /** One signed receipt plus the columns the stores index. `httpJson` is stored and served byte for byte. */
 export interface ReceiptRecord {
@@ -19,6 +19,10 @@ export interface ReceiptRecord {
   subjectKey: string | null
   kind: 'decision' | 'final'
   decisionReceiptId: string | null
+  /** Charged cost in minor units (receipts with financial metadata only), its currency, and a refused cost. */
+  costUnits?: number | null
+  costCurrency?: string | null
+  attemptedCostUnits?: number | null
 }
 
 export interface ReceiptSink {
@@ -32,9 +36,17 @@ export interface RevocationPort {
   isRevoked(capabilityId: string): boolean
 }
 
+/** What a capture decided: every counter advanced (their new values), or the first that could not. */
+export type CaptureResult =
+  | { allowed: true; used: number[]; costUnits: number | undefined }
+  | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; units: number } }
+
 export interface BudgetPort {
-  /** Atomically counts one invocation of `grantKey` under `capabilityId` if fewer than `max` were used. */
-  tryConsume(capabilityId: string, grantKey: string, max: number): Promise<{ allowed: boolean; used: number }>
+  /**
+   * Advances every counter of `plan` by one (and adds its cost) only if all of them can be: atomically,
+   * committed before it resolves (spec 03: quota sets covering a request are captured atomically).
+   */
+  capture(plan: CapturePlan): Promise<CaptureResult>
 }
 
 export interface IssuedCapabilityPort {

@@ -1,13 +1,18 @@
 // The budget store (revision 10): invocation counts per capability grant, and charged / attempted cost
 // for reports. `tryConsume` is atomic twice over: the single writer serializes every update, and each
 // update is one conditional upsert (`... WHERE used < max`), so two processes sharing the file cannot
-// overspend either. It resolves only after commit, so a crash never allows one invocation more than max.
+// overspend either. `capture` advances a set of counters (and a capped cost total) all or none: its
+// reads and writes run in one write transaction (BEGIN IMMEDIATE), so no other writer, in this process
+// or another, comes between the check and the count. Both resolve only after commit, so a crash never
+// allows one invocation more than max.
 import { StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 import { TransactionalStore } from './transactional-store.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
+import type { CapturePlan } from '@gate/sdk'
 import type { CostUsageRow, GrantUsageRow } from '@gate/trust'
+import type { CaptureResult } from '../kernel/ports.js'
 
 /** Options of `openBudgetStore`. */
 export interface BudgetStoreOptions extends DatabaseOptions {
@@ -76,6 +81,9 @@ export const BUDGET_SCHEMA: StoreSchema = Object.freeze({
 type BudgetWrite =
   | { type: 'consume'; capabilityId: string; grantKey: string; maxInvocations: number; at: number }
   | { type: 'cost'; cost: Required<CostRecord>; at: number }
+  | { type: 'capture'; plan: CapturePlan; at: number }
+
+type BudgetResult = ConsumeResult | CaptureResult | undefined
 
 // One statement decides and counts: the row is created at 1 or incremented only while below the maximum.
 const CONSUME_SQL = `INSERT INTO invocation_budgets (capability_id, grant_key, used, max_invocations, updated_at)
@@ -101,7 +109,7 @@ export async function openBudgetStore(path: string, options: BudgetStoreOptions 
 }
 
 /** Durable invocation and cost accounting for capability grants. */
-export class BudgetStore extends TransactionalStore<BudgetWrite, ConsumeResult | undefined> {
+export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
   readonly #now: () => number
 
   constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number) {
@@ -117,7 +125,30 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, ConsumeResult |
       throw new StoreInputError('maxInvocations', 'a non-negative integer', maxInvocations)
     }
     const result = await this.queue.enqueue({ type: 'consume', capabilityId, grantKey, maxInvocations, at: this.#now() })
-    return result!
+    return result as ConsumeResult
+  }
+
+  /**
+   * Advances every invocation counter of `plan` by one and adds its cost, only if each counter is below
+   * its maximum (a `fixedMax` counter also only at the maximum it was created with) and the cost stays
+   * within its cap; otherwise changes nothing and says which one stopped it. Resolves after commit.
+   */
+  async capture(plan: CapturePlan): Promise<CaptureResult> {
+    for (const c of plan.invocations) {
+      checkKey('owner', c.owner)
+      checkKey('key', c.key)
+      if (!Number.isSafeInteger(c.max) || c.max < 0) throw new StoreInputError('max', 'a non-negative integer', c.max)
+    }
+    if (plan.cost !== undefined) {
+      const { cost } = plan
+      checkKey('owner', cost.owner)
+      checkKey('key', cost.key)
+      if (!CURRENCY.test(cost.currency)) throw new StoreInputError('currency', 'three uppercase ASCII letters', cost.currency)
+      for (const [field, value] of [['units', cost.units], ['maxUnits', cost.maxUnits]] as const) {
+        if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(field, 'a non-negative integer', value)
+      }
+    }
+    return (await this.queue.enqueue({ type: 'capture', plan, at: this.#now() })) as CaptureResult
   }
 
   /** Adds charged (and attempted) cost to a grant's totals; resolves after commit. */
@@ -164,9 +195,13 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, ConsumeResult |
   }
 }
 
-async function commitWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[]): Promise<(ConsumeResult | undefined)[]> {
-  const results: (ConsumeResult | undefined)[] = []
+async function commitWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[]): Promise<BudgetResult[]> {
+  const results: BudgetResult[] = []
   for (const write of writes) {
+    if (write.type === 'capture') {
+      results.push(await commitCapture(tx, write.plan, write.at))
+      continue
+    }
     if (write.type === 'cost') {
       const { cost } = write
       await tx.run(COST_SQL, [cost.capabilityId, cost.grantKey, cost.currency, cost.units, cost.attemptedUnits, write.at])
@@ -189,6 +224,33 @@ async function commitWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[]):
     }
   }
   return results
+}
+
+// Reads, then writes, inside the batch's write transaction: nothing else writes in between.
+async function commitCapture(tx: SqliteExecutor, plan: CapturePlan, at: number): Promise<CaptureResult> {
+  const used: number[] = []
+  for (const [index, c] of plan.invocations.entries()) {
+    const row = await tx.get<{ used: number; max: number }>(
+      'SELECT used, max_invocations AS max FROM invocation_budgets WHERE capability_id = ? AND grant_key = ?',
+      [c.owner, c.key],
+    )
+    // spec 03: every member of a delegation family carries the root's maximum; another one is refused
+    if (c.fixedMax && row !== undefined && row.max !== c.max) return { allowed: false, failed: { kind: 'max_mismatch', index, recordedMax: row.max } }
+    // a zero maximum is valid and denies every capture (spec 03)
+    if ((row?.used ?? 0) >= c.max) return { allowed: false, failed: { kind: 'invocation', index, used: row?.used ?? 0 } }
+    used.push((row?.used ?? 0) + 1)
+  }
+  let costUnits: number | undefined
+  const cost = plan.cost
+  if (cost !== undefined) {
+    const row = await tx.get<{ units: number }>('SELECT units FROM cost_usage WHERE capability_id = ? AND grant_key = ? AND currency = ?', [cost.owner, cost.key, cost.currency])
+    const charged = row?.units ?? 0
+    if (charged + cost.units > cost.maxUnits) return { allowed: false, failed: { kind: 'cost', units: charged } }
+    costUnits = charged + cost.units
+  }
+  for (const c of plan.invocations) await tx.get(CONSUME_SQL, [c.owner, c.key, c.max, at])
+  if (cost !== undefined) await tx.run(COST_SQL, [cost.owner, cost.key, cost.currency, cost.units, 0, at])
+  return { allowed: true, used, costUnits }
 }
 
 function checkKey(field: string, value: unknown): void {

@@ -19,7 +19,8 @@ export function createMemoryPorts(): MemoryPorts {
   const stored: ReceiptRecord[] = []
   const revoked = new Set<string>()
   const issued = new Map<string, CapabilityToken>()
-  const used = new Map<string, number>()
+  const used = new Map<string, { used: number; max: number }>()
+  const costs = new Map<string, number>()
   const approvalRecords = new Map<string, ApprovalRecord>()
   const nonces = new Map<string, { requestId: string; expiresAt: number; used: boolean; bindings: string }>()
   const ports: MemoryPorts = {
@@ -40,12 +41,20 @@ export function createMemoryPorts(): MemoryPorts {
     revocations: { isRevoked: id => revoked.has(id) },
     capabilities: { get: async id => issued.get(id) },
     budgets: {
-      async tryConsume(id, key, max) {
-        const k = `${id}\u0000${key}`
-        const n = used.get(k) ?? 0
-        if (n >= max) return { allowed: false, used: n }
-        used.set(k, n + 1)
-        return { allowed: true, used: n + 1 }
+      async capture(plan) {
+        const counts: number[] = []
+        for (const [index, c] of plan.invocations.entries()) {
+          const row = used.get(`${c.owner}\u0000${c.key}`)
+          if (c.fixedMax && row !== undefined && row.max !== c.max) return { allowed: false, failed: { kind: 'max_mismatch', index, recordedMax: row.max } }
+          if ((row?.used ?? 0) >= c.max) return { allowed: false, failed: { kind: 'invocation', index, used: row?.used ?? 0 } }
+          counts.push((row?.used ?? 0) + 1)
+        }
+        const costKey = plan.cost === undefined ? '' : `${plan.cost.owner}\u0000${plan.cost.key}\u0000${plan.cost.currency}`
+        const charged = costs.get(costKey) ?? 0
+        if (plan.cost !== undefined && charged + plan.cost.units > plan.cost.maxUnits) return { allowed: false, failed: { kind: 'cost', units: charged } }
+        plan.invocations.forEach((c, i) => used.set(`${c.owner}\u0000${c.key}`, { used: counts[i]!, max: c.max }))
+        if (plan.cost !== undefined) costs.set(costKey, charged + plan.cost.units)
+        return { allowed: true, used: counts, costUnits: plan.cost === undefined ? undefined : charged + plan.cost.units }
       },
     },
     approvals: {

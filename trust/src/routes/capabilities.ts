@@ -65,9 +65,13 @@ async function readJsonObject(req: IncomingMessage): Promise<Record<string, unkn
 }
 
 function checkScope(scope: unknown): CapabilityScope {
-  if (typeof scope !== 'object' || scope === null || Array.isArray(scope)) throw new TrustRequestError('scope must be an object with a grants array')
-  const grants = (scope as { grants?: unknown }).grants
-  if (!Array.isArray(grants)) throw new TrustRequestError('scope.grants must be an array')
+  if (typeof scope !== 'object' || scope === null || Array.isArray(scope)) throw new TrustRequestError('scope must be an object')
+  const s = scope as Record<string, unknown>
+  // spec 03: a scope may grant only resources or prompts, with no grants member
+  for (const kind of ['grants', 'resource_grants', 'prompt_grants']) {
+    if (s[kind] !== undefined && !Array.isArray(s[kind])) throw new TrustRequestError(`scope.${kind} must be an array`)
+  }
+  const grants = (s.grants ?? []) as unknown[]
   grants.forEach((g, i) => {
     if (typeof g !== 'object' || g === null) throw new TrustRequestError(`scope.grants[${i}] must be an object`)
     const grant = g as Record<string, unknown>

@@ -96,8 +96,8 @@ export function createAppendReceiptRoute(deps: ListedDeps, kind: ListedReceiptKi
   }
 }
 
-// A tool receipt is a core receipt (gate.receipt.v1): kind-coherent, its content hash and signature
-// verifying against its own kernel_key. Fail closed: anything else is refused, nothing is repaired.
+// A tool receipt is a core receipt (gate.receipt.v1): kind-coherent, its content-addressed id and
+// signature verifying against its own kernel_key (spec 02 order). Fail closed: anything else is refused, nothing is repaired.
 function toolReceiptInput(receipt: Record<string, unknown>, json: string, authority: AuthorityPort) {
   const check = verifyCoreReceipt(receipt, { trustedKeys: authority.status().trustedPublicKeys })
   if (!check.signature_valid) throw new ReceiptRejectedError('tool', `${check.failedStep ?? 'shape'}: ${check.detail}`)

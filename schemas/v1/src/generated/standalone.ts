@@ -9952,15 +9952,15 @@ return errors === 0;
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const capability: StandaloneValidateFunction = validate67;
-const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.capability.v1","title":"CapabilityToken","description":"A signed capability token (spec 03, Capability token). Closed at every level Gate knows: a token is an authorization input, and a member a verifier does not understand could be a restriction it would silently drop (fail closed: a newer token is refused, never widened). Keys and signatures are algorithm-aware, including the hybrid form hybrid:<classical-hex>:<mldsa65-hex>:<alg_set>.","type":"object","properties":{"schema":{"const":"gate.capability.v1"},"id":{"type":"string","minLength":1},"issuer":{"$ref":"#/$defs/public_key"},"subject":{"$ref":"#/$defs/public_key"},"scope":{"$ref":"#/$defs/scope"},"issued_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds; ordering against issued_at is checked by the verifier."},"delegation_chain":{"type":"array","items":{"$ref":"#/$defs/delegation_link"}},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"algorithm":{"description":"Signing algorithm. Never one of the hybrid alg_set strings (those appear only inside hybrid keys and signatures).","type":"string","enum":["ed25519","p256","p384","hybrid"]},"caveats":{"type":"array","items":{"$ref":"#/$defs/caveat"}},"scope_attenuations":{"type":"array"},"attenuation_proof":{"$ref":"#/$defs/attenuation_proof"},"budget_share_bps":{"description":"Fixed-point share in basis points; above 10000 fails closed.","type":"integer","minimum":0,"maximum":10000},"signature":{"$ref":"#/$defs/signature"}},"required":["id","issuer","subject","scope","issued_at","expires_at","signature"],"additionalProperties":false,"allOf":[{"$comment":"The algorithm, when given, must agree with the issuer key and signature form.","if":{"properties":{"algorithm":{"const":"ed25519"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^[0-9a-f]{64}$"},"signature":{"type":"string","pattern":"^[0-9a-f]{128}$"}}}},{"if":{"properties":{"algorithm":{"const":"p256"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^p256:"},"signature":{"type":"string","pattern":"^p256:"}}}},{"if":{"properties":{"algorithm":{"const":"p384"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^p384:"},"signature":{"type":"string","pattern":"^p384:"}}}},{"if":{"properties":{"algorithm":{"const":"hybrid"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^hybrid:"},"signature":{"type":"string","pattern":"^hybrid:"}}}}],"$defs":{"sha256_hex":{"type":"string","pattern":"^[0-9a-f]{64}$"},"public_key":{"description":"Bare 64-hex Ed25519; p256: plus 130 hex; p384: plus 194 hex; or hybrid:<classical-hex>:<ML-DSA-65 public key, 1952 bytes as 3904 hex>:<alg_set>, the classical part sized for the alg_set.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},"signature":{"description":"Bare 128-hex Ed25519; p256:/p384: plus DER hex; or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set>.","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},"scope":{"type":"object","properties":{"grants":{"type":"array","items":{"$ref":"#/$defs/tool_grant"}},"resource_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."},"prompt_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."}},"required":["grants"],"additionalProperties":false},"tool_grant":{"type":"object","properties":{"server_id":{"type":"string","minLength":1},"tool_name":{"type":"string","minLength":1},"operations":{"type":"array","items":{"type":"string","minLength":1}},"constraints":{"description":"Constraint variants (27 in the spec; their wire shape is not shown). Each is an object; a verifier refuses a variant it cannot decide.","type":"array","items":{"type":"object"}},"max_invocations":{"description":"Null or absent: no per-grant limit. Zero is valid and denies every call.","type":["integer","null"],"minimum":0},"max_cost_per_invocation":{"$ref":"#/$defs/monetary_amount_or_null"},"max_total_cost":{"$ref":"#/$defs/monetary_amount_or_null"},"dpop_required":{"type":"boolean"}},"required":["server_id","tool_name"],"additionalProperties":false},"monetary_amount_or_null":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/monetary_amount"}]},"monetary_amount":{"description":"Minor currency units and an ISO 4217 code (three uppercase ASCII letters).","type":"object","properties":{"units":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["units","currency"],"additionalProperties":false},"delegation_link":{"description":"One delegation step. The spec shows scope_hash only; the other members are Gate's (sdk DelegationLink). Open to additive members.","type":"object","properties":{"capability_id":{"type":"string","minLength":1},"delegator":{"$ref":"#/$defs/public_key"},"delegatee":{"$ref":"#/$defs/public_key"},"scope_hash":{"$ref":"#/$defs/sha256_hex"},"timestamp":{"type":"integer","minimum":0},"signature":{"$ref":"#/$defs/signature"}},"required":["capability_id","delegator","delegatee","scope_hash","timestamp","signature"]},"aggregate_invocation_budget":{"type":"object","properties":{"scope":{"type":"string","enum":["capability","delegation_family"]},"max_invocations":{"type":"integer","minimum":0,"description":"Zero is valid and denies every capture."},"root_binding":{"type":"string","minLength":1}},"required":["scope","max_invocations"],"additionalProperties":false},"caveat":{"type":"object","properties":{"kind":{"type":"string","minLength":1},"predicate":true,"sig":{"$ref":"#/$defs/signature"}},"required":["kind","predicate"],"additionalProperties":false},"attenuation_proof":{"type":"object","properties":{"parentScopeHash":{"$ref":"#/$defs/sha256_hex"},"childScopeHash":{"$ref":"#/$defs/sha256_hex"},"normalizedSubsetProof":true},"required":["parentScopeHash","childScopeHash","normalizedSubsetProof"],"additionalProperties":false}}};
+const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.capability.v1","title":"CapabilityToken","description":"A signed capability token (spec 03, Capability token). Closed at every level Gate knows: a token is an authorization input, and a member a verifier does not understand could be a restriction it would silently drop (fail closed: a newer token is refused, never widened). Keys and signatures are algorithm-aware, including the hybrid form hybrid:<classical-hex>:<mldsa65-hex>:<alg_set>.","type":"object","properties":{"schema":{"const":"gate.capability.v1"},"id":{"type":"string","minLength":1},"issuer":{"$ref":"#/$defs/public_key"},"subject":{"$ref":"#/$defs/public_key"},"scope":{"$ref":"#/$defs/scope"},"issued_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds; ordering against issued_at is checked by the verifier."},"delegation_chain":{"type":"array","items":{"$ref":"#/$defs/delegation_link"}},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"algorithm":{"description":"Signing algorithm. Never one of the hybrid alg_set strings (those appear only inside hybrid keys and signatures).","type":"string","enum":["ed25519","p256","p384","hybrid"]},"caveats":{"type":"array","items":{"$ref":"#/$defs/caveat"}},"scope_attenuations":{"type":"array"},"attenuation_proof":{"$ref":"#/$defs/attenuation_proof"},"budget_share_bps":{"description":"Fixed-point share in basis points; above 10000 fails closed.","type":"integer","minimum":0,"maximum":10000},"signature":{"$ref":"#/$defs/signature"}},"required":["id","issuer","subject","scope","issued_at","expires_at","signature"],"additionalProperties":false,"allOf":[{"$comment":"The algorithm, when given, must agree with the issuer key and signature form.","if":{"properties":{"algorithm":{"const":"ed25519"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^[0-9a-f]{64}$"},"signature":{"type":"string","pattern":"^[0-9a-f]{128}$"}}}},{"if":{"properties":{"algorithm":{"const":"p256"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^p256:"},"signature":{"type":"string","pattern":"^p256:"}}}},{"if":{"properties":{"algorithm":{"const":"p384"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^p384:"},"signature":{"type":"string","pattern":"^p384:"}}}},{"if":{"properties":{"algorithm":{"const":"hybrid"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^hybrid:"},"signature":{"type":"string","pattern":"^hybrid:"}}}}],"$defs":{"sha256_hex":{"type":"string","pattern":"^[0-9a-f]{64}$"},"public_key":{"description":"Bare 64-hex Ed25519; p256: plus 130 hex; p384: plus 194 hex; or hybrid:<classical-hex>:<ML-DSA-65 public key, 1952 bytes as 3904 hex>:<alg_set>, the classical part sized for the alg_set.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},"signature":{"description":"Bare 128-hex Ed25519; p256:/p384: plus DER hex; or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set>.","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},"scope":{"type":"object","properties":{"grants":{"type":"array","items":{"$ref":"#/$defs/tool_grant"}},"resource_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."},"prompt_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."}},"additionalProperties":false},"tool_grant":{"type":"object","properties":{"server_id":{"type":"string","minLength":1},"tool_name":{"type":"string","minLength":1},"operations":{"type":"array","items":{"type":"string","minLength":1}},"constraints":{"description":"Constraint variants (27 in the spec; their wire shape is not shown). Gate reads {type, value} with the variant name in snake_case (docs/capabilities.md) and refuses a variant it cannot decide.","type":"array","items":{"type":"object"}},"max_invocations":{"description":"Null or absent: no per-grant limit. Zero is valid and denies every call.","type":["integer","null"],"minimum":0},"max_cost_per_invocation":{"$ref":"#/$defs/monetary_amount_or_null"},"max_total_cost":{"$ref":"#/$defs/monetary_amount_or_null"},"dpop_required":{"type":"boolean"}},"required":["server_id","tool_name"],"additionalProperties":false},"monetary_amount_or_null":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/monetary_amount"}]},"monetary_amount":{"description":"Minor currency units and an ISO 4217 code (three uppercase ASCII letters).","type":"object","properties":{"units":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["units","currency"],"additionalProperties":false},"delegation_link":{"description":"One delegation step, signed by its delegator over every other member. The spec shows scope_hash only (optional: a token its trusted issuer signed carries its chain as provenance); capability_id, delegator, delegatee, timestamp and signature are the members both implementations write. scope, expires_at, budget_share_bps and aggregate_invocation_budget are Gate's statement of the delegated terms, which a child signed by the delegatee needs to prove its attenuation (docs/capabilities.md). Open to additive members; a verifier refuses a child whose links carry members it does not understand.","type":"object","properties":{"capability_id":{"type":"string","minLength":1},"delegator":{"$ref":"#/$defs/public_key"},"delegatee":{"$ref":"#/$defs/public_key"},"scope_hash":{"$ref":"#/$defs/sha256_hex"},"timestamp":{"type":"integer","minimum":0},"scope":{"$ref":"#/$defs/scope"},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds: nothing delegated through this link outlives it."},"budget_share_bps":{"type":"integer","minimum":0,"maximum":10000},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"signature":{"$ref":"#/$defs/signature"}},"required":["capability_id","delegator","delegatee","timestamp","signature"]},"aggregate_invocation_budget":{"type":"object","properties":{"scope":{"type":"string","enum":["capability","delegation_family"]},"max_invocations":{"type":"integer","minimum":0,"description":"Zero is valid and denies every capture."},"root_binding":{"type":"string","minLength":1}},"required":["scope","max_invocations"],"additionalProperties":false},"caveat":{"type":"object","properties":{"kind":{"type":"string","minLength":1},"predicate":true,"sig":{"$ref":"#/$defs/signature"}},"required":["kind","predicate"],"additionalProperties":false},"attenuation_proof":{"type":"object","properties":{"parentScopeHash":{"$ref":"#/$defs/sha256_hex"},"childScopeHash":{"$ref":"#/$defs/sha256_hex"},"normalizedSubsetProof":true},"required":["parentScopeHash","childScopeHash","normalizedSubsetProof"],"additionalProperties":false}}};
 const schema110 = {"description":"Bare 64-hex Ed25519; p256: plus 130 hex; p384: plus 194 hex; or hybrid:<classical-hex>:<ML-DSA-65 public key, 1952 bytes as 3904 hex>:<alg_set>, the classical part sized for the alg_set.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"};
-const schema121 = {"type":"object","properties":{"scope":{"type":"string","enum":["capability","delegation_family"]},"max_invocations":{"type":"integer","minimum":0,"description":"Zero is valid and denies every capture."},"root_binding":{"type":"string","minLength":1}},"required":["scope","max_invocations"],"additionalProperties":false};
-const schema120 = {"description":"Bare 128-hex Ed25519; p256:/p384: plus DER hex; or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set>.","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"};
+const schema120 = {"type":"object","properties":{"scope":{"type":"string","enum":["capability","delegation_family"]},"max_invocations":{"type":"integer","minimum":0,"description":"Zero is valid and denies every capture."},"root_binding":{"type":"string","minLength":1}},"required":["scope","max_invocations"],"additionalProperties":false};
+const schema121 = {"description":"Bare 128-hex Ed25519; p256:/p384: plus DER hex; or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set>.","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"};
 const pattern51 = new RegExp("^hybrid:", "u");
 const pattern53 = new RegExp("^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$", "u");
 const pattern59 = new RegExp("^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$", "u");
-const schema112 = {"type":"object","properties":{"grants":{"type":"array","items":{"$ref":"#/$defs/tool_grant"}},"resource_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."},"prompt_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."}},"required":["grants"],"additionalProperties":false};
-const schema113 = {"type":"object","properties":{"server_id":{"type":"string","minLength":1},"tool_name":{"type":"string","minLength":1},"operations":{"type":"array","items":{"type":"string","minLength":1}},"constraints":{"description":"Constraint variants (27 in the spec; their wire shape is not shown). Each is an object; a verifier refuses a variant it cannot decide.","type":"array","items":{"type":"object"}},"max_invocations":{"description":"Null or absent: no per-grant limit. Zero is valid and denies every call.","type":["integer","null"],"minimum":0},"max_cost_per_invocation":{"$ref":"#/$defs/monetary_amount_or_null"},"max_total_cost":{"$ref":"#/$defs/monetary_amount_or_null"},"dpop_required":{"type":"boolean"}},"required":["server_id","tool_name"],"additionalProperties":false};
+const schema112 = {"type":"object","properties":{"grants":{"type":"array","items":{"$ref":"#/$defs/tool_grant"}},"resource_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."},"prompt_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."}},"additionalProperties":false};
+const schema113 = {"type":"object","properties":{"server_id":{"type":"string","minLength":1},"tool_name":{"type":"string","minLength":1},"operations":{"type":"array","items":{"type":"string","minLength":1}},"constraints":{"description":"Constraint variants (27 in the spec; their wire shape is not shown). Gate reads {type, value} with the variant name in snake_case (docs/capabilities.md) and refuses a variant it cannot decide.","type":"array","items":{"type":"object"}},"max_invocations":{"description":"Null or absent: no per-grant limit. Zero is valid and denies every call.","type":["integer","null"],"minimum":0},"max_cost_per_invocation":{"$ref":"#/$defs/monetary_amount_or_null"},"max_total_cost":{"$ref":"#/$defs/monetary_amount_or_null"},"dpop_required":{"type":"boolean"}},"required":["server_id","tool_name"],"additionalProperties":false};
 const schema114 = {"anyOf":[{"type":"null"},{"$ref":"#/$defs/monetary_amount"}]};
 const schema115 = {"description":"Minor currency units and an ISO 4217 code (three uppercase ASCII letters).","type":"object","properties":{"units":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["units","currency"],"additionalProperties":false};
 const pattern55 = new RegExp("^[A-Z]{3}$", "u");
@@ -10364,12 +10364,6 @@ evaluated0.items = undefined;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.grants === undefined) && (missing0 = "grants")){
-validate68.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "grants") || (key0 === "resource_grants")) || (key0 === "prompt_grants"))){
@@ -10474,7 +10468,6 @@ var valid0 = true;
 }
 }
 }
-}
 else {
 validate68.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
@@ -10485,7 +10478,7 @@ return errors === 0;
 }
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema116 = {"description":"One delegation step. The spec shows scope_hash only; the other members are Gate's (sdk DelegationLink). Open to additive members.","type":"object","properties":{"capability_id":{"type":"string","minLength":1},"delegator":{"$ref":"#/$defs/public_key"},"delegatee":{"$ref":"#/$defs/public_key"},"scope_hash":{"$ref":"#/$defs/sha256_hex"},"timestamp":{"type":"integer","minimum":0},"signature":{"$ref":"#/$defs/signature"}},"required":["capability_id","delegator","delegatee","scope_hash","timestamp","signature"]};
+const schema116 = {"description":"One delegation step, signed by its delegator over every other member. The spec shows scope_hash only (optional: a token its trusted issuer signed carries its chain as provenance); capability_id, delegator, delegatee, timestamp and signature are the members both implementations write. scope, expires_at, budget_share_bps and aggregate_invocation_budget are Gate's statement of the delegated terms, which a child signed by the delegatee needs to prove its attenuation (docs/capabilities.md). Open to additive members; a verifier refuses a child whose links carry members it does not understand.","type":"object","properties":{"capability_id":{"type":"string","minLength":1},"delegator":{"$ref":"#/$defs/public_key"},"delegatee":{"$ref":"#/$defs/public_key"},"scope_hash":{"$ref":"#/$defs/sha256_hex"},"timestamp":{"type":"integer","minimum":0},"scope":{"$ref":"#/$defs/scope"},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds: nothing delegated through this link outlives it."},"budget_share_bps":{"type":"integer","minimum":0,"maximum":10000},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"signature":{"$ref":"#/$defs/signature"}},"required":["capability_id","delegator","delegatee","timestamp","signature"]};
 const schema119 = {"type":"string","pattern":"^[0-9a-f]{64}$"};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -10501,7 +10494,7 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if(((((((data.capability_id === undefined) && (missing0 = "capability_id")) || ((data.delegator === undefined) && (missing0 = "delegator"))) || ((data.delegatee === undefined) && (missing0 = "delegatee"))) || ((data.scope_hash === undefined) && (missing0 = "scope_hash"))) || ((data.timestamp === undefined) && (missing0 = "timestamp"))) || ((data.signature === undefined) && (missing0 = "signature"))){
+if((((((data.capability_id === undefined) && (missing0 = "capability_id")) || ((data.delegator === undefined) && (missing0 = "delegator"))) || ((data.delegatee === undefined) && (missing0 = "delegatee"))) || ((data.timestamp === undefined) && (missing0 = "timestamp"))) || ((data.signature === undefined) && (missing0 = "signature"))){
 validate75.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
@@ -10614,13 +10607,168 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.signature !== undefined){
-let data5 = data.signature;
+if(data.scope !== undefined){
 const _errs14 = errors;
+if(!(validate68(data.scope, {instancePath:instancePath+"/scope",parentData:data,parentDataProperty:"scope",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.expires_at !== undefined){
+let data6 = data.expires_at;
 const _errs15 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+validate75.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs15){
-if(typeof data5 === "string"){
-if(!pattern59.test(data5)){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+validate75.errors = [{instancePath:instancePath+"/expires_at",schemaPath:"#/properties/expires_at/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.budget_share_bps !== undefined){
+let data7 = data.budget_share_bps;
+const _errs17 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+validate75.errors = [{instancePath:instancePath+"/budget_share_bps",schemaPath:"#/properties/budget_share_bps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs17){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 10000 || isNaN(data7)){
+validate75.errors = [{instancePath:instancePath+"/budget_share_bps",schemaPath:"#/properties/budget_share_bps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"}];
+return false;
+}
+else {
+if(data7 < 0 || isNaN(data7)){
+validate75.errors = [{instancePath:instancePath+"/budget_share_bps",schemaPath:"#/properties/budget_share_bps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.aggregate_invocation_budget !== undefined){
+let data8 = data.aggregate_invocation_budget;
+const _errs19 = errors;
+const _errs20 = errors;
+if(errors === _errs20){
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+let missing1;
+if(((data8.scope === undefined) && (missing1 = "scope")) || ((data8.max_invocations === undefined) && (missing1 = "max_invocations"))){
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget",schemaPath:"#/$defs/aggregate_invocation_budget/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs22 = errors;
+for(const key0 in data8){
+if(!(((key0 === "scope") || (key0 === "max_invocations")) || (key0 === "root_binding"))){
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget",schemaPath:"#/$defs/aggregate_invocation_budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs22 === errors){
+if(data8.scope !== undefined){
+let data9 = data8.scope;
+const _errs23 = errors;
+if(typeof data9 !== "string"){
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/scope",schemaPath:"#/$defs/aggregate_invocation_budget/properties/scope/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+if(!((data9 === "capability") || (data9 === "delegation_family"))){
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/scope",schemaPath:"#/$defs/aggregate_invocation_budget/properties/scope/enum",keyword:"enum",params:{allowedValues: schema120.properties.scope.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid5 = _errs23 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data8.max_invocations !== undefined){
+let data10 = data8.max_invocations;
+const _errs25 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/max_invocations",schemaPath:"#/$defs/aggregate_invocation_budget/properties/max_invocations/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs25){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/max_invocations",schemaPath:"#/$defs/aggregate_invocation_budget/properties/max_invocations/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid5 = _errs25 === errors;
+}
+else {
+var valid5 = true;
+}
+if(valid5){
+if(data8.root_binding !== undefined){
+let data11 = data8.root_binding;
+const _errs27 = errors;
+if(errors === _errs27){
+if(typeof data11 === "string"){
+if(func0(data11) < 1){
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/root_binding",schemaPath:"#/$defs/aggregate_invocation_budget/properties/root_binding/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/root_binding",schemaPath:"#/$defs/aggregate_invocation_budget/properties/root_binding/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid5 = _errs27 === errors;
+}
+else {
+var valid5 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget",schemaPath:"#/$defs/aggregate_invocation_budget/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.signature !== undefined){
+let data12 = data.signature;
+const _errs29 = errors;
+const _errs30 = errors;
+if(errors === _errs30){
+if(typeof data12 === "string"){
+if(!pattern59.test(data12)){
 validate75.errors = [{instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
@@ -10630,10 +10778,14 @@ validate75.errors = [{instancePath:instancePath+"/signature",schemaPath:"#/$defs
 return false;
 }
 }
-var valid0 = _errs14 === errors;
+var valid0 = _errs29 === errors;
 }
 else {
 var valid0 = true;
+}
+}
+}
+}
 }
 }
 }
@@ -10650,14 +10802,14 @@ return false;
 validate75.errors = vErrors;
 return errors === 0;
 }
-validate75.evaluated = {"props":{"capability_id":true,"delegator":true,"delegatee":true,"scope_hash":true,"timestamp":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":{"capability_id":true,"delegator":true,"delegatee":true,"scope_hash":true,"timestamp":true,"scope":true,"expires_at":true,"budget_share_bps":true,"aggregate_invocation_budget":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema122 = {"type":"object","properties":{"kind":{"type":"string","minLength":1},"predicate":true,"sig":{"$ref":"#/$defs/signature"}},"required":["kind","predicate"],"additionalProperties":false};
+const schema123 = {"type":"object","properties":{"kind":{"type":"string","minLength":1},"predicate":true,"sig":{"$ref":"#/$defs/signature"}},"required":["kind","predicate"],"additionalProperties":false};
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10668,14 +10820,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.kind === undefined) && (missing0 = "kind")) || ((data.predicate === undefined) && (missing0 = "predicate"))){
-validate77.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate78.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "kind") || (key0 === "predicate")) || (key0 === "sig"))){
-validate77.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate78.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10687,12 +10839,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func0(data0) < 1){
-validate77.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate78.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate77.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate78.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10709,12 +10861,12 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(!pattern59.test(data1)){
-validate77.errors = [{instancePath:instancePath+"/sig",schemaPath:"#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
+validate78.errors = [{instancePath:instancePath+"/sig",schemaPath:"#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
 else {
-validate77.errors = [{instancePath:instancePath+"/sig",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate78.errors = [{instancePath:instancePath+"/sig",schemaPath:"#/$defs/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10728,21 +10880,21 @@ var valid0 = true;
 }
 }
 else {
-validate77.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate78.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate77.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema124 = {"type":"object","properties":{"parentScopeHash":{"$ref":"#/$defs/sha256_hex"},"childScopeHash":{"$ref":"#/$defs/sha256_hex"},"normalizedSubsetProof":true},"required":["parentScopeHash","childScopeHash","normalizedSubsetProof"],"additionalProperties":false};
+const schema125 = {"type":"object","properties":{"parentScopeHash":{"$ref":"#/$defs/sha256_hex"},"childScopeHash":{"$ref":"#/$defs/sha256_hex"},"normalizedSubsetProof":true},"required":["parentScopeHash","childScopeHash","normalizedSubsetProof"],"additionalProperties":false};
 
-function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate79.evaluated;
+const evaluated0 = validate80.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10753,14 +10905,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.parentScopeHash === undefined) && (missing0 = "parentScopeHash")) || ((data.childScopeHash === undefined) && (missing0 = "childScopeHash"))) || ((data.normalizedSubsetProof === undefined) && (missing0 = "normalizedSubsetProof"))){
-validate79.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate80.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((key0 === "parentScopeHash") || (key0 === "childScopeHash")) || (key0 === "normalizedSubsetProof"))){
-validate79.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate80.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -10773,12 +10925,12 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data0 === "string"){
 if(!pattern0.test(data0)){
-validate79.errors = [{instancePath:instancePath+"/parentScopeHash",schemaPath:"#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/parentScopeHash",schemaPath:"#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate79.errors = [{instancePath:instancePath+"/parentScopeHash",schemaPath:"#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate80.errors = [{instancePath:instancePath+"/parentScopeHash",schemaPath:"#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10795,12 +10947,12 @@ const _errs6 = errors;
 if(errors === _errs6){
 if(typeof data1 === "string"){
 if(!pattern0.test(data1)){
-validate79.errors = [{instancePath:instancePath+"/childScopeHash",schemaPath:"#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate80.errors = [{instancePath:instancePath+"/childScopeHash",schemaPath:"#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate79.errors = [{instancePath:instancePath+"/childScopeHash",schemaPath:"#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate80.errors = [{instancePath:instancePath+"/childScopeHash",schemaPath:"#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -10814,14 +10966,14 @@ var valid0 = true;
 }
 }
 else {
-validate79.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate80.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate79.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
-validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -11513,7 +11665,7 @@ validate67.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/sc
 return false;
 }
 if(!((data22 === "capability") || (data22 === "delegation_family"))){
-validate67.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/scope",schemaPath:"#/$defs/aggregate_invocation_budget/properties/scope/enum",keyword:"enum",params:{allowedValues: schema121.properties.scope.enum},message:"must be equal to one of the allowed values"}];
+validate67.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/scope",schemaPath:"#/$defs/aggregate_invocation_budget/properties/scope/enum",keyword:"enum",params:{allowedValues: schema120.properties.scope.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid18 = _errs60 === errors;
@@ -11605,8 +11757,8 @@ var valid19 = true;
 const len1 = data26.length;
 for(let i1=0; i1<len1; i1++){
 const _errs70 = errors;
-if(!(validate77(data26[i1], {instancePath:instancePath+"/caveats/" + i1,parentData:data26,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate78(data26[i1], {instancePath:instancePath+"/caveats/" + i1,parentData:data26,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 var valid19 = _errs70 === errors;
@@ -11640,8 +11792,8 @@ var valid13 = true;
 if(valid13){
 if(data.attenuation_proof !== undefined){
 const _errs73 = errors;
-if(!(validate79(data.attenuation_proof, {instancePath:instancePath+"/attenuation_proof",parentData:data,parentDataProperty:"attenuation_proof",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+if(!(validate80(data.attenuation_proof, {instancePath:instancePath+"/attenuation_proof",parentData:data,parentDataProperty:"attenuation_proof",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
 errors = vErrors.length;
 }
 var valid13 = _errs73 === errors;
@@ -11727,15 +11879,15 @@ validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const receipt: StandaloneValidateFunction = validate53;
 
-export const manifest: StandaloneValidateFunction = validate81;
-const schema128 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.manifest.v1","title":"Manifest","description":"Gate design shared with the OpenAPI conversion (spec 01: tools_from_spec output conforms to gate.manifest.v1; integration contract 1.0). ToolDefinition and annotations are closed; the manifest object itself is open to additive members. Tool-name uniqueness is not expressible in JSON Schema and is checked by the converter.","type":"object","properties":{"schema":{"const":"gate.manifest.v1"},"server_id":{"type":"string","minLength":1},"name":{"type":"string"},"version":{"type":"string"},"description":{"type":"string"},"protocol_version":{"const":"1.0"},"policy_hash":{"type":"string","pattern":"^[0-9a-f]{64}$"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool_definition"}}},"required":["schema","server_id","name","version","protocol_version","tools"],"$defs":{"tool_definition":{"type":"object","properties":{"name":{"type":"string","minLength":1},"description":{"type":"string"},"input_schema":{"description":"The tool's own JSON Schema. Opaque data: only type: object is checked; Gate never compiles it as a schema.","type":"object","properties":{"type":{"const":"object"}},"required":["type"]},"output_schema":{"type":"object","description":"Opaque: the selected 2xx response schema."},"annotations":{"$ref":"#/$defs/annotations"},"pricing":{"type":"object","description":"Opaque; absent in OpenAPI-derived tools."}},"required":["name","description","input_schema","annotations"],"additionalProperties":false},"annotations":{"type":"object","properties":{"read_only":{"type":"boolean"},"destructive":{"type":"boolean"},"idempotent":{"type":"boolean"},"requires_approval":{"type":"boolean"},"estimated_duration_ms":{"type":"integer","minimum":0}},"required":["read_only","destructive","idempotent","requires_approval"],"additionalProperties":false}}};
-const schema129 = {"type":"object","properties":{"name":{"type":"string","minLength":1},"description":{"type":"string"},"input_schema":{"description":"The tool's own JSON Schema. Opaque data: only type: object is checked; Gate never compiles it as a schema.","type":"object","properties":{"type":{"const":"object"}},"required":["type"]},"output_schema":{"type":"object","description":"Opaque: the selected 2xx response schema."},"annotations":{"$ref":"#/$defs/annotations"},"pricing":{"type":"object","description":"Opaque; absent in OpenAPI-derived tools."}},"required":["name","description","input_schema","annotations"],"additionalProperties":false};
-const schema130 = {"type":"object","properties":{"read_only":{"type":"boolean"},"destructive":{"type":"boolean"},"idempotent":{"type":"boolean"},"requires_approval":{"type":"boolean"},"estimated_duration_ms":{"type":"integer","minimum":0}},"required":["read_only","destructive","idempotent","requires_approval"],"additionalProperties":false};
+export const manifest: StandaloneValidateFunction = validate82;
+const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.manifest.v1","title":"Manifest","description":"Gate design shared with the OpenAPI conversion (spec 01: tools_from_spec output conforms to gate.manifest.v1; integration contract 1.0). ToolDefinition and annotations are closed; the manifest object itself is open to additive members. Tool-name uniqueness is not expressible in JSON Schema and is checked by the converter.","type":"object","properties":{"schema":{"const":"gate.manifest.v1"},"server_id":{"type":"string","minLength":1},"name":{"type":"string"},"version":{"type":"string"},"description":{"type":"string"},"protocol_version":{"const":"1.0"},"policy_hash":{"type":"string","pattern":"^[0-9a-f]{64}$"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool_definition"}}},"required":["schema","server_id","name","version","protocol_version","tools"],"$defs":{"tool_definition":{"type":"object","properties":{"name":{"type":"string","minLength":1},"description":{"type":"string"},"input_schema":{"description":"The tool's own JSON Schema. Opaque data: only type: object is checked; Gate never compiles it as a schema.","type":"object","properties":{"type":{"const":"object"}},"required":["type"]},"output_schema":{"type":"object","description":"Opaque: the selected 2xx response schema."},"annotations":{"$ref":"#/$defs/annotations"},"pricing":{"type":"object","description":"Opaque; absent in OpenAPI-derived tools."}},"required":["name","description","input_schema","annotations"],"additionalProperties":false},"annotations":{"type":"object","properties":{"read_only":{"type":"boolean"},"destructive":{"type":"boolean"},"idempotent":{"type":"boolean"},"requires_approval":{"type":"boolean"},"estimated_duration_ms":{"type":"integer","minimum":0}},"required":["read_only","destructive","idempotent","requires_approval"],"additionalProperties":false}}};
+const schema130 = {"type":"object","properties":{"name":{"type":"string","minLength":1},"description":{"type":"string"},"input_schema":{"description":"The tool's own JSON Schema. Opaque data: only type: object is checked; Gate never compiles it as a schema.","type":"object","properties":{"type":{"const":"object"}},"required":["type"]},"output_schema":{"type":"object","description":"Opaque: the selected 2xx response schema."},"annotations":{"$ref":"#/$defs/annotations"},"pricing":{"type":"object","description":"Opaque; absent in OpenAPI-derived tools."}},"required":["name","description","input_schema","annotations"],"additionalProperties":false};
+const schema131 = {"type":"object","properties":{"read_only":{"type":"boolean"},"destructive":{"type":"boolean"},"idempotent":{"type":"boolean"},"requires_approval":{"type":"boolean"},"estimated_duration_ms":{"type":"integer","minimum":0}},"required":["read_only","destructive","idempotent","requires_approval"],"additionalProperties":false};
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11746,14 +11898,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.name === undefined) && (missing0 = "name")) || ((data.description === undefined) && (missing0 = "description"))) || ((data.input_schema === undefined) && (missing0 = "input_schema"))) || ((data.annotations === undefined) && (missing0 = "annotations"))){
-validate82.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate83.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "name") || (key0 === "description")) || (key0 === "input_schema")) || (key0 === "output_schema")) || (key0 === "annotations")) || (key0 === "pricing"))){
-validate82.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate83.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11765,12 +11917,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(func0(data0) < 1){
-validate82.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate83.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate82.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate83.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -11783,7 +11935,7 @@ if(valid0){
 if(data.description !== undefined){
 const _errs4 = errors;
 if(typeof data.description !== "string"){
-validate82.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate83.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -11799,20 +11951,20 @@ if(errors === _errs6){
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 let missing1;
 if((data2.type === undefined) && (missing1 = "type")){
-validate82.errors = [{instancePath:instancePath+"/input_schema",schemaPath:"#/properties/input_schema/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate83.errors = [{instancePath:instancePath+"/input_schema",schemaPath:"#/properties/input_schema/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 if(data2.type !== undefined){
 if("object" !== data2.type){
-validate82.errors = [{instancePath:instancePath+"/input_schema/type",schemaPath:"#/properties/input_schema/properties/type/const",keyword:"const",params:{allowedValue: "object"},message:"must be equal to constant"}];
+validate83.errors = [{instancePath:instancePath+"/input_schema/type",schemaPath:"#/properties/input_schema/properties/type/const",keyword:"const",params:{allowedValue: "object"},message:"must be equal to constant"}];
 return false;
 }
 }
 }
 }
 else {
-validate82.errors = [{instancePath:instancePath+"/input_schema",schemaPath:"#/properties/input_schema/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate83.errors = [{instancePath:instancePath+"/input_schema",schemaPath:"#/properties/input_schema/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -11826,7 +11978,7 @@ if(data.output_schema !== undefined){
 let data4 = data.output_schema;
 const _errs9 = errors;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-validate82.errors = [{instancePath:instancePath+"/output_schema",schemaPath:"#/properties/output_schema/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate83.errors = [{instancePath:instancePath+"/output_schema",schemaPath:"#/properties/output_schema/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs9 === errors;
@@ -11843,14 +11995,14 @@ if(errors === _errs12){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing2;
 if(((((data5.read_only === undefined) && (missing2 = "read_only")) || ((data5.destructive === undefined) && (missing2 = "destructive"))) || ((data5.idempotent === undefined) && (missing2 = "idempotent"))) || ((data5.requires_approval === undefined) && (missing2 = "requires_approval"))){
-validate82.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/$defs/annotations/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate83.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/$defs/annotations/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
 const _errs14 = errors;
 for(const key1 in data5){
 if(!(((((key1 === "read_only") || (key1 === "destructive")) || (key1 === "idempotent")) || (key1 === "requires_approval")) || (key1 === "estimated_duration_ms"))){
-validate82.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/$defs/annotations/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate83.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/$defs/annotations/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -11859,7 +12011,7 @@ if(_errs14 === errors){
 if(data5.read_only !== undefined){
 const _errs15 = errors;
 if(typeof data5.read_only !== "boolean"){
-validate82.errors = [{instancePath:instancePath+"/annotations/read_only",schemaPath:"#/$defs/annotations/properties/read_only/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate83.errors = [{instancePath:instancePath+"/annotations/read_only",schemaPath:"#/$defs/annotations/properties/read_only/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid3 = _errs15 === errors;
@@ -11871,7 +12023,7 @@ if(valid3){
 if(data5.destructive !== undefined){
 const _errs17 = errors;
 if(typeof data5.destructive !== "boolean"){
-validate82.errors = [{instancePath:instancePath+"/annotations/destructive",schemaPath:"#/$defs/annotations/properties/destructive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate83.errors = [{instancePath:instancePath+"/annotations/destructive",schemaPath:"#/$defs/annotations/properties/destructive/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid3 = _errs17 === errors;
@@ -11883,7 +12035,7 @@ if(valid3){
 if(data5.idempotent !== undefined){
 const _errs19 = errors;
 if(typeof data5.idempotent !== "boolean"){
-validate82.errors = [{instancePath:instancePath+"/annotations/idempotent",schemaPath:"#/$defs/annotations/properties/idempotent/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate83.errors = [{instancePath:instancePath+"/annotations/idempotent",schemaPath:"#/$defs/annotations/properties/idempotent/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid3 = _errs19 === errors;
@@ -11895,7 +12047,7 @@ if(valid3){
 if(data5.requires_approval !== undefined){
 const _errs21 = errors;
 if(typeof data5.requires_approval !== "boolean"){
-validate82.errors = [{instancePath:instancePath+"/annotations/requires_approval",schemaPath:"#/$defs/annotations/properties/requires_approval/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate83.errors = [{instancePath:instancePath+"/annotations/requires_approval",schemaPath:"#/$defs/annotations/properties/requires_approval/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid3 = _errs21 === errors;
@@ -11908,13 +12060,13 @@ if(data5.estimated_duration_ms !== undefined){
 let data10 = data5.estimated_duration_ms;
 const _errs23 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate82.errors = [{instancePath:instancePath+"/annotations/estimated_duration_ms",schemaPath:"#/$defs/annotations/properties/estimated_duration_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate83.errors = [{instancePath:instancePath+"/annotations/estimated_duration_ms",schemaPath:"#/$defs/annotations/properties/estimated_duration_ms/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs23){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-validate82.errors = [{instancePath:instancePath+"/annotations/estimated_duration_ms",schemaPath:"#/$defs/annotations/properties/estimated_duration_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate83.errors = [{instancePath:instancePath+"/annotations/estimated_duration_ms",schemaPath:"#/$defs/annotations/properties/estimated_duration_ms/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -11932,7 +12084,7 @@ var valid3 = true;
 }
 }
 else {
-validate82.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/$defs/annotations/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate83.errors = [{instancePath:instancePath+"/annotations",schemaPath:"#/$defs/annotations/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -11946,7 +12098,7 @@ if(data.pricing !== undefined){
 let data11 = data.pricing;
 const _errs25 = errors;
 if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
-validate82.errors = [{instancePath:instancePath+"/pricing",schemaPath:"#/properties/pricing/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate83.errors = [{instancePath:instancePath+"/pricing",schemaPath:"#/properties/pricing/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 var valid0 = _errs25 === errors;
@@ -11963,21 +12115,21 @@ var valid0 = true;
 }
 }
 else {
-validate82.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate83.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate82.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.manifest.v1" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11988,14 +12140,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.schema === undefined) && (missing0 = "schema")) || ((data.server_id === undefined) && (missing0 = "server_id"))) || ((data.name === undefined) && (missing0 = "name"))) || ((data.version === undefined) && (missing0 = "version"))) || ((data.protocol_version === undefined) && (missing0 = "protocol_version"))) || ((data.tools === undefined) && (missing0 = "tools"))){
-validate81.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate82.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 if(data.schema !== undefined){
 const _errs1 = errors;
 if("gate.manifest.v1" !== data.schema){
-validate81.errors = [{instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/const",keyword:"const",params:{allowedValue: "gate.manifest.v1"},message:"must be equal to constant"}];
+validate82.errors = [{instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/const",keyword:"const",params:{allowedValue: "gate.manifest.v1"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -12010,12 +12162,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data1 === "string"){
 if(func0(data1) < 1){
-validate81.errors = [{instancePath:instancePath+"/server_id",schemaPath:"#/properties/server_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate82.errors = [{instancePath:instancePath+"/server_id",schemaPath:"#/properties/server_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate81.errors = [{instancePath:instancePath+"/server_id",schemaPath:"#/properties/server_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate82.errors = [{instancePath:instancePath+"/server_id",schemaPath:"#/properties/server_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12028,7 +12180,7 @@ if(valid0){
 if(data.name !== undefined){
 const _errs4 = errors;
 if(typeof data.name !== "string"){
-validate81.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate82.errors = [{instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -12040,7 +12192,7 @@ if(valid0){
 if(data.version !== undefined){
 const _errs6 = errors;
 if(typeof data.version !== "string"){
-validate81.errors = [{instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate82.errors = [{instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs6 === errors;
@@ -12052,7 +12204,7 @@ if(valid0){
 if(data.description !== undefined){
 const _errs8 = errors;
 if(typeof data.description !== "string"){
-validate81.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate82.errors = [{instancePath:instancePath+"/description",schemaPath:"#/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs8 === errors;
@@ -12064,7 +12216,7 @@ if(valid0){
 if(data.protocol_version !== undefined){
 const _errs10 = errors;
 if("1.0" !== data.protocol_version){
-validate81.errors = [{instancePath:instancePath+"/protocol_version",schemaPath:"#/properties/protocol_version/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"}];
+validate82.errors = [{instancePath:instancePath+"/protocol_version",schemaPath:"#/properties/protocol_version/const",keyword:"const",params:{allowedValue: "1.0"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs10 === errors;
@@ -12079,12 +12231,12 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data6 === "string"){
 if(!pattern0.test(data6)){
-validate81.errors = [{instancePath:instancePath+"/policy_hash",schemaPath:"#/properties/policy_hash/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate82.errors = [{instancePath:instancePath+"/policy_hash",schemaPath:"#/properties/policy_hash/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate81.errors = [{instancePath:instancePath+"/policy_hash",schemaPath:"#/properties/policy_hash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate82.errors = [{instancePath:instancePath+"/policy_hash",schemaPath:"#/properties/policy_hash/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12103,8 +12255,8 @@ var valid1 = true;
 const len0 = data7.length;
 for(let i0=0; i0<len0; i0++){
 const _errs15 = errors;
-if(!(validate82(data7[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+if(!(validate83(data7[i0], {instancePath:instancePath+"/tools/" + i0,parentData:data7,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs15 === errors;
@@ -12114,7 +12266,7 @@ break;
 }
 }
 else {
-validate81.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate82.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -12133,23 +12285,23 @@ var valid0 = true;
 }
 }
 else {
-validate81.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate82.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate81.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"schema":true,"server_id":true,"name":true,"version":true,"description":true,"protocol_version":true,"policy_hash":true,"tools":true},"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":{"schema":true,"server_id":true,"name":true,"version":true,"description":true,"protocol_version":true,"policy_hash":true,"tools":true},"dynamicProps":false,"dynamicItems":false};
 
-export const httpVerifyResponse: StandaloneValidateFunction = validate84;
-const schema131 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.verify_response.v1","title":"VerifyReceiptResponse","description":"The 200 body of POST /gate/verify (spec 02, VerifyReceiptResponse). No member reads the receipt timestamp. The roll-ups are constrained: ok implies every check passed with the authority semantics, and authorized implies ok and an allow result. Open to additive members.","type":"object","properties":{"signature_valid":{"type":"boolean"},"signer_trusted":{"type":"boolean"},"receipt_id_valid":{"type":"boolean"},"parameter_hash_valid":{"type":"boolean"},"receipt_kind":{"type":"string","description":"The receipt's value as a string (possibly a wrong one)."},"boundary_class":{"type":"string"},"trust_level":{"type":"string"},"result":{"type":"string","enum":["allow","deny","cancelled","incomplete"]},"authorized":{"type":"boolean","description":"Execution must be gated on this member."},"signer_key_hex":{"type":"string"},"ok":{"type":"boolean"}},"required":["signature_valid","signer_trusted","receipt_id_valid","parameter_hash_valid","receipt_kind","boundary_class","trust_level","result","authorized","signer_key_hex","ok"],"allOf":[{"if":{"properties":{"ok":{"const":true}},"required":["ok"]},"then":{"properties":{"signature_valid":{"const":true},"signer_trusted":{"const":true},"receipt_id_valid":{"const":true},"parameter_hash_valid":{"const":true},"receipt_kind":{"const":"mediated_decision"},"boundary_class":{"const":"prevent"},"trust_level":{"const":"mediated"}}}},{"if":{"properties":{"authorized":{"const":true}},"required":["authorized"]},"then":{"properties":{"ok":{"const":true},"result":{"const":"allow"}}}}]};
+export const httpVerifyResponse: StandaloneValidateFunction = validate85;
+const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.verify_response.v1","title":"VerifyReceiptResponse","description":"The 200 body of POST /gate/verify (spec 02, VerifyReceiptResponse). No member reads the receipt timestamp. The roll-ups are constrained: ok implies every check passed with the authority semantics, and authorized implies ok and an allow result. Open to additive members.","type":"object","properties":{"signature_valid":{"type":"boolean"},"signer_trusted":{"type":"boolean"},"receipt_id_valid":{"type":"boolean"},"parameter_hash_valid":{"type":"boolean"},"receipt_kind":{"type":"string","description":"The receipt's value as a string (possibly a wrong one)."},"boundary_class":{"type":"string"},"trust_level":{"type":"string"},"result":{"type":"string","enum":["allow","deny","cancelled","incomplete"]},"authorized":{"type":"boolean","description":"Execution must be gated on this member."},"signer_key_hex":{"type":"string"},"ok":{"type":"boolean"}},"required":["signature_valid","signer_trusted","receipt_id_valid","parameter_hash_valid","receipt_kind","boundary_class","trust_level","result","authorized","signer_key_hex","ok"],"allOf":[{"if":{"properties":{"ok":{"const":true}},"required":["ok"]},"then":{"properties":{"signature_valid":{"const":true},"signer_trusted":{"const":true},"receipt_id_valid":{"const":true},"parameter_hash_valid":{"const":true},"receipt_kind":{"const":"mediated_decision"},"boundary_class":{"const":"prevent"},"trust_level":{"const":"mediated"}}}},{"if":{"properties":{"authorized":{"const":true}},"required":["authorized"]},"then":{"properties":{"ok":{"const":true},"result":{"const":"allow"}}}}]};
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.http.verify_response.v1" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12203,7 +12355,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.signature_valid !== undefined){
 const _errs6 = errors;
 if(true !== data.signature_valid){
-validate84.errors = [{instancePath:instancePath+"/signature_valid",schemaPath:"#/allOf/0/then/properties/signature_valid/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate85.errors = [{instancePath:instancePath+"/signature_valid",schemaPath:"#/allOf/0/then/properties/signature_valid/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 var valid3 = _errs6 === errors;
@@ -12215,7 +12367,7 @@ if(valid3){
 if(data.signer_trusted !== undefined){
 const _errs7 = errors;
 if(true !== data.signer_trusted){
-validate84.errors = [{instancePath:instancePath+"/signer_trusted",schemaPath:"#/allOf/0/then/properties/signer_trusted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate85.errors = [{instancePath:instancePath+"/signer_trusted",schemaPath:"#/allOf/0/then/properties/signer_trusted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 var valid3 = _errs7 === errors;
@@ -12227,7 +12379,7 @@ if(valid3){
 if(data.receipt_id_valid !== undefined){
 const _errs8 = errors;
 if(true !== data.receipt_id_valid){
-validate84.errors = [{instancePath:instancePath+"/receipt_id_valid",schemaPath:"#/allOf/0/then/properties/receipt_id_valid/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate85.errors = [{instancePath:instancePath+"/receipt_id_valid",schemaPath:"#/allOf/0/then/properties/receipt_id_valid/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 var valid3 = _errs8 === errors;
@@ -12239,7 +12391,7 @@ if(valid3){
 if(data.parameter_hash_valid !== undefined){
 const _errs9 = errors;
 if(true !== data.parameter_hash_valid){
-validate84.errors = [{instancePath:instancePath+"/parameter_hash_valid",schemaPath:"#/allOf/0/then/properties/parameter_hash_valid/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate85.errors = [{instancePath:instancePath+"/parameter_hash_valid",schemaPath:"#/allOf/0/then/properties/parameter_hash_valid/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 var valid3 = _errs9 === errors;
@@ -12251,7 +12403,7 @@ if(valid3){
 if(data.receipt_kind !== undefined){
 const _errs10 = errors;
 if("mediated_decision" !== data.receipt_kind){
-validate84.errors = [{instancePath:instancePath+"/receipt_kind",schemaPath:"#/allOf/0/then/properties/receipt_kind/const",keyword:"const",params:{allowedValue: "mediated_decision"},message:"must be equal to constant"}];
+validate85.errors = [{instancePath:instancePath+"/receipt_kind",schemaPath:"#/allOf/0/then/properties/receipt_kind/const",keyword:"const",params:{allowedValue: "mediated_decision"},message:"must be equal to constant"}];
 return false;
 }
 var valid3 = _errs10 === errors;
@@ -12263,7 +12415,7 @@ if(valid3){
 if(data.boundary_class !== undefined){
 const _errs11 = errors;
 if("prevent" !== data.boundary_class){
-validate84.errors = [{instancePath:instancePath+"/boundary_class",schemaPath:"#/allOf/0/then/properties/boundary_class/const",keyword:"const",params:{allowedValue: "prevent"},message:"must be equal to constant"}];
+validate85.errors = [{instancePath:instancePath+"/boundary_class",schemaPath:"#/allOf/0/then/properties/boundary_class/const",keyword:"const",params:{allowedValue: "prevent"},message:"must be equal to constant"}];
 return false;
 }
 var valid3 = _errs11 === errors;
@@ -12275,7 +12427,7 @@ if(valid3){
 if(data.trust_level !== undefined){
 const _errs12 = errors;
 if("mediated" !== data.trust_level){
-validate84.errors = [{instancePath:instancePath+"/trust_level",schemaPath:"#/allOf/0/then/properties/trust_level/const",keyword:"const",params:{allowedValue: "mediated"},message:"must be equal to constant"}];
+validate85.errors = [{instancePath:instancePath+"/trust_level",schemaPath:"#/allOf/0/then/properties/trust_level/const",keyword:"const",params:{allowedValue: "mediated"},message:"must be equal to constant"}];
 return false;
 }
 var valid3 = _errs12 === errors;
@@ -12313,7 +12465,7 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate84.errors = vErrors;
+validate85.errors = vErrors;
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -12365,7 +12517,7 @@ if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.ok !== undefined){
 const _errs18 = errors;
 if(true !== data.ok){
-validate84.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/allOf/1/then/properties/ok/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
+validate85.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/allOf/1/then/properties/ok/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"}];
 return false;
 }
 var valid6 = _errs18 === errors;
@@ -12377,7 +12529,7 @@ if(valid6){
 if(data.result !== undefined){
 const _errs19 = errors;
 if("allow" !== data.result){
-validate84.errors = [{instancePath:instancePath+"/result",schemaPath:"#/allOf/1/then/properties/result/const",keyword:"const",params:{allowedValue: "allow"},message:"must be equal to constant"}];
+validate85.errors = [{instancePath:instancePath+"/result",schemaPath:"#/allOf/1/then/properties/result/const",keyword:"const",params:{allowedValue: "allow"},message:"must be equal to constant"}];
 return false;
 }
 var valid6 = _errs19 === errors;
@@ -12405,7 +12557,7 @@ else {
 vErrors.push(err5);
 }
 errors++;
-validate84.errors = vErrors;
+validate85.errors = vErrors;
 return false;
 }
 var valid0 = _errs13 === errors;
@@ -12425,7 +12577,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
 if((((((((((((data.signature_valid === undefined) && (missing2 = "signature_valid")) || ((data.signer_trusted === undefined) && (missing2 = "signer_trusted"))) || ((data.receipt_id_valid === undefined) && (missing2 = "receipt_id_valid"))) || ((data.parameter_hash_valid === undefined) && (missing2 = "parameter_hash_valid"))) || ((data.receipt_kind === undefined) && (missing2 = "receipt_kind"))) || ((data.boundary_class === undefined) && (missing2 = "boundary_class"))) || ((data.trust_level === undefined) && (missing2 = "trust_level"))) || ((data.result === undefined) && (missing2 = "result"))) || ((data.authorized === undefined) && (missing2 = "authorized"))) || ((data.signer_key_hex === undefined) && (missing2 = "signer_key_hex"))) || ((data.ok === undefined) && (missing2 = "ok"))){
-validate84.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate85.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
@@ -12446,7 +12598,7 @@ props0.ok = true;
 if(data.signature_valid !== undefined){
 const _errs20 = errors;
 if(typeof data.signature_valid !== "boolean"){
-validate84.errors = [{instancePath:instancePath+"/signature_valid",schemaPath:"#/properties/signature_valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate85.errors = [{instancePath:instancePath+"/signature_valid",schemaPath:"#/properties/signature_valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs20 === errors;
@@ -12458,7 +12610,7 @@ if(valid7){
 if(data.signer_trusted !== undefined){
 const _errs22 = errors;
 if(typeof data.signer_trusted !== "boolean"){
-validate84.errors = [{instancePath:instancePath+"/signer_trusted",schemaPath:"#/properties/signer_trusted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate85.errors = [{instancePath:instancePath+"/signer_trusted",schemaPath:"#/properties/signer_trusted/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs22 === errors;
@@ -12470,7 +12622,7 @@ if(valid7){
 if(data.receipt_id_valid !== undefined){
 const _errs24 = errors;
 if(typeof data.receipt_id_valid !== "boolean"){
-validate84.errors = [{instancePath:instancePath+"/receipt_id_valid",schemaPath:"#/properties/receipt_id_valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate85.errors = [{instancePath:instancePath+"/receipt_id_valid",schemaPath:"#/properties/receipt_id_valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs24 === errors;
@@ -12482,7 +12634,7 @@ if(valid7){
 if(data.parameter_hash_valid !== undefined){
 const _errs26 = errors;
 if(typeof data.parameter_hash_valid !== "boolean"){
-validate84.errors = [{instancePath:instancePath+"/parameter_hash_valid",schemaPath:"#/properties/parameter_hash_valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate85.errors = [{instancePath:instancePath+"/parameter_hash_valid",schemaPath:"#/properties/parameter_hash_valid/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs26 === errors;
@@ -12494,7 +12646,7 @@ if(valid7){
 if(data.receipt_kind !== undefined){
 const _errs28 = errors;
 if(typeof data.receipt_kind !== "string"){
-validate84.errors = [{instancePath:instancePath+"/receipt_kind",schemaPath:"#/properties/receipt_kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate85.errors = [{instancePath:instancePath+"/receipt_kind",schemaPath:"#/properties/receipt_kind/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid7 = _errs28 === errors;
@@ -12506,7 +12658,7 @@ if(valid7){
 if(data.boundary_class !== undefined){
 const _errs30 = errors;
 if(typeof data.boundary_class !== "string"){
-validate84.errors = [{instancePath:instancePath+"/boundary_class",schemaPath:"#/properties/boundary_class/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate85.errors = [{instancePath:instancePath+"/boundary_class",schemaPath:"#/properties/boundary_class/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid7 = _errs30 === errors;
@@ -12518,7 +12670,7 @@ if(valid7){
 if(data.trust_level !== undefined){
 const _errs32 = errors;
 if(typeof data.trust_level !== "string"){
-validate84.errors = [{instancePath:instancePath+"/trust_level",schemaPath:"#/properties/trust_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate85.errors = [{instancePath:instancePath+"/trust_level",schemaPath:"#/properties/trust_level/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid7 = _errs32 === errors;
@@ -12531,11 +12683,11 @@ if(data.result !== undefined){
 let data18 = data.result;
 const _errs34 = errors;
 if(typeof data18 !== "string"){
-validate84.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate85.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data18 === "allow") || (data18 === "deny")) || (data18 === "cancelled")) || (data18 === "incomplete"))){
-validate84.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/enum",keyword:"enum",params:{allowedValues: schema131.properties.result.enum},message:"must be equal to one of the allowed values"}];
+validate85.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/enum",keyword:"enum",params:{allowedValues: schema132.properties.result.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid7 = _errs34 === errors;
@@ -12547,7 +12699,7 @@ if(valid7){
 if(data.authorized !== undefined){
 const _errs36 = errors;
 if(typeof data.authorized !== "boolean"){
-validate84.errors = [{instancePath:instancePath+"/authorized",schemaPath:"#/properties/authorized/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate85.errors = [{instancePath:instancePath+"/authorized",schemaPath:"#/properties/authorized/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs36 === errors;
@@ -12559,7 +12711,7 @@ if(valid7){
 if(data.signer_key_hex !== undefined){
 const _errs38 = errors;
 if(typeof data.signer_key_hex !== "string"){
-validate84.errors = [{instancePath:instancePath+"/signer_key_hex",schemaPath:"#/properties/signer_key_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate85.errors = [{instancePath:instancePath+"/signer_key_hex",schemaPath:"#/properties/signer_key_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid7 = _errs38 === errors;
@@ -12571,7 +12723,7 @@ if(valid7){
 if(data.ok !== undefined){
 const _errs40 = errors;
 if(typeof data.ok !== "boolean"){
-validate84.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate85.errors = [{instancePath:instancePath+"/ok",schemaPath:"#/properties/ok/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid7 = _errs40 === errors;
@@ -12592,24 +12744,24 @@ var valid7 = true;
 }
 }
 else {
-validate84.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate84.errors = vErrors;
+validate85.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate84.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate85.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const httpHealth: StandaloneValidateFunction = validate85;
-const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.health.v1","title":"HealthResponse","description":"The body of GET /gate/live and GET /gate/health (spec 02, HealthResponse). The backend members are empty strings on /gate/live. Open to additive members; Gate adds kernel_key (the signer's public key) so SDKs can verify receipts locally.","type":"object","properties":{"status":{"type":"string","enum":["healthy","degraded","unhealthy"]},"version":{"type":"string"},"receipt_backend":{"type":"string","enum":["","durable","ephemeral"]},"revocation_backend":{"type":"string","enum":["","durable","remote","ephemeral"]},"kernel_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["status","version","receipt_backend","revocation_backend"]};
+export const httpHealth: StandaloneValidateFunction = validate86;
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.health.v1","title":"HealthResponse","description":"The body of GET /gate/live and GET /gate/health (spec 02, HealthResponse). The backend members are empty strings on /gate/live. Open to additive members; Gate adds kernel_key (the signer's public key) so SDKs can verify receipts locally.","type":"object","properties":{"status":{"type":"string","enum":["healthy","degraded","unhealthy"]},"version":{"type":"string"},"receipt_backend":{"type":"string","enum":["","durable","ephemeral"]},"revocation_backend":{"type":"string","enum":["","durable","remote","ephemeral"]},"kernel_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["status","version","receipt_backend","revocation_backend"]};
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.http.health.v1" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12620,7 +12772,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.status === undefined) && (missing0 = "status")) || ((data.version === undefined) && (missing0 = "version"))) || ((data.receipt_backend === undefined) && (missing0 = "receipt_backend"))) || ((data.revocation_backend === undefined) && (missing0 = "revocation_backend"))){
-validate85.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -12628,11 +12780,11 @@ if(data.status !== undefined){
 let data0 = data.status;
 const _errs1 = errors;
 if(typeof data0 !== "string"){
-validate85.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data0 === "healthy") || (data0 === "degraded")) || (data0 === "unhealthy"))){
-validate85.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema132.properties.status.enum},message:"must be equal to one of the allowed values"}];
+validate86.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -12644,7 +12796,7 @@ if(valid0){
 if(data.version !== undefined){
 const _errs3 = errors;
 if(typeof data.version !== "string"){
-validate85.errors = [{instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/version",schemaPath:"#/properties/version/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid0 = _errs3 === errors;
@@ -12657,11 +12809,11 @@ if(data.receipt_backend !== undefined){
 let data2 = data.receipt_backend;
 const _errs5 = errors;
 if(typeof data2 !== "string"){
-validate85.errors = [{instancePath:instancePath+"/receipt_backend",schemaPath:"#/properties/receipt_backend/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/receipt_backend",schemaPath:"#/properties/receipt_backend/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!(((data2 === "") || (data2 === "durable")) || (data2 === "ephemeral"))){
-validate85.errors = [{instancePath:instancePath+"/receipt_backend",schemaPath:"#/properties/receipt_backend/enum",keyword:"enum",params:{allowedValues: schema132.properties.receipt_backend.enum},message:"must be equal to one of the allowed values"}];
+validate86.errors = [{instancePath:instancePath+"/receipt_backend",schemaPath:"#/properties/receipt_backend/enum",keyword:"enum",params:{allowedValues: schema133.properties.receipt_backend.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -12674,11 +12826,11 @@ if(data.revocation_backend !== undefined){
 let data3 = data.revocation_backend;
 const _errs7 = errors;
 if(typeof data3 !== "string"){
-validate85.errors = [{instancePath:instancePath+"/revocation_backend",schemaPath:"#/properties/revocation_backend/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/revocation_backend",schemaPath:"#/properties/revocation_backend/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((data3 === "") || (data3 === "durable")) || (data3 === "remote")) || (data3 === "ephemeral"))){
-validate85.errors = [{instancePath:instancePath+"/revocation_backend",schemaPath:"#/properties/revocation_backend/enum",keyword:"enum",params:{allowedValues: schema132.properties.revocation_backend.enum},message:"must be equal to one of the allowed values"}];
+validate86.errors = [{instancePath:instancePath+"/revocation_backend",schemaPath:"#/properties/revocation_backend/enum",keyword:"enum",params:{allowedValues: schema133.properties.revocation_backend.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -12694,12 +12846,12 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data4 === "string"){
 if(!pattern11.test(data4)){
-validate85.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate86.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
 return false;
 }
 }
 else {
-validate85.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate86.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12715,24 +12867,24 @@ var valid0 = true;
 }
 }
 else {
-validate85.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate85.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":{"status":true,"version":true,"receipt_backend":true,"revocation_backend":true,"kernel_key":true},"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":{"status":true,"version":true,"receipt_backend":true,"revocation_backend":true,"kernel_key":true},"dynamicProps":false,"dynamicItems":false};
 
-export const httpErrorBody: StandaloneValidateFunction = validate86;
-const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.error_body.v1","title":"GateErrorBody","description":"The structured error body (spec 02, Errors): the sidecar's codes, the SDK-side codes, and Gate's service codes: gate_payload_too_large (a body over the SDK's read limit), gate_not_found and gate_method_not_allowed (no such route), gate_unauthorized and gate_forbidden (control routes), gate_conflict (an approval answered twice or expired). The 409 members kernel_receipt_id, approval_id and resume_path belong to gate_approval_required only; approval_id and resume_path come together (with an approval handle). Open to additive members.","type":"object","properties":{"error":{"type":"string","enum":["gate_bad_request","gate_access_denied","gate_approval_required","gate_evaluation_failed","gate_receipt_sign_failed","gate_receipt_persistence_failed","gate_sidecar_unreachable","gate_invalid_receipt","gate_timeout","gate_sidecar_unavailable","gate_payload_too_large","gate_not_found","gate_method_not_allowed","gate_unauthorized","gate_forbidden","gate_conflict"]},"message":{"type":"string"},"receipt_id":{"type":["string","null"]},"suggestion":{"type":["string","null"]},"kernel_receipt_id":{"type":"string","minLength":1},"approval_id":{"type":"string","minLength":1},"resume_path":{"type":"string","pattern":"^/approvals/[^/]+/respond$"}},"required":["error","message"],"dependentRequired":{"approval_id":["resume_path"],"resume_path":["approval_id"]},"if":{"properties":{"error":{"const":"gate_approval_required"}},"required":["error"]},"then":{"properties":{"kernel_receipt_id":true},"required":["kernel_receipt_id"]},"else":{"properties":{"kernel_receipt_id":false,"approval_id":false,"resume_path":false}}};
+export const httpErrorBody: StandaloneValidateFunction = validate87;
+const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.error_body.v1","title":"GateErrorBody","description":"The structured error body (spec 02, Errors): the sidecar's codes, the SDK-side codes, and Gate's service codes: gate_payload_too_large (a body over the SDK's read limit), gate_not_found and gate_method_not_allowed (no such route), gate_unauthorized and gate_forbidden (control routes), gate_conflict (an approval answered twice or expired). The 409 members kernel_receipt_id, approval_id and resume_path belong to gate_approval_required only; approval_id and resume_path come together (with an approval handle). Open to additive members.","type":"object","properties":{"error":{"type":"string","enum":["gate_bad_request","gate_access_denied","gate_approval_required","gate_evaluation_failed","gate_receipt_sign_failed","gate_receipt_persistence_failed","gate_sidecar_unreachable","gate_invalid_receipt","gate_timeout","gate_sidecar_unavailable","gate_payload_too_large","gate_not_found","gate_method_not_allowed","gate_unauthorized","gate_forbidden","gate_conflict"]},"message":{"type":"string"},"receipt_id":{"type":["string","null"]},"suggestion":{"type":["string","null"]},"kernel_receipt_id":{"type":"string","minLength":1},"approval_id":{"type":"string","minLength":1},"resume_path":{"type":"string","pattern":"^/approvals/[^/]+/respond$"}},"required":["error","message"],"dependentRequired":{"approval_id":["resume_path"],"resume_path":["approval_id"]},"if":{"properties":{"error":{"const":"gate_approval_required"}},"required":["error"]},"then":{"properties":{"kernel_receipt_id":true},"required":["kernel_receipt_id"]},"else":{"properties":{"kernel_receipt_id":false,"approval_id":false,"resume_path":false}}};
 const pattern66 = new RegExp("^/approvals/[^/]+/respond$", "u");
 
-function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.http.error_body.v1" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate86.evaluated;
+const evaluated0 = validate87.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12785,7 +12937,7 @@ const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
 if((data.kernel_receipt_id === undefined) && (missing1 = "kernel_receipt_id")){
-validate86.errors = [{instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate87.errors = [{instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 }
@@ -12803,7 +12955,7 @@ const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kernel_receipt_id !== undefined){
 var valid2 = false;
-validate86.errors = [{instancePath:instancePath+"/kernel_receipt_id",schemaPath:"#/else/properties/kernel_receipt_id/false schema",keyword:"false schema",params:{},message:"boolean schema is false"}];
+validate87.errors = [{instancePath:instancePath+"/kernel_receipt_id",schemaPath:"#/else/properties/kernel_receipt_id/false schema",keyword:"false schema",params:{},message:"boolean schema is false"}];
 return false;
 }
 else {
@@ -12812,7 +12964,7 @@ var valid2 = true;
 if(valid2){
 if(data.approval_id !== undefined){
 var valid2 = false;
-validate86.errors = [{instancePath:instancePath+"/approval_id",schemaPath:"#/else/properties/approval_id/false schema",keyword:"false schema",params:{},message:"boolean schema is false"}];
+validate87.errors = [{instancePath:instancePath+"/approval_id",schemaPath:"#/else/properties/approval_id/false schema",keyword:"false schema",params:{},message:"boolean schema is false"}];
 return false;
 }
 else {
@@ -12821,7 +12973,7 @@ var valid2 = true;
 if(valid2){
 if(data.resume_path !== undefined){
 var valid2 = false;
-validate86.errors = [{instancePath:instancePath+"/resume_path",schemaPath:"#/else/properties/resume_path/false schema",keyword:"false schema",params:{},message:"boolean schema is false"}];
+validate87.errors = [{instancePath:instancePath+"/resume_path",schemaPath:"#/else/properties/resume_path/false schema",keyword:"false schema",params:{},message:"boolean schema is false"}];
 return false;
 }
 else {
@@ -12851,14 +13003,14 @@ else {
 vErrors.push(err2);
 }
 errors++;
-validate86.errors = vErrors;
+validate87.errors = vErrors;
 return false;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing2;
 if(((data.error === undefined) && (missing2 = "error")) || ((data.message === undefined) && (missing2 = "message"))){
-validate86.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate87.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
@@ -12876,11 +13028,11 @@ if(data.error !== undefined){
 let data4 = data.error;
 const _errs6 = errors;
 if(typeof data4 !== "string"){
-validate86.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 if(!((((((((((((((((data4 === "gate_bad_request") || (data4 === "gate_access_denied")) || (data4 === "gate_approval_required")) || (data4 === "gate_evaluation_failed")) || (data4 === "gate_receipt_sign_failed")) || (data4 === "gate_receipt_persistence_failed")) || (data4 === "gate_sidecar_unreachable")) || (data4 === "gate_invalid_receipt")) || (data4 === "gate_timeout")) || (data4 === "gate_sidecar_unavailable")) || (data4 === "gate_payload_too_large")) || (data4 === "gate_not_found")) || (data4 === "gate_method_not_allowed")) || (data4 === "gate_unauthorized")) || (data4 === "gate_forbidden")) || (data4 === "gate_conflict"))){
-validate86.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/enum",keyword:"enum",params:{allowedValues: schema134.properties.error.enum},message:"must be equal to one of the allowed values"}];
+validate87.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/enum",keyword:"enum",params:{allowedValues: schema135.properties.error.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid3 = _errs6 === errors;
@@ -12892,7 +13044,7 @@ if(valid3){
 if(data.message !== undefined){
 const _errs8 = errors;
 if(typeof data.message !== "string"){
-validate86.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 var valid3 = _errs8 === errors;
@@ -12905,7 +13057,7 @@ if(data.receipt_id !== undefined){
 let data6 = data.receipt_id;
 const _errs10 = errors;
 if((typeof data6 !== "string") && (data6 !== null)){
-validate86.errors = [{instancePath:instancePath+"/receipt_id",schemaPath:"#/properties/receipt_id/type",keyword:"type",params:{type: schema134.properties.receipt_id.type},message:"must be string,null"}];
+validate87.errors = [{instancePath:instancePath+"/receipt_id",schemaPath:"#/properties/receipt_id/type",keyword:"type",params:{type: schema135.properties.receipt_id.type},message:"must be string,null"}];
 return false;
 }
 var valid3 = _errs10 === errors;
@@ -12918,7 +13070,7 @@ if(data.suggestion !== undefined){
 let data7 = data.suggestion;
 const _errs12 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate86.errors = [{instancePath:instancePath+"/suggestion",schemaPath:"#/properties/suggestion/type",keyword:"type",params:{type: schema134.properties.suggestion.type},message:"must be string,null"}];
+validate87.errors = [{instancePath:instancePath+"/suggestion",schemaPath:"#/properties/suggestion/type",keyword:"type",params:{type: schema135.properties.suggestion.type},message:"must be string,null"}];
 return false;
 }
 var valid3 = _errs12 === errors;
@@ -12933,12 +13085,12 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(typeof data8 === "string"){
 if(func0(data8) < 1){
-validate86.errors = [{instancePath:instancePath+"/kernel_receipt_id",schemaPath:"#/properties/kernel_receipt_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate87.errors = [{instancePath:instancePath+"/kernel_receipt_id",schemaPath:"#/properties/kernel_receipt_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/kernel_receipt_id",schemaPath:"#/properties/kernel_receipt_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/kernel_receipt_id",schemaPath:"#/properties/kernel_receipt_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12954,12 +13106,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data9 === "string"){
 if(func0(data9) < 1){
-validate86.errors = [{instancePath:instancePath+"/approval_id",schemaPath:"#/properties/approval_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate87.errors = [{instancePath:instancePath+"/approval_id",schemaPath:"#/properties/approval_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/approval_id",schemaPath:"#/properties/approval_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/approval_id",schemaPath:"#/properties/approval_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12975,12 +13127,12 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(typeof data10 === "string"){
 if(!pattern66.test(data10)){
-validate86.errors = [{instancePath:instancePath+"/resume_path",schemaPath:"#/properties/resume_path/pattern",keyword:"pattern",params:{pattern: "^/approvals/[^/]+/respond$"},message:"must match pattern \""+"^/approvals/[^/]+/respond$"+"\""}];
+validate87.errors = [{instancePath:instancePath+"/resume_path",schemaPath:"#/properties/resume_path/pattern",keyword:"pattern",params:{pattern: "^/approvals/[^/]+/respond$"},message:"must match pattern \""+"^/approvals/[^/]+/respond$"+"\""}];
 return false;
 }
 }
 else {
-validate86.errors = [{instancePath:instancePath+"/resume_path",schemaPath:"#/properties/resume_path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate87.errors = [{instancePath:instancePath+"/resume_path",schemaPath:"#/properties/resume_path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -12992,7 +13144,7 @@ var valid3 = true;
 if(valid3){
 let missing3;
 if(data.approval_id !== undefined && ((data.resume_path === undefined) && (missing3 = "resume_path"))){
-validate86.errors = [{instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "approval_id",
+validate87.errors = [{instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "approval_id",
     missingProperty: missing3,
     depsCount: 1,
     deps: "resume_path"},message:"must have property resume_path when property approval_id is present"}];
@@ -13000,7 +13152,7 @@ return false;
 }
 else {
 if(data.resume_path !== undefined && ((data.approval_id === undefined) && (missing3 = "approval_id"))){
-validate86.errors = [{instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "resume_path",
+validate87.errors = [{instancePath,schemaPath:"#/dependentRequired",keyword:"dependentRequired",params:{property: "resume_path",
     missingProperty: missing3,
     depsCount: 1,
     deps: "approval_id"},message:"must have property approval_id when property resume_path is present"}];
@@ -13017,15 +13169,15 @@ return false;
 }
 }
 else {
-validate86.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate87.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate86.errors = vErrors;
+validate87.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate86.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate87.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const executionNonce: StandaloneValidateFunction = validate13;
 

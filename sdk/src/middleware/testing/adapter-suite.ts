@@ -9,7 +9,9 @@ import { createServer, type RequestListener } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import { validate } from '@gate/schemas'
+import { widenedDelegation } from '../../protocol/capability-examples.js'
 import { callerIdentityHash } from '../../protocol/content-hash.js'
+import { exampleSigner } from '../../protocol/receipt-examples.js'
 import { sha256Hex } from '../../protocol/sha256.js'
 import { HTTP_METHODS } from '../../types.js'
 import type { GateMiddlewareOptions } from '../options.js'
@@ -56,6 +58,8 @@ export function prefixedPetsSpec(prefix: string): string {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' }
+// An authority the suite's sidecar trusts (--trusted-issuer), to sign delegation links.
+const DELEGATING_AUTHORITY = exampleSigner('ed25519', 41)
 
 /** Runs every case; `name` labels the framework in messages. */
 export async function runAdapterSuite(t: Test, name: string, startApp: StartApp, suite: AdapterSuiteOptions = {}): Promise<void> {
@@ -67,7 +71,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
   }
 
   await t.test(`${name}: against the real gate sidecar`, { skip: hasSidecarBuild() ? false : `no sidecar build at ${GATE_CLI}` }, async t => {
-    const sidecar: SidecarProcess = await startSidecarProcess({ dir: t.testdir(), spec: prefixedPetsSpec(p) })
+    const sidecar: SidecarProcess = await startSidecarProcess({ dir: t.testdir(), spec: prefixedPetsSpec(p), extraArgs: ['--trusted-issuer', DELEGATING_AUTHORITY.publicKey] })
     t.teardown(() => sidecar.stop())
     // The cases that only need an app in front of this sidecar with the default options share one:
     // the apps hold no state between requests, and starting one can take seconds (`next start`).
@@ -108,6 +112,18 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
         if (suite.stripsQueryToken !== false) t.same(viaQuery.json.query, { x: '1' }, 'gate_capability is removed from the query the handler sees')
       })
     }
+
+    await t.test('issue 23: a delegated child wider than its link answers 403; its receipt names the reason', async t => {
+      const capture = await startCaptureProxy(sidecar.url)
+      t.teardown(() => capture.close())
+      const url = await app(t, { sidecarUrl: capture.url })
+      const child = widenedDelegation({ authority: DELEGATING_AUTHORITY, delegatee: exampleSigner('ed25519', 42), subject: exampleSigner('ed25519', 43).publicKey, now: Math.floor(Date.now() / 1000), delegatedTool: `GET ${p}/pets` })
+      const res = await call(url, 'POST', `${p}/pets`, { headers: { ...JSON_HEADERS, 'x-gate-capability': Buffer.from(JSON.stringify(child)).toString('base64url') }, body: '{"name":"Rex"}' })
+      t.equal(res.status, 403, res.text)
+      t.equal(res.json.error, 'gate_access_denied')
+      t.match(res.json.message, /does not state what it delegates/)
+      t.match(capture.lastReceipt().verdict, { verdict: 'deny', guard: 'CapabilityGuard', details: { reason_code: 'capability_attenuation_unproven' } })
+    })
 
     await t.test('a revoked capability answers 403', async t => {
       const url = await plainApp()

@@ -1,8 +1,11 @@
-// DenyByDefault routes need a capability: present, verified against the trusted issuers (the sidecar's
-// own authority key plus configured issuer keys), naming the same id as the request's capability_id,
-// and carrying a grant that covers this method and route (kernel/grants.ts).
-import { VerifiedSignatureCache, verifyCapability, type CapabilityToken } from '@gate/sdk'
-import { findGrant, grantScope, requiredScope } from '../grants.js'
+// DenyByDefault routes need a capability: present; valid against gate.capability.v1; verified against
+// the trusted issuers (the sidecar's own authority key plus configured issuer keys), its chain proving
+// any attenuation; naming the same id as the request's capability_id; and, used for this request as a
+// call (kernel/grants.ts), letting it through in every field that constrains it (@gate/sdk
+// authorizeCall: caveats, grants, operations, constraints, DPoP, cost ceilings).
+import { authorizeCall, VerifiedSignatureCache, verifyCapability, type CapabilityToken } from '@gate/sdk'
+import { validate } from '@gate/schemas'
+import { grantScope, httpToolCall, requiredScope } from '../grants.js'
 import { deny, type Guard, type GuardContext, type GuardOutcome } from './guard.js'
 
 export const CAPABILITY_SUGGESTION =
@@ -28,6 +31,13 @@ export class CapabilityGuard implements Guard {
         details: { reason_code: 'capability_required', required_scope: scope, granted_scope: null, hint: CAPABILITY_SUGGESTION },
       })
     }
+    // A member the schema does not know could be a restriction: refused, never dropped.
+    const shape = validate('gate.capability.v1', token)
+    if (!shape.ok) {
+      return deny(this.name, `invalid capability: not a gate.capability.v1 token: ${shape.errors.slice(0, 3).join('; ')}`, {
+        details: { reason_code: 'capability_malformed', required_scope: scope, hint: CAPABILITY_SUGGESTION },
+      })
+    }
     const verified = verifyCapability(token, { trustedIssuers: this.trustedIssuers(), now: ctx.now, cache: this.#verified })
     if (!verified.ok) {
       return deny(this.name, `invalid capability: ${verified.reason}`, {
@@ -40,23 +50,23 @@ export class CapabilityGuard implements Guard {
         details: { reason_code: 'capability_id_mismatch', required_scope: scope },
       })
     }
-    const match = findGrant(token.scope.grants, target)
-    if ('reason' in match) {
-      return deny(this.name, `capability ${token.id} does not cover this request: ${match.reason}`, {
-        details: { reason_code: 'scope_mismatch', required_scope: scope, granted_scope: describeGrants(token) },
+    const call = httpToolCall({ request: ctx.request, route: ctx.route, routePattern: ctx.routePattern, operationId: ctx.operationId, query: ctx.query, cost: ctx.declaredCost })
+    const authorized = authorizeCall(token, call)
+    if (!authorized.ok) {
+      return deny(this.name, `capability ${token.id} does not cover this request: ${authorized.reason}`, {
+        details: { reason_code: authorized.code, required_scope: scope, granted_scope: describeGrants(token) },
       })
     }
     ctx.verifiedToken = token
-    ctx.grantKey = `${match.index}:${match.grant.tool_name}`
-    ctx.grantMax = match.grant.max_invocations ?? null
+    ctx.grant = { index: authorized.index, grant: authorized.grant }
     return {
       pass: true,
-      evidence: { guard_name: this.name, verdict: true, details: `capability ${token.id} grants ${grantScope(match.grant)}` },
+      evidence: { guard_name: this.name, verdict: true, details: `capability ${token.id} grants ${grantScope(authorized.grant)}` },
     }
   }
 }
 
 function describeGrants(token: CapabilityToken): string | null {
-  const scopes = token.scope.grants.map(grantScope)
+  const scopes = (token.scope.grants ?? []).map(grantScope)
   return scopes.length === 0 ? null : scopes.join(', ')
 }

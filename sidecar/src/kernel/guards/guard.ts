@@ -1,6 +1,6 @@
 // The guard interface: each guard looks at the evaluation context and either passes (optionally adding
 // evidence) or decides the verdict. Guards run in a fixed order (kernel/evaluate.ts, docs/kernel.md).
-import type { CapabilityToken, GateHttpRequest, GuardEvidence, SignedExecutionNonce, Verdict } from '@gate/sdk'
+import type { CapabilityToken, GateHttpRequest, GuardEvidence, MonetaryAmount, SignedExecutionNonce, ToolGrant, Verdict } from '@gate/sdk'
 import type { RouteMatch } from '../../openapi/index.js'
 
 export interface GuardContext {
@@ -18,10 +18,18 @@ export interface GuardContext {
   presentedTokenProblem: string | undefined
   /** Capability id for the receipt: the token's id, else the request's `capability_id`. */
   capabilityId: string | null
+  /** The query without `gate_capability` (what the content hash and the call's arguments see). */
+  query: Record<string, string> | undefined
+  /** The cost the request declares (governed_intent.max_amount), or why it cannot be read. */
+  declaredCost: MonetaryAmount | undefined
+  declaredCostProblem: string | undefined
   /** Set by the capability guard when a token was verified and a grant matched. */
   verifiedToken?: CapabilityToken
-  grantKey?: string
-  grantMax?: number | null
+  grant?: { index: number; grant: ToolGrant }
+  /** Set by the budget guard: the cost charged, and the grant's cost budget when it has one. */
+  charge?: { grantIndex?: number; budgetTotal?: number; budgetRemaining?: number }
+  /** Set by the budget guard when it refused the declared cost. */
+  costRefused?: boolean
   approvalId: string | undefined
   /** Raw `x-gate-execution-nonce` header or the request's `execution_nonce`. */
   nonceId: string | undefined

@@ -1,0 +1,3 @@
+// @gate/sdk/testing: example receipts, signers and capability tokens for tests across packages.
+export * from './receipt-examples.js'
+export * from './capability-examples.js'
