@@ -221,7 +221,7 @@ function createClient(base: string): Client {
 
 async function measureIngest(path: string, client: Client, count: number, rounds: number) {
   const store = await openReceiptStore(path)
-  let next = (await store.latestSeq()) + 1
+  let next = (await store.query.latestSeq()) + 1
   const quiet: number[] = []
   const loaded: number[] = []
   let queries = 0
@@ -268,7 +268,7 @@ async function ingest(store: ReceiptStore, first: number, count: number): Promis
       while (issued < count) {
         const n = first + issued++
         // as the kernel writes them: no core form yet (the backfill adds it)
-        await store.append({ ...createRow(n, T0 + DAYS * DAY + Math.floor(n / 1000)), coreJson: null })
+        await store.log.append({ ...createRow(n, T0 + DAYS * DAY + Math.floor(n / 1000)), coreJson: null })
       }
     }),
   )
@@ -341,7 +341,7 @@ async function ensureCorpus(rows: number): Promise<{ path: string; generatedMs: 
     for (let base = 0; base < rows; base += 2048) {
       const batch: ReceiptRow[] = []
       for (let n = base; n < Math.min(rows, base + 2048); n++) batch.push(createRow(n, T0 + Math.floor((n * DAYS * DAY) / rows)))
-      await store.appendMany(batch)
+      await store.log.appendMany(batch)
       if (base % 100_000 === 0 && base > 0) process.stderr.write(`  ${base.toLocaleString('en-US')}\n`)
     }
     process.stderr.write('  creating the trust-control indexes\n')

@@ -17,8 +17,6 @@ import { ConfigError } from '../errors.js'
 import type { Authority } from '../config/authority-seed.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
-import { CoreBackfill } from './core-backfill.js'
-import { createLoopPressure } from '@gate/sdk/server'
 import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
 
@@ -55,11 +53,8 @@ export async function packageVersion(): Promise<string> {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { host, port } = parseListenAddress(options.listen)
   const { stores, authority } = options
-  // receipts are signed on their own thread (signing/worker-signer.ts)
-  const receiptSigner = await authority.startReceiptSigner(options.log)
   const kernel = new Kernel({
     signer: authority.signer,
-    receiptSigner,
     routeTable: options.policy.routeTable,
     policyHash: options.policy.policyHash,
     ports: stores.ports,
@@ -116,15 +111,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }),
     { health: options.fallback === undefined },
   )
-  // The core backfill's work list (a partial index: a one-time build on a store that predates it, done
-  // before listening so no evaluation waits on it).
-  try {
-    await stores.raw.receipts.createCorePendingIndex()
-  } catch (err) {
-    await receiptSigner.close()
-    await stores.close()
-    throw err
-  }
   const server = createGateServer({
     router,
     fallback: options.fallback?.(kernel),
@@ -134,26 +120,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   try {
     address = await server.listen(host, port)
   } catch (err) {
-    await receiptSigner.close()
     await stores.close()
     throw new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
-  // Core receipts are added after commit, off the request path (core-backfill.ts). A conversion (a second
-  // signature) costs about what the evaluation did, and on a small host it competes with the requests
-  // for the same cores, so it runs only while the event loop is mostly idle (under 10% busy over the
-  // last half second) and never with a request in flight: under steady traffic receipts keep their HTTP
-  // form until a quiet moment, and trust-control converts what a query returns on the spot.
-  const loopBusy = createLoopPressure({ threshold: 0.1, windowMs: 500 })
-  const backfill = new CoreBackfill({
-    receipts: stores.raw.receipts,
-    signer: () => authority.signer,
-    convert: httpJsons => receiptSigner.toCoreJsons(httpJsons),
-    busy: () => server.inFlight() > 0 || loopBusy(),
-    // under steady traffic it waits for long stretches: look four times a second, not forty
-    busyDelayMs: 250,
-    log: options.log,
-  })
-  backfill.start()
   return {
     url: formatBaseUrl(address.address, address.port),
     host: address.address,
@@ -162,8 +131,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     server,
     async close(graceMs = 25_000) {
       await server.drain(graceMs)
-      await backfill.stop()
-      await receiptSigner.close()
       await stores.close()
     },
   }

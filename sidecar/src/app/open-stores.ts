@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { publicKeyFor, type Signer } from '@gate/sdk'
 import type { GlobalFlags } from '../config/global-flags.js'
-import { closeStores, isInMemoryPath, openStores, type ApprovalRecord, type Stores } from '../stores/index.js'
+import { closeStores, createInlineReceiptWriter, isInMemoryPath, openStores, type ApprovalRecord, type Stores } from '../stores/index.js'
 import type { ApprovalView } from '../routes/context.js'
 import type { ServiceStores } from './service-stores.js'
 
@@ -23,10 +23,6 @@ export interface OpenServiceStoresOptions {
   onReceiptError?: (err: Error) => void
   /** The receipt store's WAL checkpoint thread could not start or failed (not fatal). */
   onCheckpointError?: (err: Error) => void
-  /** Commit receipt appends on a thread of their own (node:sqlite only; `gate api protect`). */
-  receiptAppendThread?: boolean
-  /** The receipt store's append thread could not start or failed (not fatal; node:sqlite only). */
-  onAppendThreadError?: (err: Error) => void
 }
 
 export async function openServiceStores(options: OpenServiceStoresOptions): Promise<ServiceStores> {
@@ -42,8 +38,6 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
     receiptQueryIndexes: options.queryIndexes,
     onReceiptError: options.onReceiptError,
     onCheckpointError: options.onCheckpointError,
-    receiptAppendThread: options.receiptAppendThread,
-    onAppendThreadError: options.onAppendThreadError,
   })
   return adaptStores(stores, options.signer)
 }
@@ -58,7 +52,7 @@ export function adaptStores(stores: Stores, signer: Signer): ServiceStores {
   const now = () => Math.floor(Date.now() / 1000)
   return {
     ports: {
-      receipts: stores.receipts,
+      receipts: createInlineReceiptWriter({ signer: () => signer, log: stores.receipts.log }),
       revocations: stores.revocations,
       budgets: stores.budgets,
       capabilities: stores.capabilities,
@@ -81,9 +75,9 @@ export function adaptStores(stores: Stores, signer: Signer): ServiceStores {
     revocationBackend: stores.revocations.isEphemeral ? 'ephemeral' : 'durable',
     receiptLocation: stores.isEphemeral
       ? 'in memory, lost on restart'
-      : `sqlite ${stores.paths.receipts} (${stores.receipts.driver}${stores.receipts.appendsOnThread ? ', appends on their own thread once the first receipt starts it' : ''})`,
+      : `sqlite ${stores.paths.receipts} (${stores.receipts.log.driver})`,
     previousKeys: () => stores.authority.trustedPublicKeys().filter(k => k !== signer.publicKey),
-    healthy: () => stores.receipts.healthy,
+    healthy: () => stores.receipts.log.healthy,
     close: () => closeStores(stores),
     raw: stores,
   }

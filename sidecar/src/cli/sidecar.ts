@@ -67,8 +67,6 @@ export async function startFromFlags(
   name: string,
   extra: Partial<Parameters<typeof startService>[0]> & {
     policyLoader?: () => ReturnType<typeof loadPolicyFile>
-    /** Receipt appends on a thread of their own (node:sqlite only): `gate api protect`. */
-    receiptAppendThread?: boolean
   } = {},
 ): Promise<RunningService> {
   const global = readGlobalFlags(values)
@@ -76,7 +74,7 @@ export async function startFromFlags(
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
-  const { policyLoader, receiptAppendThread, ...serviceOptions } = extra
+  const { policyLoader, ...serviceOptions } = extra
   const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
@@ -87,8 +85,6 @@ export async function startFromFlags(
     global,
     signer: authority.signer,
     onCheckpointError: err => log(`warning: ${err.message}; the receipt store checkpoints its WAL inside commits from now on`),
-    receiptAppendThread,
-    onAppendThreadError: err => log(`warning: ${err.message}; the receipt store appends on the main thread from now on`),
   })
   const service = await startService({
     listen: (values.listen as string | undefined) ?? DEFAULT_LISTEN,

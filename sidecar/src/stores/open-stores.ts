@@ -38,10 +38,6 @@ export interface StoresOptions extends DatabaseOptions {
   onReceiptError?: (err: Error) => void
   /** Called when the receipt store's WAL checkpoint thread cannot start or fails (not fatal). */
   onCheckpointError?: (err: Error) => void
-  /** Commit receipt appends on a thread of their own (node:sqlite only), default false. */
-  receiptAppendThread?: boolean
-  /** Called when the receipt store's append thread cannot start or fails (not fatal; node:sqlite only). */
-  onAppendThreadError?: (err: Error) => void
   /** Clock in Unix seconds, default the system clock. */
   now?: () => number
 }
@@ -73,8 +69,6 @@ const OWN_KEYS = [
   'maxBatchSize',
   'onReceiptError',
   'onCheckpointError',
-  'receiptAppendThread',
-  'onAppendThreadError',
   'now',
 ] as const
 
@@ -88,7 +82,6 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
   checkFunctionOption('stores options.derivePublicKey', own.derivePublicKey, true)
   checkFunctionOption('stores options.onReceiptError', own.onReceiptError)
   checkFunctionOption('stores options.onCheckpointError', own.onCheckpointError)
-  checkFunctionOption('stores options.onAppendThreadError', own.onAppendThreadError)
   checkFunctionOption('stores options.now', own.now)
   const db = resolveDatabaseOptions(database, 'stores options')
   const now = own.now ?? unixNow
@@ -113,8 +106,6 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
         queryIndexes: own.receiptQueryIndexes,
         onError: own.onReceiptError,
         onCheckpointError: own.onCheckpointError,
-        appendThread: own.receiptAppendThread,
-        onAppendThreadError: own.onAppendThreadError,
       }),
     )
     const revocations = track(await openRevocationStore(paths.revocations, { ...db, now }))

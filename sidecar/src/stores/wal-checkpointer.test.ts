@@ -14,7 +14,7 @@ const row = (n: number) => receiptRow(n)
 
 async function appendRows(store: Awaited<ReturnType<typeof openReceiptStore>>, count: number, from = 0): Promise<string[]> {
   const rows = Array.from({ length: count }, (_, i) => row(from + i))
-  await Promise.all(rows.map(r => store.append(r)))
+  await Promise.all(rows.map(r => store.log.append(r)))
   return rows.map(r => r.receiptId)
 }
 
@@ -44,7 +44,7 @@ t.test('commits are checkpointed into the database file by the thread, and survi
   const again = await openReceiptStore(path, { driver, backgroundCheckpoints: false })
   t.teardown(() => again.close())
   t.equal(again.checkpointStats, undefined, 'switched off: no thread')
-  for (const id of [ids[0]!, ids[399]!, more[99]!]) t.ok(await again.getById(id), `receipt ${id.slice(0, 8)} is stored`)
+  for (const id of [ids[0]!, ids[399]!, more[99]!]) t.ok(await again.query.getById(id), `receipt ${id.slice(0, 8)} is stored`)
 })
 
 t.test('an in-memory store has no checkpoint thread; a bad option is refused by name', async t => {
@@ -75,7 +75,7 @@ t.test('a store that is only read never starts the thread', async t => {
   await writer.close()
   const reader = await openReceiptStore(path, { driver })
   t.teardown(() => reader.close())
-  t.ok(await reader.getById(id!))
+  t.ok(await reader.query.getById(id!))
   await new Promise(resolve => setTimeout(resolve, 300))
   t.equal(reader.checkpointStats?.runs, 0, 'no commit, no checkpoint')
 })
@@ -86,8 +86,8 @@ t.test('closing right after commits waits for a run in flight and leaves nothing
   await appendRows(store, 200)
   // close while a run is scheduled (and possibly in flight): it must settle, not hang or throw
   await store.close()
-  await t.rejects(store.append(row(1)), /closed|persist/i, 'appends after close are refused')
+  await t.rejects(store.log.append(row(1)), /closed|persist/i, 'appends after close are refused')
   const reopened = await openReceiptStore(path, { driver })
   t.teardown(() => reopened.close())
-  t.equal((await reopened.queryPage({}, 500)).length, 200, 'all 200 receipts are there')
+  t.equal((await reopened.query.queryPage({}, 500)).length, 200, 'all 200 receipts are there')
 })

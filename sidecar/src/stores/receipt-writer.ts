@@ -1,0 +1,56 @@
+// The one way a receipt is written: `ReceiptWriter.write` signs a receipt body with the authority key,
+// appends it to the receipt log and resolves once its row is committed, so whoever answers with the
+// receipt answers only with a durable one. The kernel (evaluate, finalize, events), the proxy through
+// the kernel, and trust-control's revocations write through it.
+//
+// One implementation: sign inline, then group commit (receipt-log.ts). A signing or committing thread
+// was measured and not kept: on two cores it cost more CPU per receipt in all than it took off the
+// event loop (docs/architecture.md).
+import { signHttpReceiptJson, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
+import { createReceiptRow, type CommittedReceipts, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
+
+/** What the writer is told beyond the receipt body (the row's columns a receipt does not carry). */
+export type ReceiptWriteContext = Omit<ReceiptRowContext, 'coreJson'>
+
+/** A receipt signed and committed. */
+export interface WrittenReceipt {
+  receipt: HttpReceipt
+  /** The receipt exactly as stored and served. */
+  json: string
+  seq: number
+}
+
+/** Writes signed receipts durably; every receipt of the process goes through one. */
+export interface ReceiptWriter {
+  /**
+   * Signs `body` and appends it; resolves after the commit. Rejects with gate_receipt_sign_failed when
+   * it cannot be signed and gate_receipt_persistence_failed when it cannot be committed.
+   */
+  write(body: HttpReceiptBody, context?: ReceiptWriteContext): Promise<WrittenReceipt>
+  /** Calls `follower` after each commit of receipts, in commit order (see `ReceiptLog.onCommitted`); returns an unsubscribe. */
+  onCommitted(follower: (batch: CommittedReceipts) => void): () => void
+  /** Resolves once everything written so far is committed; later writes reject. */
+  close(): Promise<void>
+}
+
+/** Options of `createInlineReceiptWriter`. */
+export interface InlineReceiptWriterOptions {
+  /** The authority signer, read at each write (`gate trust serve` rotates it). */
+  signer: () => Signer
+  /** Where rows go: the receipt store's log. */
+  log: Pick<ReceiptLog, 'append' | 'onCommitted' | 'close'>
+}
+
+/** Signs on the calling thread, then appends through the log's group commit. */
+export function createInlineReceiptWriter(options: InlineReceiptWriterOptions): ReceiptWriter {
+  const { log, signer } = options
+  return {
+    async write(body, context = {}) {
+      const { receipt, json } = signHttpReceiptJson(body, signer())
+      const { seq } = await log.append(createReceiptRow(receipt, json, context))
+      return { receipt, json, seq }
+    },
+    onCommitted: follower => log.onCommitted(follower),
+    close: () => log.close(),
+  }
+}
