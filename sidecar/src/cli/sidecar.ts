@@ -83,8 +83,8 @@ export async function startFromFlags(
   const stores = await openServiceStores({
     receiptStore,
     global,
-    signer: authority.signer,
-    onCheckpointError: err => log(`warning: ${err.message}; the receipt store checkpoints its WAL inside commits from now on`),
+    authority,
+    log,
   })
   const service = await startService({
     listen: (values.listen as string | undefined) ?? DEFAULT_LISTEN,

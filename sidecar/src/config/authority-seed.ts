@@ -8,10 +8,12 @@ export interface Authority {
   signer: Signer
   /** True when the key was generated for this process only. */
   ephemeral: boolean
+  /** The Ed25519 seed, for the receipt writer thread only (threaded-receipt-writer.ts). */
+  seed: Uint8Array
 }
 
 function authorityFor(seed: Uint8Array, ephemeral: boolean): Authority {
-  return { signer: createSigner({ secret: seed }), ephemeral }
+  return { signer: createSigner({ secret: seed }), ephemeral, seed }
 }
 
 export async function loadAuthority(seedFile: string | undefined): Promise<Authority> {

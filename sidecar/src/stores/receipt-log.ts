@@ -372,8 +372,12 @@ function appendValuesSql(rows: number): string {
   return sql
 }
 
-/** Appends `rows` (rowValues) in one transaction; resolves with the last seq once committed. */
-function appendRows(db: SqliteDatabase, rows: readonly unknown[][]): Promise<number> {
+/**
+ * Appends `rows` (each from `rowValues`) in one transaction on `db`; resolves with the last seq once
+ * committed (the rows took the seqs before it, in order). The log's group commit and the writer thread
+ * (receipt-writer-thread.ts) both append through here.
+ */
+export function appendRows(db: SqliteDatabase, rows: readonly unknown[][]): Promise<number> {
   if (db.driver === 'sqlite3') return db.run(APPEND_JSON_SQL, [JSON.stringify(rows)]).then(r => r.lastInsertRowid)
   return db.transaction(async tx => {
     let seq = (await tx.get<{ s: number }>('SELECT coalesce(max(seq), 0) AS s FROM receipts'))?.s ?? 0
@@ -402,8 +406,8 @@ function appendWrite(row: ReceiptRow): LogWrite {
   return { type: 'append', row: rowValues(row), receiptId: row.receiptId }
 }
 
-/** The column values after seq and id_bucket, in APPEND_COLUMNS order; throws gate_receipt_persistence_failed for a malformed row. */
-function rowValues(row: ReceiptRow): unknown[] {
+/** The column values of a row after seq and id_bucket, for `appendRows`; throws gate_receipt_persistence_failed for a malformed row. */
+export function rowValues(row: ReceiptRow): unknown[] {
   try {
     if (typeof row !== 'object' || row === null) throw new StoreInputError('receipt row', 'an object', row)
     if (typeof row.receiptId !== 'string' || !RECEIPT_HEX.test(row.receiptId)) {

@@ -9,7 +9,6 @@ import { ReceiptQuery } from './receipt-query.js'
 import { openStoreDatabase } from './revision-stamp.js'
 import { openDatabase, resolveDatabaseOptions, type DatabaseOptions, type ResolvedDatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
 import { pickOptions } from './store-options.js'
-import { createWalCheckpointer, type CheckpointStats, type WalCheckpointer } from './wal-checkpointer.js'
 
 export * from './receipt-log.js'
 export * from './receipt-query.js'
@@ -25,39 +24,26 @@ export interface ReceiptStoreOptions extends DatabaseOptions {
   onError?: (err: Error) => void
   /** Called when a commit succeeds after a failure. */
   onRecover?: () => void
-  /**
-   * Checkpoint the WAL from a thread of its own (wal-checkpointer.ts) instead of only inside the commit
-   * that crosses `walAutocheckpointPages`; default true for a file, never for an in-memory store.
-   */
-  backgroundCheckpoints?: boolean
-  /** Called when the checkpoint thread cannot start or fails (checkpoints then happen in commits only). */
-  onCheckpointError?: (err: Error) => void
 }
 
 /** Defaults of the receipt-specific options. */
-export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: 512, queryIndexes: false, backgroundCheckpoints: true })
+export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: 512, queryIndexes: false })
 
-/** With a checkpoint thread, the writer checkpoints itself only past this many times `walAutocheckpointPages`. */
-export const WAL_BACKSTOP_FACTOR = 4
-
-const OWN_KEYS = ['maxBatchSize', 'queryIndexes', 'onError', 'onRecover', 'backgroundCheckpoints', 'onCheckpointError'] as const
+const OWN_KEYS = ['maxBatchSize', 'queryIndexes', 'onError', 'onRecover'] as const
 
 /** Opens (creating or migrating) the receipt store at `path`; `:memory:` gives an ephemeral one. */
 export async function openReceiptStore(path: string, options: ReceiptStoreOptions = {}): Promise<ReceiptStore> {
   const { own, database } = pickOptions('receipt store options', options, OWN_KEYS)
   const databaseOptions = resolveDatabaseOptions(database)
   const settings = { ...RECEIPT_STORE_DEFAULTS, ...own }
-  for (const flag of ['queryIndexes', 'backgroundCheckpoints'] as const) {
-    if (typeof settings[flag] !== 'boolean') throw new InvalidConfigError(`receipt store options.${flag}`, 'a boolean', settings[flag])
-  }
-  for (const hook of ['onError', 'onRecover', 'onCheckpointError'] as const) {
+  if (typeof settings.queryIndexes !== 'boolean') throw new InvalidConfigError('receipt store options.queryIndexes', 'a boolean', settings.queryIndexes)
+  for (const hook of ['onError', 'onRecover'] as const) {
     if (settings[hook] !== undefined && typeof settings[hook] !== 'function') {
       throw new InvalidConfigError(`receipt store options.${hook}`, 'a function', settings[hook])
     }
   }
   const writer = await openStoreDatabase(RECEIPT_SCHEMA, path, databaseOptions)
   const connections: SqliteDatabase[] = [writer]
-  let checkpointer: WalCheckpointer | undefined
   try {
     const log = new ReceiptLog(writer, { maxBatchSize: settings.maxBatchSize, onError: settings.onError, onRecover: settings.onRecover })
     if (settings.queryIndexes) await log.createIndexes(RECEIPT_QUERY_INDEXES)
@@ -67,15 +53,12 @@ export async function openReceiptStore(path: string, options: ReceiptStoreOption
       openReader = () => openReaderOf(path, databaseOptions)
       reader = await openReader()
       connections.push(reader)
-      if (settings.backgroundCheckpoints) checkpointer = await startCheckpoints(log, writer, databaseOptions, settings.onCheckpointError)
     }
     const query = new ReceiptQuery(reader, openReader)
     await query.indexNames()
-    return new ReceiptStore(log, query, new ListedReceiptStore(writer, reader), connections, checkpointer)
+    return new ReceiptStore(log, query, new ListedReceiptStore(writer, reader), connections, databaseOptions)
   } catch (err) {
-    await checkpointer?.close()
     for (const db of connections.reverse()) await db.close().catch(() => undefined)
-    checkpointer?.releaseFile()
     throw err
   }
 }
@@ -87,16 +70,6 @@ async function openReaderOf(path: string, options: ResolvedDatabaseOptions): Pro
   return db
 }
 
-// The checkpoint thread follows the log's commits; the writer's own checkpoint becomes the backstop, far
-// enough out that the thread gets there first (at 30,000 receipts/s the WAL grows by ~7,000 pages
-// between two of its runs).
-async function startCheckpoints(log: ReceiptLog, writer: SqliteDatabase, options: ResolvedDatabaseOptions, onError?: (err: Error) => void): Promise<WalCheckpointer> {
-  const checkpointer = createWalCheckpointer(writer.path, options, { onError })
-  log.onCommitted(() => checkpointer.notify())
-  await writer.exec(`PRAGMA wal_autocheckpoint = ${options.walAutocheckpointPages * WAL_BACKSTOP_FACTOR}`)
-  return checkpointer
-}
-
 /** The receipt log, its reads and the listed receipts of one file. */
 export class ReceiptStore {
   /** Appends (group commit) and followers of its commits. */
@@ -105,16 +78,17 @@ export class ReceiptStore {
   readonly query: ReceiptQuery
   /** Tool and child receipts. */
   readonly listed: ListedReceiptStore
+  /** The database options the file was opened with (the receipt writer thread opens it with the same). */
+  readonly databaseOptions: ResolvedDatabaseOptions
   readonly #connections: readonly SqliteDatabase[]
-  readonly #checkpointer: WalCheckpointer | undefined
   #closing: Promise<void> | undefined
 
-  constructor(log: ReceiptLog, query: ReceiptQuery, listed: ListedReceiptStore, connections: readonly SqliteDatabase[], checkpointer?: WalCheckpointer) {
+  constructor(log: ReceiptLog, query: ReceiptQuery, listed: ListedReceiptStore, connections: readonly SqliteDatabase[], databaseOptions: ResolvedDatabaseOptions) {
     this.log = log
     this.query = query
     this.listed = listed
     this.#connections = connections
-    this.#checkpointer = checkpointer
+    this.databaseOptions = databaseOptions
   }
 
   get path(): string {
@@ -124,11 +98,6 @@ export class ReceiptStore {
   /** True for an in-memory store (the sidecar then reports `receipt_backend: ephemeral`). */
   get isEphemeral(): boolean {
     return this.log.isEphemeral
-  }
-
-  /** The checkpoint thread's counters, or undefined when there is none (in memory, or switched off). */
-  get checkpointStats(): Readonly<CheckpointStats> | undefined {
-    return this.#checkpointer?.stats
   }
 
   /** Creates the query-filter indexes (idempotent). They slow ingest: see the benchmark. */
@@ -147,13 +116,8 @@ export class ReceiptStore {
   close(): Promise<void> {
     this.#closing ??= (async () => {
       await this.log.close()
-      await this.#checkpointer?.close()
       await this.query.close()
-      try {
-        for (const db of [...this.#connections].reverse()) await db.close()
-      } finally {
-        this.#checkpointer?.releaseFile()
-      }
+      for (const db of [...this.#connections].reverse()) await db.close()
     })()
     return this.#closing
   }

@@ -3,9 +3,9 @@
 // receipt answers only with a durable one. The kernel (evaluate, finalize, events), the proxy through
 // the kernel, and trust-control's revocations write through it.
 //
-// One implementation: sign inline, then group commit (receipt-log.ts). A signing or committing thread
-// was measured and not kept: on two cores it cost more CPU per receipt in all than it took off the
-// event loop (docs/architecture.md).
+// Two implementations, chosen once at startup: inline (sign on the calling thread, then the log's group
+// commit) and threaded (threaded-receipt-writer.ts: one thread signs, inserts and commits whole batches,
+// which halves the event loop's CPU per receipt under load; docs/architecture.md).
 import { signHttpReceiptJson, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
 import { createReceiptRow, type CommittedReceipts, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
 
@@ -29,6 +29,8 @@ export interface ReceiptWriter {
   write(body: HttpReceiptBody, context?: ReceiptWriteContext): Promise<WrittenReceipt>
   /** Calls `follower` after each commit of receipts, in commit order (see `ReceiptLog.onCommitted`); returns an unsubscribe. */
   onCommitted(follower: (batch: CommittedReceipts) => void): () => void
+  /** False after a failed commit until a later one succeeds: /gate/health answers 503. */
+  readonly healthy: boolean
   /** Resolves once everything written so far is committed; later writes reject. */
   close(): Promise<void>
 }
@@ -38,7 +40,7 @@ export interface InlineReceiptWriterOptions {
   /** The authority signer, read at each write (`gate trust serve` rotates it). */
   signer: () => Signer
   /** Where rows go: the receipt store's log. */
-  log: Pick<ReceiptLog, 'append' | 'onCommitted' | 'close'>
+  log: Pick<ReceiptLog, 'append' | 'onCommitted' | 'close' | 'healthy'>
 }
 
 /** Signs on the calling thread, then appends through the log's group commit. */
@@ -51,6 +53,9 @@ export function createInlineReceiptWriter(options: InlineReceiptWriterOptions): 
       return { receipt, json, seq }
     },
     onCommitted: follower => log.onCommitted(follower),
+    get healthy() {
+      return log.healthy
+    },
     close: () => log.close(),
   }
 }

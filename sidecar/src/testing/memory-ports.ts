@@ -42,6 +42,9 @@ export function createMemoryPorts(signer: Signer): MemoryPorts {
         },
         onCommitted: () => () => undefined,
         close: async () => undefined,
+        get healthy() {
+          return !ports.failAppends
+        },
       },
     }),
     revocations: { isRevoked: id => revoked.has(id) },
