@@ -5,29 +5,10 @@ import { join } from 'node:path'
 import { createSigner, generateSecret, signHttpReceiptJson, verifyCoreReceipt, type Signer } from '@gate/sdk'
 import { createReceiptRow, openReceiptStore, RECEIPT_TRUST_INDEXES } from '../stores/index.js'
 import { storeCoreForms } from './store-core-forms.js'
+import { receiptBody } from '../testing/receipt-rows.js'
 
 function signed(n: number, signer: Signer) {
-  return signHttpReceiptJson(
-    {
-      request_id: `req-${n}`,
-      route_pattern: '/pets',
-      method: 'POST',
-      caller_identity_hash: 'b'.repeat(64),
-      verdict: { verdict: 'allow' },
-      receipt_kind: 'mediated_decision',
-      boundary_class: 'prevent',
-      tool_origin: 'caller_executed',
-      redaction_mode: 'none',
-      response_status: 200,
-      timestamp: 1_700_000_000 + n,
-      content_hash: 'c'.repeat(64),
-      policy_hash: 'd'.repeat(64),
-      trust_level: 'mediated',
-      capability_id: null,
-      metadata: null,
-    },
-    signer,
-  )
+  return signHttpReceiptJson(receiptBody(n, { metadata: null }), signer)
 }
 
 for (const indexed of [true, false]) {

@@ -1,42 +1,23 @@
 // The receipt log against real files (GATE_STORE_DRIVER picks the driver): appends commit before they
 // resolve, one bad row fails alone, a writer killed with SIGKILL mid-stream loses no acknowledged
 // receipt, and followers learn of every committed batch in commit order.
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import type { HttpReceipt } from '@gate/sdk'
-import { createReceiptRow, openReceiptStore, type CommittedReceipts, type ReceiptRow, type ReceiptStore } from './receipt-store.js'
+import { createReceiptRow, openReceiptStore, type CommittedReceipts, type ReceiptRow } from './receipt-store.js'
 import { openDatabase } from './sqlite-driver.js'
+import { openTestReceiptStore, receiptRow, STORE_DRIVER } from '../testing/receipt-rows.js'
 
-const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
+const driver = STORE_DRIVER
 
-function receiptId(): string {
-  return randomBytes(32).toString('hex')
-}
-
+// a row with a small HTTP JSON, unless given
 function row(overrides: Partial<ReceiptRow> = {}): ReceiptRow {
-  const id = overrides.receiptId ?? receiptId()
-  return {
-    receiptId: id,
-    timestamp: 1_700_000_000,
-    requestId: `req-${id.slice(0, 8)}`,
-    method: 'POST',
-    routePattern: '/pets/{id}',
-    toolServer: 'http',
-    toolName: 'POST /pets/{id}',
-    outcome: 'allow',
-    kind: 'decision',
-    httpJson: JSON.stringify({ id, verdict: { verdict: 'allow' } }),
-    ...overrides,
-  }
+  return receiptRow(0, { timestamp: 1_700_000_000, method: 'POST', routePattern: '/pets/{id}', toolName: 'POST /pets/{id}', httpJson: '{"verdict":{"verdict":"allow"}}', ...overrides })
 }
 
-async function open(t: Test, path: string, options: Parameters<typeof openReceiptStore>[1] = {}): Promise<ReceiptStore> {
-  const store = await openReceiptStore(path, { driver, ...options })
-  t.teardown(() => store.close())
-  return store
-}
+const open = openTestReceiptStore
 
 const signed: HttpReceipt = {
   id: 'a'.repeat(64),
@@ -98,7 +79,7 @@ t.test('an appended receipt is served byte for byte by id and by seq', async t =
   t.equal(loaded?.httpJson, httpJson)
   t.match(loaded, { seq: 1, capabilityId: 'cap-9', tenant: 'acme', costUnits: 250, costCurrency: 'USD', attemptedCostUnits: 0, subjectKey: null, coreJson: null })
   t.same(await store.query.getBySeq(1), loaded)
-  t.equal(await store.query.getById(receiptId()), undefined, 'unknown id')
+  t.equal(await store.query.getById(randomBytes(32).toString('hex')), undefined, 'unknown id')
   t.equal(await store.query.getById('not-hex'), undefined, 'malformed id')
 })
 

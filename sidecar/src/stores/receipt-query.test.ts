@@ -1,40 +1,20 @@
 // Reads of the receipt store on real files (GATE_STORE_DRIVER picks the driver): point loads in every
 // id bucket, cursor pages, and every access path of trust-control's queries (bucket seeks, covering
 // index, cost index, seq walk), which must answer exactly what a filter over all rows answers.
-import t, { type Test } from 'tap'
-import { randomBytes } from 'node:crypto'
+import t from 'tap'
 import { join } from 'node:path'
-import { ID_BUCKET_ROWS, openReceiptStore, RECEIPT_CORE_PENDING_INDEX, type ReceiptQueryFilter, type ReceiptRow, type ReceiptStore, type StoredReceipt } from './receipt-store.js'
+import { ID_BUCKET_ROWS, RECEIPT_CORE_PENDING_INDEX, type ReceiptQueryFilter, type ReceiptRow, type StoredReceipt } from './receipt-store.js'
 import { openDatabase } from './sqlite-driver.js'
+import { openTestReceiptStore, receiptRow, STORE_DRIVER } from '../testing/receipt-rows.js'
 
-const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
+const driver = STORE_DRIVER
 
-function receiptId(): string {
-  return randomBytes(32).toString('hex')
-}
-
+// a row with a small HTTP JSON, unless given
 function row(overrides: Partial<ReceiptRow> = {}): ReceiptRow {
-  const id = overrides.receiptId ?? receiptId()
-  return {
-    receiptId: id,
-    timestamp: 1_700_000_000,
-    requestId: `req-${id.slice(0, 8)}`,
-    method: 'POST',
-    routePattern: '/pets/{id}',
-    toolServer: 'http',
-    toolName: 'POST /pets/{id}',
-    outcome: 'allow',
-    kind: 'decision',
-    httpJson: JSON.stringify({ id, verdict: { verdict: 'allow' } }),
-    ...overrides,
-  }
+  return receiptRow(0, { timestamp: 1_700_000_000, method: 'POST', routePattern: '/pets/{id}', toolName: 'POST /pets/{id}', httpJson: '{"verdict":{"verdict":"allow"}}', ...overrides })
 }
 
-async function open(t: Test, path: string, options: Parameters<typeof openReceiptStore>[1] = {}): Promise<ReceiptStore> {
-  const store = await openReceiptStore(path, { driver, ...options })
-  t.teardown(() => store.close())
-  return store
-}
+const open = openTestReceiptStore
 
 t.test('listAfter pages by seq and iterate walks every receipt after a cursor', async t => {
   const store = await open(t, join(t.testdir(), 'receipts.db'))

@@ -1,38 +1,18 @@
 // Opening the receipt store: options checked at open, query indexes only on request.
-import t, { type Test } from 'tap'
-import { randomBytes } from 'node:crypto'
+import t from 'tap'
 import { join } from 'node:path'
-import { openReceiptStore, type ReceiptRow, type ReceiptStore } from './receipt-store.js'
+import { openReceiptStore, type ReceiptRow } from './receipt-store.js'
 import { openDatabase } from './sqlite-driver.js'
+import { openTestReceiptStore, receiptRow, STORE_DRIVER } from '../testing/receipt-rows.js'
 
-const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
+const driver = STORE_DRIVER
 
-function receiptId(): string {
-  return randomBytes(32).toString('hex')
-}
-
+// a row with a small HTTP JSON, unless given
 function row(overrides: Partial<ReceiptRow> = {}): ReceiptRow {
-  const id = overrides.receiptId ?? receiptId()
-  return {
-    receiptId: id,
-    timestamp: 1_700_000_000,
-    requestId: `req-${id.slice(0, 8)}`,
-    method: 'POST',
-    routePattern: '/pets/{id}',
-    toolServer: 'http',
-    toolName: 'POST /pets/{id}',
-    outcome: 'allow',
-    kind: 'decision',
-    httpJson: JSON.stringify({ id, verdict: { verdict: 'allow' } }),
-    ...overrides,
-  }
+  return receiptRow(0, { timestamp: 1_700_000_000, method: 'POST', routePattern: '/pets/{id}', toolName: 'POST /pets/{id}', httpJson: '{"verdict":{"verdict":"allow"}}', ...overrides })
 }
 
-async function open(t: Test, path: string, options: Parameters<typeof openReceiptStore>[1] = {}): Promise<ReceiptStore> {
-  const store = await openReceiptStore(path, { driver, ...options })
-  t.teardown(() => store.close())
-  return store
-}
+const open = openTestReceiptStore
 
 t.test('query indexes are created only on request', async t => {
   const path = join(t.testdir(), 'receipts.db')

@@ -2,32 +2,11 @@
 // is committed byte for byte, signs with the signer current at the write, and fails closed.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
-import { createSigner, generateSecret, verifyHttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
+import { createSigner, generateSecret, verifyHttpReceipt, type Signer } from '@gate/sdk'
 import { openReceiptStore } from './receipt-store.js'
 import { createInlineReceiptWriter } from './receipt-writer.js'
 
-const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
-
-function body(n: number): HttpReceiptBody {
-  return {
-    request_id: `req-${n}`,
-    route_pattern: '/pets/{id}',
-    method: 'DELETE',
-    caller_identity_hash: 'b'.repeat(64),
-    verdict: { verdict: 'allow' },
-    receipt_kind: 'mediated_decision',
-    boundary_class: 'prevent',
-    tool_origin: 'caller_executed',
-    redaction_mode: 'none',
-    response_status: 200,
-    timestamp: 1_700_000_000 + n,
-    content_hash: 'c'.repeat(64),
-    policy_hash: 'd'.repeat(64),
-    trust_level: 'mediated',
-    capability_id: 'cap-1',
-    metadata: { gate_http_status_scope: 'decision' },
-  }
-}
+import { receiptBody as body, STORE_DRIVER as driver } from '../testing/receipt-rows.js'
 
 async function setup(t: Test, signer: () => Signer) {
   const store = await openReceiptStore(join(t.testdir(), 'receipts.db'), { driver })

@@ -3,37 +3,15 @@
 // it unhealthy, and a thread that cannot start or dies leaves the writing to the inline writer.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
-import { createSigner, generateSecret, verifyHttpReceipt, type HttpReceiptBody } from '@gate/sdk'
+import { createSigner, generateSecret, verifyHttpReceipt } from '@gate/sdk'
 import { openReceiptStore, type CommittedReceipts, type ReceiptStore } from './receipt-store.js'
 import { createInlineReceiptWriter } from './receipt-writer.js'
 import { openDatabase } from './sqlite-driver.js'
 import { startThreadedReceiptWriter } from './threaded-receipt-writer.js'
+import { receiptBody as body, STORE_DRIVER as driver } from '../testing/receipt-rows.js'
 
-const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
 const seed = generateSecret('ed25519')
 const signer = createSigner({ secret: seed })
-
-function body(n: number, extra: Partial<HttpReceiptBody> = {}): HttpReceiptBody {
-  return {
-    request_id: `req-${n}`,
-    route_pattern: '/pets',
-    method: 'POST',
-    caller_identity_hash: 'b'.repeat(64),
-    verdict: { verdict: 'allow' },
-    receipt_kind: 'mediated_decision',
-    boundary_class: 'prevent',
-    tool_origin: 'caller_executed',
-    redaction_mode: 'none',
-    response_status: 200,
-    timestamp: 1_700_000_000 + n,
-    content_hash: 'c'.repeat(64),
-    policy_hash: 'd'.repeat(64),
-    trust_level: 'mediated',
-    capability_id: null,
-    metadata: { gate_http_status_scope: 'decision' },
-    ...extra,
-  }
-}
 
 async function setup(t: Test, options: { entry?: URL; path?: string; busyTimeoutMs?: number } = {}) {
   const store = await openReceiptStore(join(t.testdir(), 'receipts.db'), { driver, busyTimeoutMs: options.busyTimeoutMs })
