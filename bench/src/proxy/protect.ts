@@ -171,12 +171,12 @@ export async function run(): Promise<{ ok: boolean }> {
     targets.push({ name: 'gate api protect (durable receipts)', url: gate.url, headers: { 'x-gate-capability': gate.token }, pid: gate.pid })
     // BENCH_BASELINE_DIR: an older build's gate beside this one, in the same rounds
     const baseline = baselineGateMain()
-    const startBaseline = async (execPath: string, suffix: string) => {
+    const startBaseline = async (execPath: string, name: string) => {
       if (baseline === undefined) return
-      const old = await startGate(execPath, `receipts-baseline${suffix.replace(/\W+/g, '-')}.db`, baseline)
-      targets.push({ name: `baseline gate api protect (durable receipts)${suffix}`, url: old.url, headers: { 'x-gate-capability': old.token }, pid: old.pid })
+      const old = await startGate(execPath, `receipts-baseline-${targets.length}.db`, baseline)
+      targets.push({ name: `baseline ${name}`, url: old.url, headers: { 'x-gate-capability': old.token }, pid: old.pid })
     }
-    await startBaseline(process.execPath, '')
+    await startBaseline(process.execPath, 'gate api protect (durable receipts)')
     // the pairs compared against the targets: Gate and the no-policy Node proxy on the same runtime
     const pairs: { runtime: string; gate: string; node: string }[] = [{ runtime: `node ${process.version}`, gate: 'gate api protect (durable receipts)', node: '@fastify/http-proxy (no policy)' }]
     const node24 = findOrInstallNode24(log)
@@ -186,7 +186,7 @@ export async function run(): Promise<{ ok: boolean }> {
       const suffix = ` on node ${node24.version}`
       targets.push({ name: `@fastify/http-proxy (no policy)${suffix}`, url: fastify24.url, headers: {}, pid: fastify24.pid })
       targets.push({ name: `gate api protect (durable receipts, node:sqlite)${suffix}`, url: gate24.url, headers: { 'x-gate-capability': gate24.token }, pid: gate24.pid })
-      await startBaseline(node24.path, ` (node:sqlite)${suffix}`)
+      await startBaseline(node24.path, `gate api protect (durable receipts, node:sqlite)${suffix}`)
       pairs.push({ runtime: `node ${node24.version}`, gate: `gate api protect (durable receipts, node:sqlite)${suffix}`, node: `@fastify/http-proxy (no policy)${suffix}` })
     } else {
       log(`skipping the Node 24 rows: ${node24.skip}`)
