@@ -51,7 +51,8 @@ export interface QuietOptions {
   maxShare?: number
   /**
    * Quiet must last this long without a busy window in between, default 2000 ms. One quiet window is not
-   * enough: a Gate waits 250 ms after its last commit before its core-receipt backfill starts (its
+   * enough: a Gate built before the receipt writer (a BENCH_BASELINE_DIR baseline) waits 250 ms after its
+   * last commit before its core-receipt backfill starts (its
    * `gatherMs`), so the window right after a row often looks idle and the backfill then ran during the
    * next rows, measured in the bench of 2026-11-25 at 7–14 s of conversion landing on the next targets.
    * Nor is 1 s: the backfill also waits until its event loop was under 10% busy over a 500 ms window,
@@ -65,8 +66,9 @@ export interface QuietOptions {
 }
 
 /**
- * Waits until the processes `pids` are idle together (background work such as a Gate's core-receipt
- * backfill after an earlier row has finished), so the next row measures a machine they do not share.
+ * Waits until the processes `pids` are idle together (background work such as an older Gate's
+ * core-receipt backfill after an earlier row has finished), so the next row measures a machine they do
+ * not share.
  * Resolves how long it waited and whether they went quiet; processes that are gone count as idle.
  */
 export async function waitUntilQuiet(pids: readonly number[], options: QuietOptions = {}): Promise<{ waitedMs: number; quiet: boolean }> {

@@ -4,7 +4,7 @@
 import { createSigner, generateSecret, signCapability, uuidv7, type CapabilityToken, type Signer, type ToolGrant } from '@gate/sdk'
 import type { HttpClient } from './http-client.js'
 import type { PolicyRoute } from './policy.js'
-import { fail } from './check.js'
+import { fail } from './check-outcome.js'
 
 /** The HTTP grant convention: `server_id` "http", `tool_name` "{METHOD} {pattern}". */
 export function grantFor(route: Pick<PolicyRoute, 'method' | 'pattern'>): ToolGrant {

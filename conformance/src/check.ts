@@ -2,6 +2,8 @@
 // CheckFailure (or anything else), and is skipped by throwing CheckSkipped with the reason.
 import type { CheckContext } from './context.js'
 
+export { CheckFailure, CheckSkipped, fail, skip } from './check-outcome.js'
+
 /** The result of one check. */
 export type CheckResultKind = 'PASS' | 'FAIL' | 'SKIP'
 
@@ -23,32 +25,6 @@ export interface CheckDefinition {
 
 export interface Check extends CheckDefinition {
   run(ctx: CheckContext): Promise<void>
-}
-
-/** The behaviour was observed and is wrong. */
-export class CheckFailure extends Error {
-  constructor(detail: string) {
-    super(detail)
-    this.name = 'CheckFailure'
-  }
-}
-
-/** The check cannot run against this sidecar or document; the reason says why. */
-export class CheckSkipped extends Error {
-  constructor(reason: string) {
-    super(reason)
-    this.name = 'CheckSkipped'
-  }
-}
-
-/** Throws a CheckFailure. */
-export function fail(detail: string): never {
-  throw new CheckFailure(detail)
-}
-
-/** Throws a CheckSkipped. */
-export function skip(reason: string): never {
-  throw new CheckSkipped(reason)
 }
 
 /** Defines a check (identity function that keeps the literal type tidy). */

@@ -2,7 +2,7 @@
 // token and SDK under test, and helpers for the exchanges most checks share. Lazily computed shared
 // values (the kernel key, the sample evaluations) are computed once per run.
 import type { CallerIdentity, CapabilityToken, EvaluateResponse, GateHttpRequest, Signer, ToolGrant } from '@gate/sdk'
-import { fail, skip } from './check.js'
+import { fail, skip } from './check-outcome.js'
 import { ControlClient, createUntrustedSigner } from './capability-tokens.js'
 import { bearerCaller, buildRequest, callersOfEveryKind } from './gate-request.js'
 import type { HttpAnswer, HttpClient, RequestBody } from './http-client.js'

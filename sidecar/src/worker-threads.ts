@@ -1,5 +1,5 @@
-// What the sidecar's worker threads (signing, WAL checkpoints, receipt appends) share: the flags they
-// start with, and how they are stopped.
+// Starting and stopping the sidecar's worker thread (the receipt writer, stores/threaded-receipt-writer.ts):
+// the flags it starts with, its ready handshake, and a bounded close.
 import { Worker } from 'node:worker_threads'
 
 // The Node flags a worker thread of the sidecar starts with: the process's own (a heap limit, or

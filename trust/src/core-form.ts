@@ -1,7 +1,7 @@
 // The core receipt form (spec 03 gate.receipt.v1) of a stored HttpReceipt, as trust-control serves it:
 // `toCoreReceiptWithKeypair` under the authority's current signer, serialized as canonical JSON. Ed25519
-// signatures are deterministic, so the backfill and the read path produce the same bytes for a row
-// whenever they compute it.
+// signatures are deterministic, so the read path and a rotation's conversion produce the same bytes for a
+// row whenever they compute it.
 import { canonicalJson, parseJsonExact, toCoreReceiptWithKeypair, type HttpReceipt, type Signer } from '@gate/sdk'
 
 /** Why a stored HttpReceipt has no core form under `signer`. */

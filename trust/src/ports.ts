@@ -72,7 +72,7 @@ export interface CorpusRow {
   attemptedCostUnits: number | null
   /** The signed HttpReceipt exactly as stored. */
   httpJson: string
-  /** The stored core receipt, or null while the backfill has not reached the row. */
+  /** The stored core receipt, or null until the row is first read with its signer's key at hand. */
   coreJson: string | null
 }
 

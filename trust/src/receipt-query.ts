@@ -190,7 +190,7 @@ export class ReceiptQueryEngine {
   /**
    * The text served for each row: its stored core receipt; else the core form computed now with the
    * current authority key (and persisted); else, when the row was signed by a key this process does not
-   * hold (another authority, or a key retired before the backfill reached the row), the stored
+   * hold (another authority's, or a retired key's), the stored
    * HttpReceipt itself, byte for byte. It is signed and verifies offline (spec 02); a receipt is never
    * dropped from a page or re-signed under a key that did not sign it.
    */

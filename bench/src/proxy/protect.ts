@@ -9,9 +9,10 @@
 //
 // Every row is measured in BENCH_ROUNDS rounds (default 2), the second in reverse order, and reported as
 // the median, so drift in the host's load hits every target alike. After each measurement the suite
-// waits until all its servers are idle: a Gate keeps converting the receipts of its last row to their
-// core form for 10 s or more after the load stops, and that must not land in another target's row. What
-// the target spends meanwhile is printed per request of its load ("CPU after the load").
+// waits until all its servers are idle: a Gate built before the receipt writer keeps converting the
+// receipts of its last row to their core form for 10 s or more after the load stops, and that must not
+// land in another target's row. What the target spends meanwhile is printed per request of its load
+// ("CPU after the load"). BENCH_BASELINE_DIR adds an older build's `gate api protect` (baseline.ts).
 //
 // Run: npx tsc -b bench && node bench/dist/proxy/protect.js   (or `npm run bench -- proxy`).
 // BENCH_DURATION_SECS, BENCH_WARMUP_SECS, BENCH_CONNECTIONS and BENCH_ROUNDS override the defaults (5, 8, 50, 2).
@@ -24,6 +25,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runLoad, type LoadResult } from '../load.js'
 import { formatMicros, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
+import { baselineGateMain } from '../baseline.js'
 import { findOrInstallNode24 } from '../node24.js'
 import { cpuPerRequestDuring, cpuPerRequestUntilQuiet, waitUntilQuiet } from '../proc-stats.js'
 import { findOrInstallNginx, startNginx } from './nginx.js'
@@ -95,7 +97,7 @@ interface Row {
   cpuMicrosPerRequest: number | undefined
   /** The same for its main thread (the event loop every request passes through), when known. */
   mainCpuMicrosPerRequest: number | undefined
-  /** CPU the proxy process spent after the load until it was idle, per request it served since it was last idle (Gate's core-receipt backfill). */
+  /** CPU the proxy process spent after the load until it was idle, per request it served since it was last idle (an older Gate's core-receipt backfill). */
   afterCpuMicrosPerRequest: number | undefined
   non2xx: number
   errors: number
@@ -127,10 +129,10 @@ export async function run(): Promise<{ ok: boolean }> {
     const upstreamUrl = `http://127.0.0.1:${upstream.match[1]}`
 
     writeFileSync(join(dir, 'openapi.yaml'), SPEC)
-    const startGate = async (execPath: string, store: string) => {
+    const startGate = async (execPath: string, store: string, main = GATE_MAIN) => {
       const gate = await spawnReady(
         execPath,
-        [GATE_MAIN, 'api', 'protect', '--upstream', upstreamUrl, '--spec', join(dir, 'openapi.yaml'), '--receipt-store', join(dir, store), '--listen', '127.0.0.1:0'],
+        [main, 'api', 'protect', '--upstream', upstreamUrl, '--spec', join(dir, 'openapi.yaml'), '--receipt-store', join(dir, store), '--listen', '127.0.0.1:0'],
         /protecting \S+ with \d+ routes on (http:\/\/\S+)/,
         { ...process.env, GATE_CONTROL_TOKEN: CONTROL_TOKEN },
       )
@@ -167,6 +169,14 @@ export async function run(): Promise<{ ok: boolean }> {
       log(`skipping the nginx row: ${nginx.skip}`)
     }
     targets.push({ name: 'gate api protect (durable receipts)', url: gate.url, headers: { 'x-gate-capability': gate.token }, pid: gate.pid })
+    // BENCH_BASELINE_DIR: an older build's gate beside this one, in the same rounds
+    const baseline = baselineGateMain()
+    const startBaseline = async (execPath: string, name: string) => {
+      if (baseline === undefined) return
+      const old = await startGate(execPath, `receipts-baseline-${targets.length}.db`, baseline)
+      targets.push({ name: `baseline ${name}`, url: old.url, headers: { 'x-gate-capability': old.token }, pid: old.pid })
+    }
+    await startBaseline(process.execPath, 'gate api protect (durable receipts)')
     // the pairs compared against the targets: Gate and the no-policy Node proxy on the same runtime
     const pairs: { runtime: string; gate: string; node: string }[] = [{ runtime: `node ${process.version}`, gate: 'gate api protect (durable receipts)', node: '@fastify/http-proxy (no policy)' }]
     const node24 = findOrInstallNode24(log)
@@ -176,6 +186,7 @@ export async function run(): Promise<{ ok: boolean }> {
       const suffix = ` on node ${node24.version}`
       targets.push({ name: `@fastify/http-proxy (no policy)${suffix}`, url: fastify24.url, headers: {}, pid: fastify24.pid })
       targets.push({ name: `gate api protect (durable receipts, node:sqlite)${suffix}`, url: gate24.url, headers: { 'x-gate-capability': gate24.token }, pid: gate24.pid })
+      await startBaseline(node24.path, `gate api protect (durable receipts, node:sqlite)${suffix}`)
       pairs.push({ runtime: `node ${node24.version}`, gate: `gate api protect (durable receipts, node:sqlite)${suffix}`, node: `@fastify/http-proxy (no policy)${suffix}` })
     } else {
       log(`skipping the Node 24 rows: ${node24.skip}`)

@@ -3,14 +3,16 @@
 // p50/p99 and the ratio. Targets: >= 5,000 evaluations/s and >= 35% of the bare floor.
 // Measured on this machine's Node (stores on the `sqlite3` addon) and, when a Node 24 binary is found or
 // can be installed, again on Node 24 (stores on `node:sqlite`); each runtime against its own floor.
-// The transparency log's cost (issue #31, goal <= 5% of throughput): the GET allow row is measured again
-// against a second sidecar started with --no-transparency-log, in the same interleaved rounds.
+// The peer (issue #25's goal: the sidecar at >= 2x its rate) is the Cerbos PDP with the same policy
+// (cerbos-peer.ts), driven by the same load generator. BENCH_BASELINE_DIR adds an older build's sidecar
+// (baseline.ts), measured in the same rounds, so before and after compare in one run. The transparency
+// log's cost (issue #31, goal <= 5% of throughput): the GET allow row again on a sidecar started with
+// --no-transparency-log, in the same rounds.
 // Each scenario is warmed up for 8 s (BENCH_WARMUP_SECS; a fresh Node process here needs several seconds
-// of load to reach its steady rate), then measured in two interleaved rounds (BENCH_ROUNDS) of 5 s
-// (BENCH_DURATION_SECS) (median). After each
-// measurement the suite waits until the sidecar and the floor server are idle, so the sidecar's
-// core-receipt backfill after one scenario does not run during the next; what the server spends
-// meanwhile is printed per request it served since it was last idle ("CPU after the load").
+// of load to reach its steady rate), then measured in two interleaved rounds (BENCH_ROUNDS) of 5 s (BENCH_DURATION_SECS) (median). After each
+// measurement the suite waits until the servers are idle, so work a server defers past its row (an older
+// build's core-receipt backfill) does not run during the next; what the server spends meanwhile is
+// printed per request it served since it was last idle ("CPU after the load").
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
@@ -21,8 +23,10 @@ import { ANONYMOUS_CALLER, createSigner, generateSecret } from '@gate/sdk'
 import { PETS_SPEC_YAML } from '@gate/sidecar/testing'
 import { runLoad, type LoadResult } from '../load.js'
 import { cpuBoundRate, formatMicros, median, medianIfAll, printTable, type CpuPerRequest } from '../measure.js'
+import { baselineGateMain } from '../baseline.js'
 import { findOrInstallNode24 } from '../node24.js'
 import { cpuPerRequestDuring, cpuPerRequestUntilQuiet, waitUntilQuiet } from '../proc-stats.js'
+import { cerbosCheckBody, findCerbos, startCerbos } from './cerbos-peer.js'
 
 const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
 const FLOOR_MAIN = fileURLToPath(new URL('./floor-server.js', import.meta.url))
@@ -31,7 +35,7 @@ const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 8)
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2))
 const GET_ALLOW = 'gate sidecar: GET allow'
-const GET_ALLOW_NO_LOG = 'gate sidecar: GET allow, --no-transparency-log'
+const GET_ALLOW_NO_LOG = 'gate sidecar, --no-transparency-log: GET allow'
 /** Issue #31: the transparency log costs at most 5% of the GET allow throughput. */
 const TARGET_LOG_COST = 0.05
 
@@ -70,85 +74,118 @@ function evaluateBody(method: string, path: string): string {
   return JSON.stringify({ request_id: '0193a0b0-0000-7000-8000-000000000000', method, path, route_pattern: path, caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000) })
 }
 
-/** The floor and both sidecar scenarios on one runtime, interleaved over two rounds. */
-async function measure(runtime: Runtime): Promise<Row[]> {
+type Scenario = [string, (durationSeconds?: number) => Promise<LoadResult>, number]
+
+const JSON_HEADERS = { 'content-type': 'application/json' }
+
+/** A `gate sidecar` of the build at `main` with its own store, and its two scenarios (named with `label`). */
+async function startSidecar(execPath: string, main: string, dir: string, label: string, extraArgs: string[] = []): Promise<{ child: ChildProcess; url: string; scenarios: Scenario[] }> {
+  const gate = await startProcess(execPath, [main, 'sidecar', '--listen', '127.0.0.1:0', '--spec', join(dir, 'pets.yaml'), '--receipt-store', join(dir, `${label.replace(/\W+/g, '-')}.db`), ...extraArgs], { GATE_CONTROL_TOKEN: TOKEN })
+  const issued = await request(`${gate.url}/v1/capabilities/issue`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ subjectPublicKey: createSigner({ secret: generateSecret() }).publicKey, scope: { grants: [{ server_id: 'http', tool_name: 'POST /pets' }] }, ttlSeconds: 3600 }),
+  })
+  const { capability } = (await issued.body.json()) as { capability: unknown }
+  const capabilityHeader = Buffer.from(JSON.stringify(capability)).toString('base64url')
+  const evaluate = (method: string, headers: Record<string, string>) => (durationSeconds?: number) =>
+    runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody(method, '/pets'), headers: { ...JSON_HEADERS, ...headers }, durationSeconds })
+  return {
+    ...gate,
+    scenarios: [
+      [`${label}: GET allow`, evaluate('GET', {}), gate.child.pid!],
+      [`${label}: POST + valid token`, evaluate('POST', { 'x-gate-capability': capabilityHeader }), gate.child.pid!],
+    ],
+  }
+}
+
+/** The floor, the sidecar (and a baseline build's) and the Cerbos peer on one runtime, interleaved over two rounds. */
+async function measure(runtime: Runtime, baseline: string | undefined, log: (line: string) => void): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'gate-bench-'))
-  const spec = join(dir, 'pets.yaml')
-  writeFileSync(spec, PETS_SPEC_YAML)
-  const gate = await startProcess(runtime.execPath, [GATE_MAIN, 'sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', join(dir, 'receipts.db')], { GATE_CONTROL_TOKEN: TOKEN })
-  const noLog = await startProcess(runtime.execPath, [GATE_MAIN, 'sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', join(dir, 'no-log.db'), '--no-transparency-log'], { GATE_CONTROL_TOKEN: TOKEN })
+  writeFileSync(join(dir, 'pets.yaml'), PETS_SPEC_YAML)
+  const children: ChildProcess[] = []
   try {
-    const issued = await request(`${gate.url}/v1/capabilities/issue`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ subjectPublicKey: createSigner({ secret: generateSecret() }).publicKey, scope: { grants: [{ server_id: 'http', tool_name: 'POST /pets' }] }, ttlSeconds: 3600 }),
-    })
-    const { capability } = (await issued.body.json()) as { capability: unknown }
-    const capabilityHeader = Buffer.from(JSON.stringify(capability)).toString('base64url')
-    const sample = await request(`${gate.url}/gate/evaluate`, { method: 'POST', body: evaluateBody('GET', '/pets'), headers: { 'content-type': 'application/json' } })
+    const gate = await startSidecar(runtime.execPath, GATE_MAIN, dir, 'gate sidecar')
+    children.push(gate.child)
+    const sample = await request(`${gate.url}/gate/evaluate`, { method: 'POST', body: evaluateBody('GET', '/pets'), headers: JSON_HEADERS })
     const floor = await startProcess(runtime.execPath, [FLOOR_MAIN, await sample.body.text()])
-    try {
-      const json = { 'content-type': 'application/json' }
-      const scenarios: [string, (durationSeconds?: number) => Promise<LoadResult>, number][] = [
-        ['bare node:http, same JSON (floor)', durationSeconds => runLoad({ url: `${floor.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds }), floor.child.pid!],
-        [GET_ALLOW, durationSeconds => runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds }), gate.child.pid!],
-        [GET_ALLOW_NO_LOG, durationSeconds => runLoad({ url: `${noLog.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: json, durationSeconds }), noLog.child.pid!],
-        [
-          'gate sidecar: POST + valid token',
-          durationSeconds =>
-            runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody('POST', '/pets'), headers: { ...json, 'x-gate-capability': capabilityHeader }, durationSeconds }),
-          gate.child.pid!,
-        ],
-      ]
-      const results = new Map<string, { result: LoadResult; cpu: CpuPerRequest; after: number | undefined }[]>()
-      const pids = [gate.child.pid!, noLog.child.pid!, floor.child.pid!]
-      const logFor = (what: string) => (line: string) => process.stdout.write(`bench sidecar: ${what}: ${line}\n`)
-      await waitUntilQuiet(pids, { log: logFor(runtime.label) })
-      // interleaved rounds, so a burst of outside load hits every row alike
-      for (let round = 0; round < ROUNDS; round++) {
-        for (const [name, fn, pid] of scenarios) {
-          const warmup = round === 0 ? await fn(WARMUP_SECS) : undefined
-          const measured = await cpuPerRequestDuring(pid, () => fn(DURATION_SECS), r => r.requests)
-          const r = measured.result
-          if (r.non2xx > 0 || r.errors > 0) throw new Error(`${runtime.label} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
-          // the row's backlog (its receipts' core form) is charged to it and kept out of the next row
-          const served = r.requests + (warmup?.requests ?? 0)
-          const after = await cpuPerRequestUntilQuiet(pid, pids, served, { log: logFor(name) })
-          results.set(name, [...(results.get(name) ?? []), { ...measured, after }])
-        }
+    children.push(floor.child)
+    const scenarios: Scenario[] = [
+      ['bare node:http, same JSON (floor)', durationSeconds => runLoad({ url: `${floor.url}/gate/evaluate`, method: 'POST', body: evaluateBody('GET', '/pets'), headers: JSON_HEADERS, durationSeconds }), floor.child.pid!],
+      ...gate.scenarios,
+    ]
+    // the transparency log's cost (issue #31): the same GET allow on a sidecar without it
+    const noLog = await startSidecar(runtime.execPath, GATE_MAIN, dir, 'gate sidecar, --no-transparency-log', ['--no-transparency-log'])
+    children.push(noLog.child)
+    scenarios.push(noLog.scenarios[0]!)
+    if (baseline !== undefined) {
+      const old = await startSidecar(runtime.execPath, baseline, dir, 'baseline gate sidecar')
+      children.push(old.child)
+      scenarios.push(...old.scenarios)
+    }
+    const cerbos = findCerbos()
+    if ('path' in cerbos) {
+      const pdp = await startCerbos(cerbos.path, dir)
+      children.push(pdp.child)
+      const check = (action: 'GET' | 'POST') => (durationSeconds?: number) => runLoad({ url: `${pdp.url}/api/check/resources`, method: 'POST', body: cerbosCheckBody(action), headers: JSON_HEADERS, durationSeconds })
+      for (const action of ['GET', 'POST'] as const) {
+        const answer = await (await request(`${pdp.url}/api/check/resources`, { method: 'POST', body: cerbosCheckBody(action), headers: JSON_HEADERS })).body.text()
+        if (!answer.includes(`"${action}":"EFFECT_ALLOW"`)) throw new Error(`Cerbos did not allow the bench's ${action}: ${answer}`)
       }
-      return scenarios.map(([name]) => {
-        const ms = results.get(name)!
-        const rs = ms.map(m => m.result)
-        return {
-          runtime: runtime.label,
-          scenario: name,
-          rps: median(rs.map(r => r.requestsPerSecond)),
-          p50: median(rs.map(r => r.p50Ms)),
-          p99: median(rs.map(r => r.p99Ms)),
-          cpu: { server: medianIfAll(ms.map(m => m.cpu.server)), main: medianIfAll(ms.map(m => m.cpu.main)), load: median(ms.map(m => m.cpu.load)) },
-          after: medianIfAll(ms.map(m => m.after)),
-        }
-      })
-    } finally {
-      floor.child.kill('SIGTERM')
+      scenarios.push([CERBOS_GET, check('GET'), pdp.child.pid!], [CERBOS_POST, check('POST'), pdp.child.pid!])
+    } else {
+      log(`the Cerbos rows are skipped: ${cerbos.skip}`)
     }
+    const results = new Map<string, { result: LoadResult; cpu: CpuPerRequest; after: number | undefined }[]>()
+    const pids = children.map(child => child.pid!)
+    const logFor = (what: string) => (line: string) => process.stdout.write(`bench sidecar: ${what}: ${line}\n`)
+    await waitUntilQuiet(pids, { log: logFor(runtime.label) })
+    // interleaved rounds, so a burst of outside load hits every row alike
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, fn, pid] of scenarios) {
+        const warmup = round === 0 ? await fn(WARMUP_SECS) : undefined
+        const measured = await cpuPerRequestDuring(pid, () => fn(DURATION_SECS), r => r.requests)
+        const r = measured.result
+        if (r.non2xx > 0 || r.errors > 0) throw new Error(`${runtime.label} ${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
+        // work a server defers past its row (an older build's core-form backfill) is charged to that row, not the next
+        const served = r.requests + (warmup?.requests ?? 0)
+        const after = await cpuPerRequestUntilQuiet(pid, pids, served, { log: logFor(name) })
+        results.set(name, [...(results.get(name) ?? []), { ...measured, after }])
+      }
+    }
+    return scenarios.map(([name]) => {
+      const ms = results.get(name)!
+      const rs = ms.map(m => m.result)
+      return {
+        runtime: runtime.label,
+        scenario: name,
+        rps: median(rs.map(r => r.requestsPerSecond)),
+        p50: median(rs.map(r => r.p50Ms)),
+        p99: median(rs.map(r => r.p99Ms)),
+        cpu: { server: medianIfAll(ms.map(m => m.cpu.server)), main: medianIfAll(ms.map(m => m.cpu.main)), load: median(ms.map(m => m.cpu.load)) },
+        after: medianIfAll(ms.map(m => m.after)),
+      }
+    })
   } finally {
-    for (const service of [gate, noLog]) {
-      service.child.kill('SIGTERM')
-      await new Promise(resolve => service.child.once('exit', resolve))
-    }
+    for (const child of children) child.kill('SIGTERM')
+    await Promise.all(children.map(child => (child.exitCode !== null ? undefined : new Promise(resolve => child.once('exit', resolve)))))
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
+const CERBOS_GET = 'Cerbos PDP: GET allow'
+const CERBOS_POST = 'Cerbos PDP: POST + principal attribute'
+
 export async function run(): Promise<{ ok: boolean }> {
+  const log = (line: string) => process.stdout.write(`bench sidecar: ${line}\n`)
+  const baseline = baselineGateMain()
+  if (baseline !== undefined) log(`baseline build: ${baseline}`)
   const runtimes: Runtime[] = [{ label: `node ${process.version} (sqlite3)`, execPath: process.execPath }]
-  const node24 = findOrInstallNode24(line => process.stdout.write(`bench sidecar: ${line}\n`))
+  const node24 = findOrInstallNode24(log)
   if ('path' in node24) runtimes.push({ label: `node ${node24.version} (node:sqlite)`, execPath: node24.path })
-  else process.stdout.write(`bench sidecar: the Node 24 rows are skipped: ${node24.skip}\n`)
+  else log(`the Node 24 rows are skipped: ${node24.skip}`)
   const rows: Row[] = []
-  for (const runtime of runtimes) rows.push(...(await measure(runtime)))
+  for (const runtime of runtimes) rows.push(...(await measure(runtime, baseline, log)))
   // each runtime's first row is its floor
   const floorOf = (runtime: string) => rows.find(r => r.runtime === runtime)!.rps
   const ratio = (rps: number, runtime: string) => `${((rps / floorOf(runtime)) * 100).toFixed(0)}%`
@@ -174,16 +211,24 @@ export async function run(): Promise<{ ok: boolean }> {
   process.stdout.write(
     `CPU bound: the most requests/s this host's ${cores} cores could serve at the CPU per request measured in the row ` +
       '(server and load generator together), and no more than its main thread can serve alone; ' +
-      'CPU after the load: what the server spent from the end of the row until it was idle (the core form of its receipts), ' +
+      "CPU after the load: what the server spent from the end of the row until it was idle (an older build's core-receipt backfill), " +
       'per request it served since it was last idle, warm-up included; the CPU bound leaves it out, since it waits while requests arrive\n',
   )
   let ok = false
   for (const runtime of runtimes) {
-    const gateRows = rows.filter(r => r.runtime === runtime.label && r.scenario !== GET_ALLOW_NO_LOG).slice(1)
+    const of = (scenario: string) => rows.find(r => r.runtime === runtime.label && r.scenario === scenario)
+    const gateRows = rows.filter(r => r.runtime === runtime.label && r.scenario.startsWith('gate sidecar'))
     const rate = gateRows.every(s => s.rps >= 5000)
     const ratio = gateRows.every(s => s.rps / floorOf(runtime.label) >= 0.35)
     ok ||= rate && ratio
     process.stdout.write(`${runtime.label}: >= 5,000 evaluations/s ${rate ? 'MET' : 'MISSED'}, >= 35% of the floor ${ratio ? 'MET' : 'MISSED'}\n`)
+    const [get, post, cerbosGet, cerbosPost] = [GET_ALLOW, 'gate sidecar: POST + valid token', CERBOS_GET, CERBOS_POST].map(of)
+    if (get !== undefined && post !== undefined && cerbosGet !== undefined && cerbosPost !== undefined) {
+      const times = [get.rps / cerbosGet.rps, post.rps / cerbosPost.rps]
+      process.stdout.write(
+        `${runtime.label}: goal (issue #25) sidecar >= 2x the Cerbos PDP: GET ${times[0]!.toFixed(2)}x, POST ${times[1]!.toFixed(2)}x ${times.every(x => x >= 2) ? 'MET' : 'MISSED'}\n`,
+      )
+    }
   }
   process.stdout.write(`targets (>= 5,000 evaluations/s and >= 35% of the floor, on some runtime): ${ok ? 'MET' : 'MISSED'}\n`)
   for (const runtime of runtimes) {

@@ -130,7 +130,7 @@ async function runScenario(path: string, scenario: Scenario, count: number, conc
       if (n === lastQuarterAt) lastQuarterStarted = performance.now()
       const row = createRow(n)
       if (n % 97 === 0) ids.push(row.receiptId)
-      await store.append(row)
+      await store.log.append(row)
     }
   }
   await Promise.all(Array.from({ length: concurrency }, appender))
@@ -139,8 +139,8 @@ async function runScenario(path: string, scenario: Scenario, count: number, conc
   const cpu = process.cpuUsage(cpuBefore)
   const written = writtenBytes()
   const lookupMs = scenario.lookups ? await measureLookups(store, ids) : '-'
-  const { batches, items } = store.stats
-  const driverName = store.driver
+  const { batches, items } = store.log.stats
+  const driverName = store.log.driver
   await store.close()
   return {
     scenario: scenario.name,
@@ -214,7 +214,7 @@ async function measureLookups(store: ReceiptStore, ids: string[]): Promise<numbe
   const sample = ids.slice(0, 500)
   const started = performance.now()
   for (const id of sample) {
-    if ((await store.getById(id)) === undefined) throw new Error(`receipt ${id} not found`)
+    if ((await store.query.getById(id)) === undefined) throw new Error(`receipt ${id} not found`)
   }
   return (performance.now() - started) / sample.length
 }

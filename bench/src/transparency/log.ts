@@ -46,7 +46,7 @@ export async function run(): Promise<{ ok: boolean }> {
     const buildMs = performance.now() - started
     results.push({ measure: `tree build, ${ROWS.toLocaleString('en-US')} leaves`, 'per second': Math.round((ROWS * 1000) / buildMs), 'p50 ms': '', 'p99 ms': '', 'total s': (buildMs / 1000).toFixed(1) })
 
-    const log = new TransparencyLog({ backend, checkpointer, findSeq: async id => (await receipts.getById(id))?.seq })
+    const log = new TransparencyLog({ backend, checkpointer, findSeq: async id => (await receipts.query.getById(id))?.seq })
     const ids = await sampleIds(path, 2000)
     results.push(await loop('inclusion proof by receipt id', i => log.inclusionProof(ids[i % ids.length]!)))
     results.push(await loop('inclusion proof by leaf index', () => inclusionProof(randomInt(ROWS), ROWS, backend)))
@@ -109,7 +109,7 @@ async function ensureCorpus(rows: number): Promise<string> {
         const { receipt, json } = signHttpReceiptJson(body(n), signer)
         batch.push(createReceiptRow(receipt, json))
       }
-      await store.appendMany(batch)
+      await store.log.appendMany(batch)
       if (base % 100_000 === 0 && base > 0) process.stderr.write(`  ${base.toLocaleString('en-US')}\n`)
     }
   } finally {

@@ -17,9 +17,7 @@ import { ConfigError } from '../errors.js'
 import type { Authority } from '../config/authority-seed.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
-import { CoreBackfill } from './core-backfill.js'
 import { CHECKPOINTER_DEFAULTS } from '../transparency/checkpointer.js'
-import { createLoopPressure } from '@gate/sdk/server'
 import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
 import { startTransparencyLog } from './transparency-wiring.js'
@@ -62,11 +60,8 @@ export async function packageVersion(): Promise<string> {
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { host, port } = parseListenAddress(options.listen)
   const { stores, authority } = options
-  // receipts are signed on their own thread (signing/worker-signer.ts)
-  const receiptSigner = await authority.startReceiptSigner(options.log)
   const kernel = new Kernel({
     signer: authority.signer,
-    receiptSigner,
     routeTable: options.policy.routeTable,
     policyHash: options.policy.policyHash,
     ports: stores.ports,
@@ -97,9 +92,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   let transparency
   try {
-    transparency = await startTransparencyLog({ stores: stores.raw, settings: options.transparency ?? { enabled: true, ...CHECKPOINTER_DEFAULTS }, signer: () => authority.signer, log: options.log })
+    transparency = await startTransparencyLog({ stores: stores.raw, writer: stores.ports.receipts, settings: options.transparency ?? { enabled: true, ...CHECKPOINTER_DEFAULTS }, signer: () => authority.signer, log: options.log })
   } catch (err) {
-    await receiptSigner.close()
     await stores.close()
     throw err
   }
@@ -132,16 +126,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }),
     { health: options.fallback === undefined },
   )
-  // The core backfill's work list (a partial index: a one-time build on a store that predates it, done
-  // before listening so no evaluation waits on it).
-  try {
-    await stores.raw.receipts.createCorePendingIndex()
-  } catch (err) {
-    await transparency?.close()
-    await receiptSigner.close()
-    await stores.close()
-    throw err
-  }
   const server = createGateServer({
     router,
     fallback: options.fallback?.(kernel),
@@ -152,26 +136,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     address = await server.listen(host, port)
   } catch (err) {
     await transparency?.close()
-    await receiptSigner.close()
     await stores.close()
     throw new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
-  // Core receipts are added after commit, off the request path (core-backfill.ts). A conversion (a second
-  // signature) costs about what the evaluation did, and on a small host it competes with the requests
-  // for the same cores, so it runs only while the event loop is mostly idle (under 10% busy over the
-  // last half second) and never with a request in flight: under steady traffic receipts keep their HTTP
-  // form until a quiet moment, and trust-control converts what a query returns on the spot.
-  const loopBusy = createLoopPressure({ threshold: 0.1, windowMs: 500 })
-  const backfill = new CoreBackfill({
-    receipts: stores.raw.receipts,
-    signer: () => authority.signer,
-    convert: httpJsons => receiptSigner.toCoreJsons(httpJsons),
-    busy: () => server.inFlight() > 0 || loopBusy(),
-    // under steady traffic it waits for long stretches: look four times a second, not forty
-    busyDelayMs: 250,
-    log: options.log,
-  })
-  backfill.start()
   return {
     url: formatBaseUrl(address.address, address.port),
     host: address.address,
@@ -180,11 +147,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     server,
     async close(graceMs = 25_000) {
       await server.drain(graceMs)
-      await backfill.stop()
       // a last checkpoint, so every receipt this process committed is covered by one
       await transparency?.flush(CHECKPOINT_ON_CLOSE_TIMEOUT_MS).catch(err => options.log(`transparency log: final checkpoint failed: ${(err as Error).message}`))
       await transparency?.close()
-      await receiptSigner.close()
       await stores.close()
     },
   }

@@ -2,8 +2,10 @@
 import { mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { publicKeyFor, type Signer } from '@gate/sdk'
+import type { Authority } from '../config/authority-seed.js'
 import type { GlobalFlags } from '../config/global-flags.js'
-import { closeStores, isInMemoryPath, openStores, type ApprovalRecord, type Stores } from '../stores/index.js'
+import { closeStores, createInlineReceiptWriter, isInMemoryPath, openStores, type ApprovalRecord, type ReceiptWriter, type Stores } from '../stores/index.js'
+import { startThreadedReceiptWriter } from '../stores/threaded-receipt-writer.js'
 import type { ApprovalView } from '../routes/context.js'
 import type { ServiceStores } from './service-stores.js'
 
@@ -17,16 +19,12 @@ export interface OpenServiceStoresOptions {
   /** Durable receipt path, or undefined for in-memory stores (--allow-ephemeral-receipts). */
   receiptStore: string | undefined
   global: GlobalFlags
-  signer: Signer
+  /** The signing key: the receipt writer's, and the kernel's. */
+  authority: Pick<Authority, 'signer' | 'seed'>
   /** Create the receipt query indexes (trust-control reads). */
   queryIndexes?: boolean
   onReceiptError?: (err: Error) => void
-  /** The receipt store's WAL checkpoint thread could not start or failed (not fatal). */
-  onCheckpointError?: (err: Error) => void
-  /** Commit receipt appends on a thread of their own (node:sqlite only; `gate api protect`). */
-  receiptAppendThread?: boolean
-  /** The receipt store's append thread could not start or failed (not fatal; node:sqlite only). */
-  onAppendThreadError?: (err: Error) => void
+  log: (line: string) => void
 }
 
 export async function openServiceStores(options: OpenServiceStoresOptions): Promise<ServiceStores> {
@@ -41,15 +39,17 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
     derivePublicKey: seed => publicKeyFor(seed),
     receiptQueryIndexes: options.queryIndexes,
     onReceiptError: options.onReceiptError,
-    onCheckpointError: options.onCheckpointError,
-    receiptAppendThread: options.receiptAppendThread,
-    onAppendThreadError: options.onAppendThreadError,
   })
-  return adaptStores(stores, options.signer)
+  const { signer, seed } = options.authority
+  // The receipt writer, chosen here once: a durable store gets the writer thread (signing and commits
+  // off the event loop), an in-memory one (which a second connection cannot share) the inline writer.
+  const inline = createInlineReceiptWriter({ signer: () => signer, log: stores.receipts.log })
+  const receipts = stores.isEphemeral ? inline : await startThreadedReceiptWriter({ store: stores.receipts, seed, fallback: inline, log: options.log })
+  return adaptStores(stores, signer, receipts, receipts === inline ? 'signed and committed on the main thread' : 'signed and committed on the receipt writer thread')
 }
 
-/** The kernel ports and route admin views over opened stores. */
-export function adaptStores(stores: Stores, signer: Signer): ServiceStores {
+/** The kernel ports and route admin views over opened stores; every receipt goes through `receipts`. */
+export function adaptStores(stores: Stores, signer: Signer, receipts: ReceiptWriter, writing: string): ServiceStores {
   const view = (r: ApprovalRecord, now: number): ApprovalView => ({
     ...r,
     decisionReceiptId: r.decisionReceiptId ?? '',
@@ -58,7 +58,7 @@ export function adaptStores(stores: Stores, signer: Signer): ServiceStores {
   const now = () => Math.floor(Date.now() / 1000)
   return {
     ports: {
-      receipts: stores.receipts,
+      receipts,
       revocations: stores.revocations,
       budgets: stores.budgets,
       capabilities: stores.capabilities,
@@ -81,10 +81,13 @@ export function adaptStores(stores: Stores, signer: Signer): ServiceStores {
     revocationBackend: stores.revocations.isEphemeral ? 'ephemeral' : 'durable',
     receiptLocation: stores.isEphemeral
       ? 'in memory, lost on restart'
-      : `sqlite ${stores.paths.receipts} (${stores.receipts.driver}${stores.receipts.appendsOnThread ? ', appends on their own thread once the first receipt starts it' : ''})`,
+      : `sqlite ${stores.paths.receipts} (${stores.receipts.log.driver}, ${writing})`,
     previousKeys: () => stores.authority.trustedPublicKeys().filter(k => k !== signer.publicKey),
-    healthy: () => stores.receipts.healthy,
-    close: () => closeStores(stores),
+    healthy: () => receipts.healthy,
+    close: async () => {
+      await receipts.close()
+      await closeStores(stores)
+    },
     raw: stores,
   }
 }

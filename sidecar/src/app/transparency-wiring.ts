@@ -3,12 +3,14 @@
 // receipts are kept in memory (nothing outlives the process to be audited) or the log is switched off.
 import type { Signer } from '@gate/sdk'
 import type { TransparencySettings } from '../config/transparency-flags.js'
-import { openTransparencyLogStore, type Stores } from '../stores/index.js'
+import { openTransparencyLogStore, type ReceiptWriter, type Stores } from '../stores/index.js'
 import { Checkpointer } from '../transparency/checkpointer.js'
 import { TransparencyLog } from '../transparency/transparency-log.js'
 
 export interface StartTransparencyLogOptions {
   stores: Stores
+  /** The process's receipt writer: the checkpointer follows its commits. */
+  writer: Pick<ReceiptWriter, 'onCommitted' | 'flush' | 'healthy'>
   settings: TransparencySettings
   /** The authority signer (read at every checkpoint). */
   signer: () => Signer
@@ -18,7 +20,7 @@ export interface StartTransparencyLogOptions {
 }
 
 export async function startTransparencyLog(options: StartTransparencyLogOptions): Promise<TransparencyLog | undefined> {
-  const { stores, settings } = options
+  const { stores, settings, writer } = options
   if (!settings.enabled || stores.receipts.isEphemeral) return undefined
   const backend = await openTransparencyLogStore(stores.paths.receipts)
   const checkpointer = new Checkpointer({
@@ -28,16 +30,16 @@ export async function startTransparencyLog(options: StartTransparencyLogOptions)
     intervalMs: settings.intervalMs,
     pollIntervalMs: options.pollIntervalMs,
     copyPath: settings.copyPath,
-    flushReceipts: () => stores.receipts.flush(),
+    flushReceipts: () => writer.flush(),
     log: options.log,
   })
-  // The follower hook: the one call after each commit (moves onto ReceiptWriter's follower list as is).
-  stores.receipts.watchAppends(lastSeq => checkpointer.onCommitted({ lastSeq }))
+  // The follower hook: the one call after each commit, in commit order.
+  writer.onCommitted(batch => checkpointer.onCommitted({ lastSeq: batch.lastSeq }))
   checkpointer.start()
   return new TransparencyLog({
     backend,
     checkpointer,
-    findSeq: async id => (await stores.receipts.getById(id))?.seq,
-    writerHealthy: () => stores.receipts.healthy,
+    findSeq: async id => (await stores.receipts.query.getById(id))?.seq,
+    writerHealthy: () => writer.healthy,
   })
 }

@@ -6,7 +6,6 @@ import {
   generateSecret,
   sha256Hex,
   signCapability,
-  signHttpReceiptJson,
   uuidv7,
   type CapabilityScope,
   type CapabilityToken,
@@ -32,19 +31,20 @@ import {
   type TrustRouteOptions,
 } from '@gate/trust'
 import type { Router } from '../http/router.js'
-import { createReceiptRow, type AuthorityStore, type ReceiptStore, type Stores } from '../stores/index.js'
+import type { AuthorityStore, ReceiptStore, ReceiptWriter, Stores } from '../stores/index.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
 
 /** The receipt store as trust-control's corpus. */
-export function createCorpusPort(receipts: ReceiptStore): ReceiptCorpusPort {
+export function createCorpusPort(receipts: Pick<ReceiptStore, 'log' | 'query'>): ReceiptCorpusPort {
+  const { log, query } = receipts
   return {
-    latestSeq: () => receipts.latestSeq(),
-    queryPage: (filter, limit, order) => receipts.queryPage(filter, limit, order),
-    countMatching: filter => receipts.countMatching(filter),
-    aggregate: (filter, grouping, bucketSeconds, perBucket) => receipts.aggregate(filter, grouping, bucketSeconds, perBucket),
-    getById: id => receipts.getById(id),
-    findFinals: (seq, id) => receipts.findFinals(seq, id),
-    setCoreJson: (seq, json) => receipts.setCoreJson(seq, json),
+    latestSeq: () => query.latestSeq(),
+    queryPage: (filter, limit, order) => query.queryPage(filter, limit, order),
+    countMatching: filter => query.countMatching(filter),
+    aggregate: (filter, grouping, bucketSeconds, perBucket) => query.aggregate(filter, grouping, bucketSeconds, perBucket),
+    getById: id => query.getById(id),
+    findFinals: (seq, id) => query.findFinals(seq, id),
+    setCoreJson: (seq, json) => log.setCoreJson(seq, json),
   }
 }
 
@@ -52,8 +52,8 @@ export function createCorpusPort(receipts: ReceiptStore): ReceiptCorpusPort {
 export function createListedPort(receipts: ReceiptStore): ListedReceiptPort {
   return {
     backend: receipts.isEphemeral ? 'memory' : 'sqlite',
-    append: input => receipts.appendListed(input),
-    list: (kind, filter, limit) => receipts.listListed(kind, filter, limit),
+    append: input => receipts.listed.append(input),
+    list: (kind, filter, limit) => receipts.listed.list(kind, filter, limit),
   }
 }
 
@@ -75,7 +75,7 @@ export function createHealthPort(stores: Stores): HealthPort {
   const backend = (ephemeral: boolean) => (ephemeral ? 'ephemeral' : 'durable') as 'ephemeral' | 'durable'
   return {
     stores: () => ({
-      receipts: { backend: backend(stores.receipts.isEphemeral), healthy: stores.receipts.healthy },
+      receipts: { backend: backend(stores.receipts.isEphemeral), healthy: stores.receipts.log.healthy },
       revocations: { backend: backend(stores.revocations.isEphemeral), healthy: true },
       budgets: { backend: backend(stores.budgets.isEphemeral), healthy: stores.budgets.healthy },
       authority: { backend: backend(stores.authority.isEphemeral), healthy: true },
@@ -115,10 +115,13 @@ export interface RotatingAuthority extends AuthorityPort {
 
 /**
  * An authority backed by the authority store. `beforeRotate` runs inside the rotation's critical
- * section, before the old seed is wiped: the core backfill is flushed there, because a row signed by
- * the old key cannot get its core form once that seed is gone.
+ * section with the retiring signer, before its seed is wiped: the core forms it can still make are
+ * stored there (storeCoreForms), because a row it signed has none once the seed is gone.
  */
-export function createRotatingAuthority(store: AuthorityStore, options: { beforeRotate?: () => Promise<void>; pinnedReason?: string } = {}): RotatingAuthority {
+export function createRotatingAuthority(
+  store: AuthorityStore,
+  options: { beforeRotate?: (retiring: Signer) => Promise<void>; pinnedReason?: string } = {},
+): RotatingAuthority {
   const current = store.current()
   if (current === undefined) throw new AuthorityPinnedError('the authority store has no key')
   let signer = createSigner({ secret: current.seed })
@@ -139,7 +142,7 @@ export function createRotatingAuthority(store: AuthorityStore, options: { before
     rotate: () =>
       exclusive(async () => {
         if (options.pinnedReason !== undefined) throw new AuthorityPinnedError(options.pinnedReason)
-        await options.beforeRotate?.()
+        await options.beforeRotate?.(signer)
         const next = await store.rotate(generateSecret('ed25519'))
         signer = createSigner({ secret: next.seed })
         return status()
@@ -166,22 +169,17 @@ export function createIssuer(stores: Stores, signer: () => Signer, now: () => nu
 export const NO_POLICY_HASH = sha256Hex('')
 
 /**
- * Revokes and, on a new revocation, stores a signed receipt of it before answering (spec 02:
- * gate_receipt_sign_failed covers a revocation receipt that could not be signed). Signing and the
- * append run inside `exclusive`, so a rotation never retires the key between them.
+ * Revokes and, on a new revocation, writes a signed receipt of it before answering (spec 02:
+ * gate_receipt_sign_failed covers a revocation receipt that could not be signed). The write (signing
+ * with `authority.signer()`, then the commit) runs inside `exclusive`, so a rotation never retires the
+ * key between them.
  */
-export function createRevoker(stores: Stores, authority: RotatingAuthority, now: () => number): RevocationPort {
+export function createRevoker(stores: Stores, receipts: ReceiptWriter, authority: RotatingAuthority, now: () => number): RevocationPort {
   return {
     async revoke(capabilityId: string) {
       const result = await stores.revocations.revoke(capabilityId)
       if (result.newlyRevoked) {
-        await authority.exclusive(async () => {
-          const { receipt, json } = signHttpReceiptJson(
-            revocationReceiptBody(capabilityId, NO_POLICY_HASH, now()),
-            authority.signer(),
-          )
-          await stores.receipts.append(createReceiptRow(receipt, json, { kind: 'decision' }))
-        })
+        await authority.exclusive(() => receipts.write(revocationReceiptBody(capabilityId, NO_POLICY_HASH, now()), { kind: 'decision' }))
       }
       return result
     },

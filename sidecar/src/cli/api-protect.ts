@@ -63,9 +63,6 @@ export async function run(argv: string[]): Promise<number> {
     let proxy: GateProxy | undefined
     let routes = 0
     const service = await startFromFlags(values, NAME, {
-      // two receipts per request on an event loop that also forwards: their INSERTs go to a thread
-      // (node:sqlite only; docs/architecture.md)
-      receiptAppendThread: true,
       // runs right after the durable-receipts gate: upstream check, then steps 2, 3 and 5
       policyLoader: async (): Promise<LoadedPolicy> => {
         upstream = parseUpstreamUrl(upstreamText)

@@ -53,8 +53,8 @@ Filters:
 Read context (local --receipt-db mode: exactly one is required; over --control-url the token decides):
   --tenant ID                 only receipts whose caller tenant is ID
   --admin-all                 every receipt
-  --authority-seed-file PATH  local mode: produce the core form of rows the backfill has not reached yet
-                              (otherwise they print in their HTTP form)
+  --authority-seed-file PATH  local mode: produce the core form of rows not read through trust-control
+                              yet (otherwise they print in their HTTP form)
 
 ${SOURCE_HELP}`
 
@@ -309,9 +309,9 @@ async function explain(argv: string[]): Promise<number> {
   } else {
     const store = await openExistingStore(global.receiptDb!)
     try {
-      const row = await store.getById(id)
+      const row = await store.query.getById(id)
       if (row === undefined) throw new Error(`receipt ${id} not found in ${global.receiptDb}`)
-      const finals = row.kind === 'decision' ? await store.findFinals(row.seq, row.receiptId) : []
+      const finals = row.kind === 'decision' ? await store.query.findFinals(row.seq, row.receiptId) : []
       view = fromStored(row, finals.map(f => f.receiptId))
     } finally {
       await store.close()
@@ -371,7 +371,7 @@ export function describeReceipt(view: ExplainView): string {
     `  time:        ${new Date(r.timestamp * 1000).toISOString()} (${r.timestamp})`,
     `  hashes:      content ${r.content_hash}, policy ${r.policy_hash}`,
     `  signer:      ${r.kernel_key}`,
-    `  core form:   ${view.coreStored ? 'stored' : 'not stored yet (served in its HTTP form until the backfill reaches it)'}`,
+    `  core form:   ${view.coreStored ? 'stored' : 'not stored yet (made and stored when trust-control first serves it)'}`,
     `  linkage:     ${linkage(view)}`,
   ]
   return lines.join('\n') + '\n'

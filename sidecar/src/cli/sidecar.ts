@@ -71,8 +71,6 @@ export async function startFromFlags(
   name: string,
   extra: Partial<Parameters<typeof startService>[0]> & {
     policyLoader?: () => ReturnType<typeof loadPolicyFile>
-    /** Receipt appends on a thread of their own (node:sqlite only): `gate api protect`. */
-    receiptAppendThread?: boolean
   } = {},
 ): Promise<RunningService> {
   const global = readGlobalFlags(values)
@@ -80,7 +78,7 @@ export async function startFromFlags(
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
-  const { policyLoader, receiptAppendThread, ...serviceOptions } = extra
+  const { policyLoader, ...serviceOptions } = extra
   const transparency = readTransparencyFlags(values)
   const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
   const authority = await loadAuthority(global.authoritySeedFile)
@@ -90,10 +88,8 @@ export async function startFromFlags(
   const stores = await openServiceStores({
     receiptStore,
     global,
-    signer: authority.signer,
-    onCheckpointError: err => log(`warning: ${err.message}; the receipt store checkpoints its WAL inside commits from now on`),
-    receiptAppendThread,
-    onAppendThreadError: err => log(`warning: ${err.message}; the receipt store appends on the main thread from now on`),
+    authority,
+    log,
   })
   const service = await startService({
     listen: (values.listen as string | undefined) ?? DEFAULT_LISTEN,

@@ -35,7 +35,7 @@ export async function withLocalLog<T>(global: GlobalFlags, fn: (log: Transparenc
       everyReceipts: 0,
       intervalMs: 0,
     })
-    const log = new TransparencyLog({ backend, checkpointer, findSeq: async id => (await receipts.getById(id))?.seq })
+    const log = new TransparencyLog({ backend, checkpointer, findSeq: async id => (await receipts.query.getById(id))?.seq })
     try {
       return await fn(log)
     } finally {

@@ -71,7 +71,7 @@ await pool(Array.from({ length: EVALUATIONS }, (_, i) => i), 16, n => evaluateOn
 store = await openReceiptStore(db)
 t.teardown(() => store.close())
 const seededRows = Array.from({ length: SEEDED }, (_, n) => seedRow(n, signer, now - Math.floor(random() * 10 * DAY)))
-for (let i = 0; i < seededRows.length; i += 500) await store.appendMany(seededRows.slice(i, i + 500))
+for (let i = 0; i < seededRows.length; i += 500) await store.log.appendMany(seededRows.slice(i, i + 500))
 await startTrust()
 model = await loadModel()
 })
@@ -222,7 +222,7 @@ if (revocation.status !== 200) throw new Error(`revocation failed: ${revocation.
 
 async function loadModel(): Promise<StoredReceipt[]> {
   const rows: StoredReceipt[] = []
-  for await (const row of store.iterate(0, 2000)) {
+  for await (const row of store.query.iterate(0, 2000)) {
     rows.push(row)
     rememberServedIds(row)
   }
@@ -398,7 +398,7 @@ t.test('cursor paging visits every matching receipt exactly once while new recei
     let n = 100_000
     while (writing) {
       await evaluateOne(sidecar, n++)
-      if (n % 5 === 0) await store.append(seedRow(n, signer, now - Math.floor(random() * 10 * DAY)))
+      if (n % 5 === 0) await store.log.append(seedRow(n, signer, now - Math.floor(random() * 10 * DAY)))
       written++
     }
   })()
@@ -734,7 +734,7 @@ t.test('authority rotation (--authority-db): new key, generation + 1, old receip
   await authorityStore.close()
   const rstore = await openReceiptStore(rdb)
   t.teardown(() => rstore.close())
-  await rstore.appendMany(Array.from({ length: 300 }, (_, n) => seedRow(n, oldSigner, now - n)))
+  await rstore.log.appendMany(Array.from({ length: 300 }, (_, n) => seedRow(n, oldSigner, now - n)))
   const token = await call(`${serve.url}/v1/capabilities/issue`, { body: { subjectPublicKey: agents[0], scope: { grants: [{ server_id: 'http', tool_name: '*' }] }, ttlSeconds: 600 }, headers: auth(SERVICE_TOKEN) })
   t.equal(token.status, 200)
   const before = (await get('/v1/authority', SERVICE_TOKEN, serve.url)).body as { publicKey: string; generation: number }
@@ -747,12 +747,12 @@ t.test('authority rotation (--authority-db): new key, generation + 1, old receip
   t.not(after.publicKey, oldSigner.publicKey)
   t.same(after.trustedPublicKeys, [oldSigner.publicKey, after.publicKey], 'the old key stays trusted')
   t.equal(after.previousPublicKey, oldSigner.publicKey)
-  const rows = await (async () => { const out: StoredReceipt[] = []; for await (const r of rstore.iterate()) out.push(r); return out })()
-  t.ok(rows.every(r => r.coreJson !== null), 'rotation flushed the backfill: every old-key row has its core form')
+  const rows = await (async () => { const out: StoredReceipt[] = []; for await (const r of rstore.query.iterate()) out.push(r); return out })()
+  t.ok(rows.every(r => r.coreJson !== null), 'the rotation stored the core form of every row the retiring key signed')
 
   // a row signed with the retired key after the rotation can no longer be converted: served as stored
   const straggler = seedRow(9999, oldSigner, now)
-  await rstore.append(straggler)
+  await rstore.log.append(straggler)
   const revokeNew = await call(`${serve.url}/v1/revocations`, { body: { capabilityId: 'cap-after-rotation' }, headers: auth(SERVICE_TOKEN) })
   t.equal(revokeNew.status, 200, 'a receipt signed by the new key')
   const served: Record<string, unknown>[] = []

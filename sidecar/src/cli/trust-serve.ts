@@ -2,7 +2,7 @@
 // receipt query, analytics, operator report, tool and child receipts, authority status and rotation,
 // capability issuance and revocation. Admin service token from --service-token-file or
 // GATE_CONTROL_TOKEN; per-tenant read tokens from --tenant-token TENANT=FILE. Usage errors exit 2,
-// startup failures exit 1; SIGTERM drains, flushes the core backfill and closes the stores.
+// startup failures exit 1; SIGTERM drains, flushes the receipt log and closes the stores.
 import { readFile, stat } from 'node:fs/promises'
 import { createSigner, generateSecret, hexToBytes, MethodNotAllowedError, NotFoundError, publicKeyFor } from '@gate/sdk'
 import { sendTrustError } from '@gate/sdk/server'
@@ -11,8 +11,8 @@ import { ConfigError, UsageError } from '../errors.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
 import { Router } from '../http/router.js'
 import { createGateServer } from '../http/server.js'
-import { closeStores, isInMemoryPath, openStores, type Stores } from '../stores/index.js'
-import { CoreBackfill } from '../app/core-backfill.js'
+import { closeStores, createInlineReceiptWriter, isInMemoryPath, openStores, type Stores } from '../stores/index.js'
+import { storeCoreForms } from '../app/store-core-forms.js'
 import { createIssuer, createRevoker, createRotatingAuthority, createTrustDeps, mountTrustRoutes } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
@@ -137,16 +137,20 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   }
 
   // (4) routes and server
-  let backfill: CoreBackfill | undefined
   const authority = createRotatingAuthority(stores.authority, {
-    beforeRotate: async () => backfill?.flush(),
+    beforeRotate: async retiring => {
+      const started = Date.now()
+      const { stored } = await storeCoreForms(stores.receipts, retiring, log)
+      log(`rotation: stored the core form of ${stored} receipt(s) signed by the retiring key (${Date.now() - started} ms)`)
+    },
     pinnedReason: seed === undefined ? undefined : 'the signing key is pinned by --authority-seed-file; run with --authority-db to rotate',
   })
   const now = () => Math.floor(Date.now() / 1000)
+  const receipts = createInlineReceiptWriter({ signer: () => authority.signer(), log: stores.receipts.log })
   let transparency
   try {
     // a sidecar appending to the same file does not notify this process: look every 2 s as well
-    transparency = await startTransparencyLog({ stores, settings: transparencySettings, signer: () => authority.signer(), pollIntervalMs: 2000, log })
+    transparency = await startTransparencyLog({ stores, writer: receipts, settings: transparencySettings, signer: () => authority.signer(), pollIntervalMs: 2000, log })
   } catch (err) {
     await closeStores(stores).catch(() => undefined)
     throw err
@@ -156,7 +160,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     auth,
     authority,
     issuer: createIssuer(stores, () => authority.signer(), now),
-    revocations: createRevoker(stores, authority, now),
+    revocations: createRevoker(stores, receipts, authority, now),
     transparency,
     now,
     log,
@@ -181,15 +185,6 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     await closeStores(stores).catch(() => undefined)
     throw new ConfigError(`cannot listen on ${listen.host}:${listen.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
-  backfill = new CoreBackfill({
-    receipts: stores.receipts,
-    signer: () => authority.signer(),
-    busy: () => server.inFlight() > 0,
-    // receipts a sidecar appends to the same file arrive without a notification here
-    pollIntervalMs: 2000,
-    log,
-  })
-  backfill.start()
   // Analytics over the whole corpus reads an in-memory rollup; fold the stored receipts in now, in the
   // background (requests meanwhile wait for it, or aggregate in SQL when they filter receipts).
   const warmStarted = Date.now()
@@ -198,7 +193,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     err => log(`analytics rollup failed: ${(err as Error).message}`),
   )
   const status = authority.status()
-  log(`receipts: sqlite ${stores.paths.receipts} (${stores.receipts.driver})`)
+  log(`receipts: sqlite ${stores.paths.receipts} (${stores.receipts.log.driver})`)
   log(`authority: generation ${status.generation}, public key ${status.publicKey}, ${status.trustedPublicKeys.length} trusted key(s)${seed === undefined ? '' : ' (pinned by --authority-seed-file)'}`)
   log(`transparency log: ${transparency === undefined ? 'off (--no-transparency-log)' : `tree and checkpoints in ${transparency.backend.location}`}`)
   log(`tokens: service token${tokenFile === undefined ? ' from GATE_CONTROL_TOKEN' : ' from --service-token-file'}, ${tenantTokens.size} tenant token(s)`)
@@ -211,7 +206,6 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
       void (async () => {
         try {
           await server.drain(25_000)
-          await backfill?.stop()
           await transparency?.flush(5000).catch(err => log(`transparency log: final checkpoint failed: ${(err as Error).message}`))
           await transparency?.close()
           await closeStores(stores)

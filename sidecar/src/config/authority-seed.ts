@@ -3,19 +3,17 @@
 import { readFile, writeFile, stat } from 'node:fs/promises'
 import { createSigner, generateSecret, hexToBytes, bytesToHex, type Signer } from '@gate/sdk'
 import { ConfigError } from '../errors.js'
-import { startWorkerSigner, type TextSigner } from '../signing/worker-signer.js'
 
 export interface Authority {
   signer: Signer
   /** True when the key was generated for this process only. */
   ephemeral: boolean
-  /** Starts a thread that signs receipts with the same key (the seed goes to that thread only). */
-  startReceiptSigner(log?: (line: string) => void): Promise<TextSigner>
+  /** The Ed25519 seed, for the receipt writer thread only (threaded-receipt-writer.ts). */
+  seed: Uint8Array
 }
 
 function authorityFor(seed: Uint8Array, ephemeral: boolean): Authority {
-  const signer = createSigner({ secret: seed })
-  return { signer, ephemeral, startReceiptSigner: log => startWorkerSigner(seed, signer, { log }) }
+  return { signer: createSigner({ secret: seed }), ephemeral, seed }
 }
 
 export async function loadAuthority(seedFile: string | undefined): Promise<Authority> {

@@ -3,13 +3,13 @@
 // trust-control's minCost / maxCost / costCurrency filters and analytics read.
 import type { Verdict } from '@gate/sdk'
 import type { GuardContext } from './guards/guard.js'
-import type { ReceiptRecord } from './ports.js'
+import type { ReceiptWriteContext } from '../stores/receipt-writer.js'
 
 /**
  * The financial metadata (spec 03 reserved receipt metadata key `financial`) and store columns of a
  * request that declared a cost: charged when allowed, attempted when a budget rule refused it.
  */
-export function financialRecord(ctx: GuardContext, verdict: Verdict): { metadata: Record<string, unknown>; columns: Pick<ReceiptRecord, 'costUnits' | 'costCurrency' | 'attemptedCostUnits'> } | undefined {
+export function financialRecord(ctx: GuardContext, verdict: Verdict): { metadata: Record<string, unknown>; columns: Pick<ReceiptWriteContext, 'costUnits' | 'costCurrency' | 'attemptedCostUnits'> } | undefined {
   const cost = ctx.declaredCost
   if (cost === undefined) return undefined
   if (verdict.verdict === 'allow' && ctx.charge !== undefined) {

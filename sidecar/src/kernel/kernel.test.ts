@@ -215,20 +215,8 @@ t.test('supplemental_authorization is denied at the authority boundary, on any r
   }
 })
 
-t.test('concurrent evaluations sign through the receiptSigner, a lone one inline; a failing receiptSigner fails closed', async t => {
-  let calls = 0
-  const counting = { publicKey: signer.publicKey, signText: async (text: string) => (calls++, signer.sign(new TextEncoder().encode(text))), close: async () => undefined }
-  const viaThread = setup({ receiptSigner: counting })
-  const alone = await viaThread.kernel.evaluate({ request: request('GET', '/pets') })
-  t.equal(calls, 0, 'alone: signed inline')
-  const together = await Promise.all([1, 2, 3].map(() => viaThread.kernel.evaluate({ request: request('GET', '/pets') })))
-  t.equal(calls, 3, 'with company: signed through the receiptSigner')
-  for (const e of [alone, ...together]) {
-    const check = verifyHttpReceipt(JSON.parse(e.receiptJson), { trustedKeys: [signer.publicKey] })
-    t.ok(check.signature_valid && check.receipt_id_valid, 'verifies')
-  }
-
-  const broken = setup({ receiptSigner: { signText: async () => Promise.reject(new Error('thread gone')) } })
+t.test('a signer that fails fails the evaluation closed with gate_receipt_sign_failed and stores nothing', async t => {
+  const broken = setup({}, { algorithm: signer.algorithm, publicKey: signer.publicKey, sign: () => { throw new Error('the key is gone') } })
   const results = await Promise.allSettled([1, 2].map(() => broken.kernel.evaluate({ request: request('GET', '/pets') })))
   for (const r of results) t.match(r, { status: 'rejected', reason: { code: 'gate_receipt_sign_failed' } })
   t.equal(broken.ports.stored.length, 0, 'nothing was stored')

@@ -15,10 +15,7 @@ import {
   canonicalJson,
   contentHash,
   SAFE_METHODS,
-  prepareHttpReceipt,
-  SigningError,
   utf8,
-  httpReceiptColumns,
   type CallerIdentity,
   type CapabilityToken,
   type GateHttpRequest,
@@ -43,13 +40,12 @@ import { DefaultPolicyGuard } from './guards/default-policy.js'
 import type { GuardContext, GuardOutcome } from './guards/guard.js'
 import { NonceGuard } from './guards/nonce.js'
 import { RevocationGuard } from './guards/revocation.js'
-import type { KernelPorts, ReceiptRecord } from './ports.js'
-import type { TextSigner } from '../signing/worker-signer.js'
+import type { KernelPorts } from './ports.js'
+import type { ReceiptWriteContext, WrittenReceipt } from '../stores/receipt-writer.js'
 
 export interface KernelOptions {
+  /** The authority signer: nonces, and the key capability tokens must come from (`ports.receipts` signs receipts with the same key). */
   signer: Signer
-  /** Signs receipts (same key as `signer`), e.g. on a worker thread; default: `signer`, inline. */
-  receiptSigner?: Pick<TextSigner, 'signText'>
   /** Route table from the OpenAPI document; null applies the method rule to every path. */
   routeTable: RouteTable | null
   /** SHA-256 hex of the loaded policy document bytes. */
@@ -80,7 +76,8 @@ export interface Evaluation {
   verdict: Verdict
   receipt: HttpReceipt
   receiptJson: string
-  record: ReceiptRecord
+  /** The row columns the receipt does not carry (a finalized receipt copies them). */
+  context: Pick<ReceiptWriteContext, 'tenant' | 'subjectKey'>
   evidence: GuardEvidence[]
   executionNonce?: SignedExecutionNonce
   approval?: { approval_id: string; resume_path: string }
@@ -107,9 +104,6 @@ export class Kernel {
   readonly #approval: ApprovalGuard
   readonly #nonce: NonceGuard
   readonly #budget: BudgetGuard
-  // evaluations under way: with company, receipts are signed on the receiptSigner's thread (throughput);
-  // alone, inline (latency: the thread hop costs more than it saves when nothing else is waiting)
-  #active = 0
   readonly #callerHashes = new Map<string, string>()
 
   constructor(options: KernelOptions) {
@@ -148,15 +142,6 @@ export class Kernel {
 
   /** Evaluates one request, signs its receipt and waits until the receipt is durably stored. */
   async evaluate(input: EvaluateInput): Promise<Evaluation> {
-    this.#active++
-    try {
-      return await this.#evaluate(input)
-    } finally {
-      this.#active--
-    }
-  }
-
-  async #evaluate(input: EvaluateInput): Promise<Evaluation> {
     const { request } = input
     const now = this.#clock()
     const route = this.matchRoute(request.method, request.path)
@@ -169,9 +154,11 @@ export class Kernel {
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
     const financial = financialRecord(ctx, verdict)
 
-    const signed = await this.signReceipt(
+    const context = { tenant: request.caller.tenant ?? null, subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null }
+    const requestId = ctx.boundRequestId ?? request.request_id
+    const writing = this.#ports.receipts.write(
       {
-        request_id: ctx.boundRequestId ?? request.request_id,
+        request_id: requestId,
         route_pattern: routePattern,
         method: request.method,
         caller_identity_hash: ctx.callerIdentityHash,
@@ -190,56 +177,46 @@ export class Kernel {
         capability_id: ctx.capabilityId,
         metadata: financial === undefined ? { gate_http_status_scope: 'decision' } : { gate_http_status_scope: 'decision', financial: financial.metadata },
       },
-      {
-        tenant: request.caller.tenant ?? null,
-        subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null,
-        kind: 'decision',
-        decisionReceiptId: null,
-        ...financial?.columns,
-      },
+      { ...context, kind: 'decision', decisionReceiptId: null, ...financial?.columns },
     )
-
-    const pending: Promise<unknown>[] = [this.#ports.receipts.append(signed.record)]
-    let approval: Evaluation['approval']
-    if (outcome?.approvalId !== undefined) {
-      approval = { approval_id: outcome.approvalId, resume_path: `/approvals/${outcome.approvalId}/respond` }
-      pending.push(
-        this.#ports.approvals.create({
-          approvalId: outcome.approvalId,
-          requestId: signed.receipt.request_id,
-          callerIdentityHash: ctx.callerIdentityHash,
-          method: request.method,
-          routePattern,
-          contentHash: ctx.contentHash,
-          decisionReceiptId: signed.receipt.id,
-          createdAt: now,
-          expiresAt: now + (this.#options.approvalTtlSeconds ?? 3600),
-        }),
-      )
-    }
     let executionNonce: SignedExecutionNonce | undefined
+    let issuing: Promise<void> | undefined
     if (outcome?.issueNonce === true) {
-      executionNonce = this.#signNonce(signed.receipt.request_id, ctx, now)
-      pending.push(
-        this.#ports.nonces.issue({
-          nonceId: executionNonce.nonce_id,
-          requestId: executionNonce.request_id,
-          callerIdentityHash: ctx.callerIdentityHash,
-          method: request.method,
-          routePattern,
-          contentHash: ctx.contentHash,
-          expiresAt: executionNonce.expires_at,
-        }),
-      )
+      executionNonce = this.#signNonce(requestId, ctx, now)
+      issuing = this.#ports.nonces.issue({
+        nonceId: executionNonce.nonce_id,
+        requestId: executionNonce.request_id,
+        callerIdentityHash: ctx.callerIdentityHash,
+        method: request.method,
+        routePattern,
+        contentHash: ctx.contentHash,
+        expiresAt: executionNonce.expires_at,
+      })
     }
     // commit before reply: an acknowledged receipt id must never be lost
-    await Promise.all(pending)
+    const [signed] = await Promise.all([writing, issuing])
+    let approval: Evaluation['approval']
+    if (outcome?.approvalId !== undefined) {
+      // the approval names its decision receipt, so it is recorded once that receipt is committed
+      approval = { approval_id: outcome.approvalId, resume_path: `/approvals/${outcome.approvalId}/respond` }
+      await this.#ports.approvals.create({
+        approvalId: outcome.approvalId,
+        requestId: signed.receipt.request_id,
+        callerIdentityHash: ctx.callerIdentityHash,
+        method: request.method,
+        routePattern,
+        contentHash: ctx.contentHash,
+        decisionReceiptId: signed.receipt.id,
+        createdAt: now,
+        expiresAt: now + (this.#options.approvalTtlSeconds ?? 3600),
+      })
+    }
 
     let responseJson = `{"verdict":${JSON.stringify(verdict)},"receipt":${signed.json},"evidence":${JSON.stringify(evidence)}`
     if (executionNonce !== undefined) responseJson += `,"execution_nonce":${JSON.stringify(executionNonce)}`
     if (approval !== undefined) responseJson += `,"approval":${JSON.stringify(approval)}`
     responseJson += '}'
-    return { verdict, receipt: signed.receipt, receiptJson: signed.json, record: signed.record, evidence, executionNonce, approval, status, responseJson }
+    return { verdict, receipt: signed.receipt, receiptJson: signed.json, context, evidence, executionNonce, approval, status, responseJson }
   }
 
   /**
@@ -247,40 +224,18 @@ export class Kernel {
    * decision receipt with the answered status, a fresh timestamp, scope `final` and the decision
    * receipt id in metadata. Stored before it resolves.
    */
-  async finalize(decision: Pick<Evaluation, 'receipt' | 'record'>, answeredStatus: number): Promise<{ receipt: HttpReceipt; json: string }> {
+  async finalize(decision: Pick<Evaluation, 'receipt' | 'context'>, answeredStatus: number): Promise<WrittenReceipt> {
     const { id: _id, signature: _sig, ...body } = decision.receipt
     const metadata = { ...(body.metadata ?? {}), gate_http_status_scope: 'final', gate_decision_receipt_id: decision.receipt.id }
-    const signed = await this.signReceipt(
+    return this.#ports.receipts.write(
       { ...body, response_status: answeredStatus, timestamp: this.#clock(), metadata },
-      { tenant: decision.record.tenant, subjectKey: decision.record.subjectKey, kind: 'final', decisionReceiptId: decision.receipt.id },
+      { ...decision.context, kind: 'final', decisionReceiptId: decision.receipt.id },
     )
-    await this.#ports.receipts.append(signed.record)
-    return { receipt: signed.receipt, json: signed.json }
-  }
-
-  /** Signs a receipt body with this authority and builds its store record (not yet stored). */
-  async signReceipt(
-    body: HttpReceiptBody,
-    extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey' | 'kind' | 'decisionReceiptId' | 'costUnits' | 'costCurrency' | 'attemptedCostUnits'>,
-  ): Promise<{ receipt: HttpReceipt; json: string; record: ReceiptRecord }> {
-    const prepared = prepareHttpReceipt(body, this.signer.publicKey)
-    let signature: string
-    try {
-      const offload = this.#options.receiptSigner !== undefined && this.#active > 1
-      signature = offload ? await this.#options.receiptSigner!.signText(prepared.signingInput) : this.signer.sign(utf8(prepared.signingInput))
-    } catch (err) {
-      throw err instanceof SigningError ? err : new SigningError('the signer failed', err)
-    }
-    const { receipt, json } = prepared.attach(signature)
-    const record: ReceiptRecord = { ...httpReceiptColumns(receipt), httpJson: json, ...extra }
-    return { receipt, json, record }
   }
 
   /** Signs and durably stores a receipt for a non-request event (approval transition, revocation). */
-  async recordEvent(body: HttpReceiptBody, extra: Pick<ReceiptRecord, 'tenant' | 'subjectKey'> = { tenant: null, subjectKey: null }) {
-    const signed = await this.signReceipt(body, { ...extra, kind: 'decision', decisionReceiptId: null })
-    await this.#ports.receipts.append(signed.record)
-    return signed
+  recordEvent(body: HttpReceiptBody, context: Pick<ReceiptWriteContext, 'tenant' | 'subjectKey'> = {}): Promise<WrittenReceipt> {
+    return this.#ports.receipts.write(body, { ...context, kind: 'decision', decisionReceiptId: null })
   }
 
   async #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number): Promise<GuardContext> {

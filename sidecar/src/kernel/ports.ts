@@ -1,36 +1,8 @@
 // What the kernel needs from storage, declared here so the kernel depends on nothing concrete: the
-// sidecar wires the SQLite stores in, tests may wire in-memory ones.
-import type { CapabilityToken, CapturePlan, HttpMethod } from '@gate/sdk'
-
-/** One signed receipt plus the columns the stores index. `httpJson` is stored and served byte for byte. */
-export interface ReceiptRecord {
-  receiptId: string
-  httpJson: string
-  timestamp: number
-  requestId: string
-  method: HttpMethod
-  routePattern: string
-  /** Always `http`: the core receipt's tool server for HTTP receipts. */
-  toolServer: 'http'
-  toolName: string
-  outcome: 'allow' | 'deny' | 'cancelled' | 'incomplete'
-  capabilityId: string | null
-  tenant: string | null
-  subjectKey: string | null
-  kind: 'decision' | 'final'
-  decisionReceiptId: string | null
-  /** Charged cost in minor units (receipts with financial metadata only), its currency, and a refused cost. */
-  costUnits?: number | null
-  costCurrency?: string | null
-  attemptedCostUnits?: number | null
-}
-
-export interface ReceiptSink {
-  /** Resolves once the receipt is durably committed; rejects with gate_receipt_persistence_failed. */
-  append(record: ReceiptRecord): Promise<unknown>
-  /** False once the store failed; evaluation then fails closed. */
-  readonly healthy: boolean
-}
+// sidecar wires the SQLite stores in, tests may wire in-memory ones. Receipts go through the one
+// ReceiptWriter (stores/receipt-writer.ts).
+import type { CapabilityToken, CapturePlan } from '@gate/sdk'
+import type { ReceiptWriter } from '../stores/receipt-writer.js'
 
 export interface RevocationPort {
   isRevoked(capabilityId: string): boolean
@@ -97,7 +69,8 @@ export interface NoncePort {
 }
 
 export interface KernelPorts {
-  receipts: ReceiptSink
+  /** Signs and durably stores every receipt (stores/receipt-writer.ts). */
+  receipts: ReceiptWriter
   revocations: RevocationPort
   budgets: BudgetPort
   capabilities: IssuedCapabilityPort

@@ -2,7 +2,7 @@
 // `process.getBuiltinModule`, never imported statically, so this file loads on Node 20 too and the
 // driver simply reports itself unavailable. Statements run synchronously on the event loop; a group
 // commit of a few hundred rows takes about a millisecond.
-import type { RunResult, SqlParams, SqliteConnection } from './sqlite-driver.js'
+import type { RunResult, SqlParams, SqliteConnection } from './sqlite-connection.js'
 import { isInMemoryPath } from './store-paths.js'
 
 interface NodeSqliteStatement {

@@ -22,7 +22,7 @@ t.test('openStores opens the seven stores beside the receipt store; closeStores 
     capabilities: join(dir, 'receipts.capabilities.db'),
   })
   for (const path of Object.values(stores.paths)) t.ok(existsSync(path), path)
-  const appended = stores.receipts.append({
+  const appended = stores.receipts.log.append({
     receiptId: 'f'.repeat(64),
     timestamp: 1,
     requestId: 'r',
@@ -43,7 +43,7 @@ t.test('openStores opens the seven stores beside the receipt store; closeStores 
 
   const again = await openStores({ receiptDb: join(dir, 'receipts.db'), budgetDb: join(dir, 'b.db'), derivePublicKey, driver })
   t.teardown(() => closeStores(again))
-  t.equal(await again.receipts.count(), 1)
+  t.equal(await again.receipts.query.count(), 1)
   t.equal(again.revocations.isRevoked('cap-r'), true)
   t.equal(again.authority.current()?.generation, 1)
   t.same(await again.budgets.tryConsume('cap', 'g', 1), { allowed: false, used: 1 })

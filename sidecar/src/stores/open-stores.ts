@@ -36,12 +36,6 @@ export interface StoresOptions extends DatabaseOptions {
   maxBatchSize?: number
   /** Called once per failed receipt commit (the receipt store is then unhealthy). */
   onReceiptError?: (err: Error) => void
-  /** Called when the receipt store's WAL checkpoint thread cannot start or fails (not fatal). */
-  onCheckpointError?: (err: Error) => void
-  /** Commit receipt appends on a thread of their own (node:sqlite only), default false. */
-  receiptAppendThread?: boolean
-  /** Called when the receipt store's append thread cannot start or fails (not fatal; node:sqlite only). */
-  onAppendThreadError?: (err: Error) => void
   /** Clock in Unix seconds, default the system clock. */
   now?: () => number
 }
@@ -72,9 +66,6 @@ const OWN_KEYS = [
   'receiptQueryIndexes',
   'maxBatchSize',
   'onReceiptError',
-  'onCheckpointError',
-  'receiptAppendThread',
-  'onAppendThreadError',
   'now',
 ] as const
 
@@ -87,8 +78,6 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
   }
   checkFunctionOption('stores options.derivePublicKey', own.derivePublicKey, true)
   checkFunctionOption('stores options.onReceiptError', own.onReceiptError)
-  checkFunctionOption('stores options.onCheckpointError', own.onCheckpointError)
-  checkFunctionOption('stores options.onAppendThreadError', own.onAppendThreadError)
   checkFunctionOption('stores options.now', own.now)
   const db = resolveDatabaseOptions(database, 'stores options')
   const now = own.now ?? unixNow
@@ -112,9 +101,6 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
         maxBatchSize: own.maxBatchSize,
         queryIndexes: own.receiptQueryIndexes,
         onError: own.onReceiptError,
-        onCheckpointError: own.onCheckpointError,
-        appendThread: own.receiptAppendThread,
-        onAppendThreadError: own.onAppendThreadError,
       }),
     )
     const revocations = track(await openRevocationStore(paths.revocations, { ...db, now }))

@@ -5,18 +5,9 @@
 import { InvalidConfigError, isGateError } from '@gate/sdk'
 import { StoreFailedError } from '../errors.js'
 import { isInMemoryPath } from './store-paths.js'
+import type { RunResult, SqlParams, SqliteConnection } from './sqlite-connection.js'
 
-/** A value SQLite can bind or return (INTEGER, REAL, TEXT, BLOB, NULL). */
-export type SqlValue = string | number | null | Uint8Array
-
-/** Positional parameters for `?` placeholders. */
-export type SqlParams = readonly SqlValue[]
-
-/** What a data-changing statement reports. */
-export interface RunResult {
-  changes: number
-  lastInsertRowid: number
-}
+export type { RunResult, SqlParams, SqliteConnection, SqlValue } from './sqlite-connection.js'
 
 /** One statement of a batch. */
 export interface SqlStatement {
@@ -53,15 +44,6 @@ export interface SqliteDatabase extends SqliteExecutor {
   batch(statements: readonly SqlStatement[]): Promise<RunResult[]>
   /** Runs `fn` in one IMMEDIATE transaction that no other statement on this connection interleaves with; rolls back when it throws. */
   transaction<R>(fn: (tx: SqliteExecutor) => Promise<R>): Promise<R>
-  close(): Promise<void>
-}
-
-/** The raw driver surface: no ordering or transaction guarantees of its own. */
-export interface SqliteConnection {
-  exec(sql: string): Promise<void>
-  run(sql: string, params: SqlParams): Promise<RunResult>
-  get<T>(sql: string, params: SqlParams): Promise<T | undefined>
-  all<T>(sql: string, params: SqlParams): Promise<T[]>
   close(): Promise<void>
 }
 

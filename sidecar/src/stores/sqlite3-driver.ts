@@ -3,7 +3,7 @@
 // commit and the query planner's shapes reuse a handful of statements, which then skip SQL parsing and
 // planning on every call after the first.
 import type * as Sqlite3 from 'sqlite3'
-import type { RunResult, SqlParams, SqliteConnection, SqlValue } from './sqlite-driver.js'
+import type { RunResult, SqlParams, SqliteConnection, SqlValue } from './sqlite-connection.js'
 import { isInMemoryPath } from './store-paths.js'
 
 type Sqlite3Module = typeof Sqlite3

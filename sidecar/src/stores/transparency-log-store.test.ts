@@ -14,7 +14,7 @@ async function receiptFile(t: Test, count: number): Promise<{ path: string; ids:
   const path = join(t.testdir(), 'receipts.db')
   const store = await openReceiptStore(path, { driver })
   const rows = Array.from({ length: count }, (_, n) => receiptRow(n))
-  await store.appendMany(rows)
+  await store.log.appendMany(rows)
   await store.close()
   return { path, ids: rows.map(r => r.receiptId) }
 }

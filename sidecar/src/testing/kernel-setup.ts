@@ -14,8 +14,9 @@ export const KERNEL_AUTHORITY: Signer = exampleSigner('ed25519', 11)
 /** The subject tokens are issued to. */
 export const KERNEL_AGENT: Signer = exampleSigner('ed25519', 12)
 
-export function setupKernel(options: Partial<KernelOptions> = {}) {
-  const ports = createMemoryPorts()
+/** A kernel with in-memory ports whose receipts `receiptSigner` signs (default: the kernel's authority). */
+export function setupKernel(options: Partial<KernelOptions> = {}, receiptSigner: Signer = KERNEL_AUTHORITY) {
+  const ports = createMemoryPorts(receiptSigner)
   const kernel = new Kernel({
     signer: KERNEL_AUTHORITY,
     routeTable: routeTableFromSpec(PETS_SPEC_YAML),

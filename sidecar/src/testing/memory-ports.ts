@@ -1,22 +1,26 @@
 // In-memory implementations of the kernel ports, for kernel unit tests (the real process uses the
-// SQLite stores; the end-to-end tests exercise those).
-import type { CapabilityToken } from '@gate/sdk'
-import type { KernelPorts, NewApprovalRecord, ReceiptRecord } from '../kernel/ports.js'
+// SQLite stores; the end-to-end tests exercise those). Receipts go through the real inline writer into
+// an array.
+import type { CapabilityToken, Signer } from '@gate/sdk'
+import type { KernelPorts, NewApprovalRecord } from '../kernel/ports.js'
+import type { ReceiptRow } from '../stores/receipt-log.js'
+import { createInlineReceiptWriter } from '../stores/receipt-writer.js'
 
 export interface ApprovalRecord extends NewApprovalRecord {
   state: 'pending' | 'approved' | 'denied' | 'consumed'
 }
 
 export interface MemoryPorts extends KernelPorts {
-  stored: ReceiptRecord[]
+  stored: ReceiptRow[]
   revoked: Set<string>
   issued: Map<string, CapabilityToken>
   approvalRecords: Map<string, ApprovalRecord>
   failAppends: boolean
 }
 
-export function createMemoryPorts(): MemoryPorts {
-  const stored: ReceiptRecord[] = []
+/** Ports over memory; receipts are signed by `signer` (the kernel's own, or one that fails on cue). */
+export function createMemoryPorts(signer: Signer): MemoryPorts {
+  const stored: ReceiptRow[] = []
   const revoked = new Set<string>()
   const issued = new Map<string, CapabilityToken>()
   const used = new Map<string, { used: number; max: number }>()
@@ -29,15 +33,22 @@ export function createMemoryPorts(): MemoryPorts {
     issued,
     approvalRecords,
     failAppends: false,
-    receipts: {
-      get healthy() {
-        return !ports.failAppends
+    receipts: createInlineReceiptWriter({
+      signer: () => signer,
+      log: {
+        async append(row) {
+          if (ports.failAppends) throw Object.assign(new Error('disk full'), { code: 'gate_receipt_persistence_failed' })
+          stored.push(row)
+          return { seq: stored.length }
+        },
+        onCommitted: () => () => undefined,
+        flush: async () => undefined,
+        close: async () => undefined,
+        get healthy() {
+          return !ports.failAppends
+        },
       },
-      async append(r) {
-        if (ports.failAppends) throw Object.assign(new Error('disk full'), { code: 'gate_receipt_persistence_failed' })
-        stored.push(r)
-      },
-    },
+    }),
     revocations: { isRevoked: id => revoked.has(id) },
     capabilities: { get: async id => issued.get(id) },
     budgets: {

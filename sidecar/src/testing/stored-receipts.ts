@@ -11,7 +11,7 @@ export async function checkStoredReceipts(db: string, ids: Iterable<string>, ker
     const invalid: string[] = []
     const receipts = new Map<string, HttpReceipt>()
     for (const id of ids) {
-      const row = await store.getById(id)
+      const row = await store.query.getById(id)
       if (row === undefined) {
         missing.push(id)
         continue

@@ -18,7 +18,7 @@ async function setup(t: Test, name = 'receipts.db'): Promise<{ path: string; rec
 
 async function append(receipts: ReceiptStore, ids: string[], count: number): Promise<void> {
   const rows = Array.from({ length: count }, (_, i) => receiptRow(ids.length + i))
-  await receipts.appendMany(rows)
+  await receipts.log.appendMany(rows)
   ids.push(...rows.map(r => r.receiptId))
 }
 

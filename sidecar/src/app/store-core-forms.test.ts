@@ -1,0 +1,37 @@
+// Before a key rotation: the rows the retiring key signed get their core form stored; rows of another
+// key and rows already converted are left as they are.
+import t from 'tap'
+import { join } from 'node:path'
+import { createSigner, generateSecret, signHttpReceiptJson, verifyCoreReceipt, type Signer } from '@gate/sdk'
+import { createReceiptRow, openReceiptStore, RECEIPT_TRUST_INDEXES } from '../stores/index.js'
+import { storeCoreForms } from './store-core-forms.js'
+import { receiptBody } from '../testing/receipt-rows.js'
+
+function signed(n: number, signer: Signer) {
+  return signHttpReceiptJson(receiptBody(n, { metadata: null }), signer)
+}
+
+for (const indexed of [true, false]) {
+  t.test(`the retiring key's rows get their core form, others keep theirs (${indexed ? 'with' : 'without'} the trust indexes)`, async t => {
+    const store = await openReceiptStore(join(t.testdir(), 'receipts.db'))
+    t.teardown(() => store.close())
+    if (indexed) await store.log.createIndexes(RECEIPT_TRUST_INDEXES)
+    const retiring = createSigner({ secret: generateSecret() })
+    const other = createSigner({ secret: generateSecret() })
+    const rows = Array.from({ length: 300 }, (_, n) => {
+      const r = signed(n, n % 3 === 0 ? other : retiring)
+      return createReceiptRow(r.receipt, r.json, { coreJson: n % 5 === 0 ? '{"kept":true}' : null })
+    })
+    rows.push({ ...createReceiptRow(signed(300, retiring).receipt, `{"kernel_key":"${retiring.publicKey}"}`), coreJson: null })
+    await store.log.appendMany(rows)
+    const done = await storeCoreForms(store, retiring)
+    const stored = []
+    for await (const row of store.query.iterate()) stored.push(row)
+    const expected = stored.filter((_, n) => n < 300 && n % 3 !== 0 && n % 5 !== 0)
+    t.equal(done.stored, expected.length)
+    t.equal(done.invalid, 1, 'a row that cannot be read is counted and left')
+    t.ok(expected.every(row => row.coreJson !== null && verifyCoreReceipt(JSON.parse(row.coreJson), { trustedKeys: [retiring.publicKey] }).ok), 'converted rows verify under the retiring key')
+    t.ok(stored.filter((_, n) => n % 5 === 0 && n < 300).every(row => row.coreJson === '{"kept":true}'), 'stored core forms are never rewritten')
+    t.ok(stored.filter((_, n) => n % 3 === 0 && n % 5 !== 0).every(row => row.coreJson === null), "another key's rows keep their HTTP form")
+  })
+}

@@ -1,0 +1,64 @@
+// The one way a receipt is written: `ReceiptWriter.write` signs a receipt body with the authority key,
+// appends it to the receipt log and resolves once its row is committed, so whoever answers with the
+// receipt answers only with a durable one. The kernel (evaluate, finalize, events), the proxy through
+// the kernel, and trust-control's revocations write through it.
+//
+// Two implementations, chosen once at startup: inline (sign on the calling thread, then the log's group
+// commit) and threaded (threaded-receipt-writer.ts: one thread signs, inserts and commits whole batches,
+// which halves the event loop's CPU per receipt under load; docs/architecture.md).
+import { signHttpReceiptJson, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
+import { createReceiptRow, type CommittedReceipts, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
+
+/** What the writer is told beyond the receipt body (the row's columns a receipt does not carry). */
+export type ReceiptWriteContext = Omit<ReceiptRowContext, 'coreJson'>
+
+/** A receipt signed and committed. */
+export interface WrittenReceipt {
+  receipt: HttpReceipt
+  /** The receipt exactly as stored and served. */
+  json: string
+  seq: number
+}
+
+/** Writes signed receipts durably; every receipt of the process goes through one. */
+export interface ReceiptWriter {
+  /**
+   * Signs `body` and appends it; resolves after the commit. Rejects with gate_receipt_sign_failed when
+   * it cannot be signed and gate_receipt_persistence_failed when it cannot be committed.
+   */
+  write(body: HttpReceiptBody, context?: ReceiptWriteContext): Promise<WrittenReceipt>
+  /** Calls `follower` after each commit of receipts, in commit order (see `ReceiptLog.onCommitted`); returns an unsubscribe. */
+  onCommitted(follower: (batch: CommittedReceipts) => void): () => void
+  /** Resolves once every receipt written so far is committed (`gate receipt flush`, checkpoints). */
+  flush(): Promise<void>
+  /** False after a failed commit until a later one succeeds: /gate/health answers 503. */
+  readonly healthy: boolean
+  /** Resolves once everything written so far is committed; later writes reject. */
+  close(): Promise<void>
+}
+
+/** Options of `createInlineReceiptWriter`. */
+export interface InlineReceiptWriterOptions {
+  /** The authority signer, read at each write (`gate trust serve` rotates it). */
+  signer: () => Signer
+  /** Where rows go: the receipt store's log. */
+  log: Pick<ReceiptLog, 'append' | 'onCommitted' | 'flush' | 'close' | 'healthy'>
+}
+
+/** Signs on the calling thread, then appends through the log's group commit. */
+export function createInlineReceiptWriter(options: InlineReceiptWriterOptions): ReceiptWriter {
+  const { log, signer } = options
+  return {
+    async write(body, context = {}) {
+      const { receipt, json } = signHttpReceiptJson(body, signer())
+      const { seq } = await log.append(createReceiptRow(receipt, json, context))
+      return { receipt, json, seq }
+    },
+    onCommitted: follower => log.onCommitted(follower),
+    flush: () => log.flush(),
+    get healthy() {
+      return log.healthy
+    },
+    close: () => log.close(),
+  }
+}
