@@ -13,7 +13,7 @@ import { createHealthRoute, createLiveRoute } from '../routes/health.js'
 import { createGetApprovalRoute, createListApprovalsRoute, createRespondRoute } from '../routes/approvals.js'
 import type { RouteContext } from '../routes/context.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
-import { ConfigError } from '../errors.js'
+import { listenFailure } from '../config/listen-check.js'
 import type { Authority } from '../config/authority-seed.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
@@ -136,7 +136,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   } catch (err) {
     await receiptSigner.close()
     await stores.close()
-    throw new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
+    throw listenFailure({ host, port }, err)
   }
   // Core receipts are added after commit, off the request path (core-backfill.ts). A conversion (a second
   // signature) costs about what the evaluation did, and on a small host it competes with the requests

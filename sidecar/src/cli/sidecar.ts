@@ -4,7 +4,8 @@
 import { isStrongToken, TOKEN_RULE } from '@gate/sdk/server'
 import { ConfigError, DURABLE_RECEIPTS_MESSAGE, UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
-import { DEFAULT_LISTEN } from '../config/listen-address.js'
+import { DEFAULT_LISTEN, parseListenAddress } from '../config/listen-address.js'
+import { checkCanListen } from '../config/listen-check.js'
 import { loadAuthority } from '../config/authority-seed.js'
 import { loadPolicyFile } from '../app/load-policy.js'
 import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
@@ -80,12 +81,16 @@ export async function startFromFlags(
   if (global.controlToken !== undefined && !isStrongToken(global.controlToken)) {
     throw new ConfigError(`the control token (GATE_CONTROL_TOKEN or --control-token) must be ${TOKEN_RULE}`)
   }
+  const listenText = (values.listen as string | undefined) ?? DEFAULT_LISTEN
+  const listen = parseListenAddress(listenText)
   const { policyLoader, receiptAppendThread, ...serviceOptions } = extra
   const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
     log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
   }
+  // before any store file is created: a start that cannot bind leaves nothing behind
+  await checkCanListen(listen)
   const stores = await openServiceStores({
     receiptStore,
     global,
@@ -95,7 +100,7 @@ export async function startFromFlags(
     onAppendThreadError: err => log(`warning: ${err.message}; the receipt store appends on the main thread from now on`),
   })
   const service = await startService({
-    listen: (values.listen as string | undefined) ?? DEFAULT_LISTEN,
+    listen: listenText,
     policy,
     authority,
     stores,

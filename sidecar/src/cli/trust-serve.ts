@@ -9,6 +9,7 @@ import { sendTrustError } from '@gate/sdk/server'
 import { createTrustAuthenticator, TRUST_RESPONSE_HEADERS, withTrustHeaders } from '@gate/trust'
 import { ConfigError, UsageError } from '../errors.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
+import { checkCanListen, listenFailure } from '../config/listen-check.js'
 import { Router } from '../http/router.js'
 import { createGateServer } from '../http/server.js'
 import { closeStores, isInMemoryPath, openStores, type Stores } from '../stores/index.js'
@@ -110,8 +111,9 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   }
   const auth = createTrustAuthenticator({ serviceToken, tenantTokens })
 
-  // (3) stores and authority
+  // (3) stores and authority, once the address is known to be free (a failed start creates no files)
   const seed = seedFile === undefined ? undefined : await readSeedFile(seedFile)
+  await checkCanListen(listen)
   const stores = await openStores({
     receiptDb,
     revocationDb: values['revocation-db'] as string | undefined,
@@ -162,7 +164,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     address = await server.listen(listen.host, listen.port)
   } catch (err) {
     await closeStores(stores).catch(() => undefined)
-    throw new ConfigError(`cannot listen on ${listen.host}:${listen.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
+    throw listenFailure(listen, err)
   }
   backfill = new CoreBackfill({
     receipts: stores.receipts,
