@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises'
 import {
   checkHttpReceipt,
   createSigner,
+  describeUnixTime,
   generateSecret,
   hexToBytes,
   parseJsonExact,
@@ -349,7 +350,7 @@ export function describeReceipt(view: ExplainView): string {
     `  guards:      ${r.evidence === undefined || r.evidence.length === 0 ? 'no guard evidence recorded' : ''}`,
     ...(r.evidence ?? []).map((e: GuardEvidence) => `    - ${e.guard_name}: ${e.verdict ? 'passed' : 'failed'}${e.details ? `: ${e.details}` : ''}`),
     `  status:      ${r.response_status} (${statusScope(r)})`,
-    `  time:        ${new Date(r.timestamp * 1000).toISOString()} (${r.timestamp})`,
+    `  time:        ${describeUnixTime(r.timestamp)}`,
     `  hashes:      content ${r.content_hash}, policy ${r.policy_hash}`,
     `  signer:      ${r.kernel_key}`,
     `  core form:   ${view.coreStored ? 'stored' : 'not stored yet (served in its HTTP form until the backfill reaches it)'}`,
