@@ -21,6 +21,7 @@ import { CoreBackfill } from './core-backfill.js'
 import { createLoopPressure } from '@gate/sdk/server'
 import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
+import { grantWarnings } from './grant-warnings.js'
 
 export interface ServiceOptions {
   listen: string
@@ -109,7 +110,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         stores.raw.authority,
         'this process signs with the key it was started with (--authority-seed-file or a per-boot key); rotate with gate trust serve --authority-db',
       ),
-      issuer: { issue: req => issue(kernel, stores, req) },
+      issuer: { issue: req => issue(kernel, stores, req), scopeWarnings: scope => grantWarnings(scope, options.policy.routeTable) },
       revocations: { revoke: id => revoke(kernel, stores, id) },
       now: () => kernel.now(),
       log: options.log,
@@ -188,5 +189,5 @@ async function issue(
 async function revoke(kernel: Kernel, stores: ServiceStores, capabilityId: string) {
   const result = await stores.capabilities.revoke(capabilityId)
   if (result.newlyRevoked) await kernel.recordEvent(revocationReceiptBody(capabilityId, kernel.policyHash, kernel.now()))
-  return result
+  return { ...result, issued: (await stores.raw.capabilities.get(capabilityId)) !== undefined }
 }

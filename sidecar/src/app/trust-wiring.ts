@@ -182,7 +182,7 @@ export function createRevoker(stores: Stores, authority: RotatingAuthority, now:
           await stores.receipts.append(createReceiptRow(receipt, json, { kind: 'decision' }))
         })
       }
-      return result
+      return { ...result, issued: (await stores.capabilities.get(capabilityId)) !== undefined }
     },
   }
 }
