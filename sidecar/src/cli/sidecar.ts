@@ -14,7 +14,8 @@ import { parseFlags, runWithExitCodes } from './parse-flags.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
-export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN})
+export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN}); a port in use stops the start
+                              before any store file is created
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
                               capabilities live in sibling files (PATH.revocations.db, ...)
   --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only`
