@@ -4,7 +4,7 @@
 // it ends. Each command's output goes to a file of its own; the session reports its exit status.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 /** A finished foreground command. */
@@ -66,7 +66,8 @@ export class ShellSession {
   async startBackground(command: string): Promise<BackgroundJob> {
     const file = this.#nextFile()
     const pid = await this.#send(`{\n${command}\n} > ${file} 2>&1 < /dev/null &\necho "${this.#marker} $!"\n`, 30_000, command)
-    const job = { pid, output: () => readFileSync(file, 'utf8'), alive: () => isGroupAlive(pid) }
+    // the job's shell opens its output file after `$!` is known: until then it has printed nothing
+    const job = { pid, output: () => (existsSync(file) ? readFileSync(file, 'utf8') : ''), alive: () => isGroupAlive(pid) }
     this.#jobs.push(job)
     return job
   }
