@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { InvalidConfigError } from '@gate/sdk'
-import { bearerToken, isStrongToken, TOKEN_RULE } from '@gate/sdk/server'
+import { bearerToken, checkControlToken } from '@gate/sdk/server'
 import type { AuthResult, Principal, TrustAuthenticator } from './ports.js'
 
 /** Options of `createTrustAuthenticator`. */
@@ -33,9 +33,8 @@ export function createTrustAuthenticator(options: TrustAuthOptions): TrustAuthen
   const candidates: Candidate[] = []
   const seen = new Set<string>()
   const addCandidate = (token: string, principal: Principal, option: string) => {
-    if (!isStrongToken(token)) {
-      throw new InvalidConfigError(option, `a token of ${TOKEN_RULE}`, '(redacted)')
-    }
+    // the one token rule of every Gate service (@gate/sdk/server control-token-rule.ts)
+    checkControlToken(token, option)
     const digest = sha256(token)
     const hex = digest.toString('hex')
     // One token must resolve to exactly one principal.

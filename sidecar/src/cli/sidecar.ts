@@ -1,7 +1,7 @@
 // `gate sidecar`: the long-running localhost evaluator (spec 02). Refuses to start without durable
 // receipts unless told otherwise (spec 01), logs what it serves, and on SIGTERM drains in-flight
 // requests and flushes the receipt writer before exiting.
-import { isStrongToken, TOKEN_RULE } from '@gate/sdk/server'
+import { checkControlToken } from '@gate/sdk/server'
 import { ConfigError, DURABLE_RECEIPTS_MESSAGE, UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
 import { DEFAULT_LISTEN, parseListenAddress } from '../config/listen-address.js'
@@ -79,9 +79,8 @@ export async function startFromFlags(
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
-  if (global.controlToken !== undefined && !isStrongToken(global.controlToken)) {
-    throw new ConfigError(`the control token (GATE_CONTROL_TOKEN or --control-token) must be ${TOKEN_RULE}`)
-  }
+  // the one token rule of every Gate service (@gate/sdk/server control-token-rule.ts)
+  if (global.controlToken !== undefined) checkControlToken(global.controlToken, 'the control token (GATE_CONTROL_TOKEN or --control-token)')
   const listenText = (values.listen as string | undefined) ?? DEFAULT_LISTEN
   const listen = parseListenAddress(listenText)
   const { policyLoader, receiptAppendThread, ...serviceOptions } = extra
