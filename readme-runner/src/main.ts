@@ -104,6 +104,7 @@ async function main(argv: string[]): Promise<number> {
   const env = readerEnv()
   const outputDir = mkdtempSync(join(tmpdir(), 'readme-runner-'))
   let ran = 0
+  let readmes = 0
   for (const file of files) {
     const all = extractCommands(readFileSync(join(ROOT, file), 'utf8'))
     const commands = (file === 'README.md' ? all.slice(1) : all).flat()
@@ -113,6 +114,9 @@ async function main(argv: string[]): Promise<number> {
     const stopNpmStart = await startNpmStart(moved.get(npmStartPort)!, env)
     try {
       await runReadme(file, commands, { cwd: ROOT, env, moved, outputDir: join(outputDir, file.replace(/\W+/g, '-')), log })
+    } catch (err) {
+      log(`every command's output is kept in ${outputDir}`)
+      throw err
     } finally {
       await stopNpmStart()
       const after = worktreeState()
@@ -120,9 +124,10 @@ async function main(argv: string[]): Promise<number> {
       if (after.modified.length > 0) throw new Error(`${file}: its commands changed tracked files: ${after.modified.join(', ')}`)
     }
     ran += commands.length
+    readmes++
   }
   rmSync(outputDir, { recursive: true, force: true })
-  log(`every command worked as typed (${ran} commands in ${files.length} READMEs)`)
+  log(`every command worked as typed (${ran} commands in ${readmes} READMEs)`)
   return 0
 }
 
