@@ -102,5 +102,8 @@ export function capabilityIdOf(argument: string): string {
 /** The server's warnings (Gate's additive `warnings` member), one line each on stderr. */
 function warn(command: string, warnings: unknown): void {
   if (!Array.isArray(warnings)) return
-  for (const w of warnings) process.stderr.write(`gate ${command}: warning: ${String(w)}\n`)
+  // a warning quotes the caller's grant, and the answer comes from a server: no control character
+  // reaches the terminal as is (an escape sequence, a line feed forging another line)
+  const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  for (const w of warnings) process.stderr.write(`gate ${command}: warning: ${printable(String(w))}\n`)
 }
