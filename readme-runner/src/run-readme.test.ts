@@ -34,6 +34,11 @@ t.test('a failing command stops the run, naming the file, line, status and outpu
   await t.rejects(done, { name: 'ReadmeCommandError', message: /^TEST\.md:3: ls \/no\/such\/dir\nexit status 2; it printed:\n.*No such file/ })
 })
 
+t.test('a pipeline fails when any command in it fails', async t => {
+  const { done } = await run(t, ['```sh', 'ls /no/such/dir | tee listing.txt', '```'].join('\n'))
+  await t.rejects(done, { message: /^TEST\.md:2: ls \/no\/such\/dir \| tee listing\.txt\nexit status 2/ })
+})
+
 t.test('output the README shows but the command does not print fails the run', async t => {
   const { done } = await run(t, ['```sh', 'echo hello', '```', '', '```text', 'goodbye', '```'].join('\n'))
   await t.rejects(done, { message: /the README shows output it did not print:\ngoodbye\nit printed:\nhello/ })

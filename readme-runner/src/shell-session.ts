@@ -1,7 +1,8 @@
 // One bash session per README, fed its commands one at a time, so that what a reader's terminal keeps
 // between commands (exported variables, `cd`, background jobs and `kill %1`) carries over. Job control
 // is on (`set -m`): each background job gets a process group of its own, which the session kills when
-// it ends. Each command's output goes to a file of its own; the session reports its exit status.
+// it ends. A pipeline fails when any of its commands does (`set -o pipefail`, stricter than a reader's
+// shell). Each command's output goes to a file of its own; the session reports its exit status.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -50,7 +51,8 @@ export class ShellSession {
   /** Starts bash in `cwd`; each command's output is written under `outputDir`. */
   static start(options: { cwd: string; env: NodeJS.ProcessEnv; outputDir: string }): ShellSession {
     const bash = spawn('bash', ['--noprofile', '--norc'], { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'] })
-    bash.stdin.write('set -m\n')
+    // job control for `&` and `kill %1`; pipefail, so that `gate … | tee …` fails when gate does
+    bash.stdin.write('set -m -o pipefail\n')
     return new ShellSession(bash, options.outputDir)
   }
 
