@@ -12,7 +12,7 @@ t.test('another document and no token: the document checks point to the need, wh
   t.teardown(() => sidecar.close())
   const report = await runConformance({
     sidecarUrl: sidecar.url,
-    only: ['evaluate.allow-safe-get', 'receipt.policy-hash', 'evaluate.bad-json-400', 'capabilities.valid-token-allows'],
+    only: ['evaluate.allow-safe-get', 'receipt.policy-hash', 'evaluate.bad-json-400', 'capabilities.valid-token-allows', 'nonces.retry-allowed'],
   })
   const result = (id: string) => report.results.find(r => r.id === id)!
   t.match(result('evaluate.allow-safe-get'), { result: 'FAIL', detail: /see "the sidecar under test needs" below\)$/ })
@@ -24,6 +24,7 @@ t.test('another document and no token: the document checks point to the need, wh
   t.match(report.needs[0], 'gate-conformance --print-default-spec > pets.json, then gate sidecar --spec pets.json')
   t.match(report.needs[0], 'gate-conformance --start-sidecar')
   t.match(report.needs[1], 'its control token, for the 1 skipped checks that issue and revoke capability tokens: pass it with --control-token T or GATE_CONTROL_TOKEN')
+  t.match(result('nonces.retry-allowed'), { result: 'SKIP', detail: /needs --strict-nonces/ }, 'skipped for the nonce mode: not counted')
 })
 
 t.test('a token the sidecar refuses: the need says its control routes answered 401', async t => {

@@ -32,7 +32,8 @@ export async function findNeeds(ctx: CheckContext, results: readonly CheckResult
     }
   }
 
-  const tokenSkips = results.filter(r => r.result === 'SKIP' && tokenChecks.has(r.id) && ctx.controlToken === null)
+  // skipped for want of the token, not for the other nonce mode
+  const tokenSkips = results.filter(r => r.result === 'SKIP' && tokenChecks.has(r.id) && ctx.controlToken === null && r.detail?.startsWith('needs --control-token') === true)
   if (tokenSkips.length > 0) {
     needs.push(
       `its control token, for the ${tokenSkips.length} skipped checks that issue and revoke capability tokens: pass it with --control-token T or GATE_CONTROL_TOKEN (or run gate-conformance --start-sidecar)`,
