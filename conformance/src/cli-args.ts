@@ -2,7 +2,9 @@
 import { parseArgs } from 'node:util'
 import { UsageError } from './errors.js'
 
-export const USAGE = `Usage: gate-conformance --sidecar URL [--control-token T] [--spec FILE] [--json] [--only ID,...] [--no-sdk]
+export const USAGE = `Usage: gate-conformance --start-sidecar [--spec FILE] [--json] [--only ID,...] [--no-sdk] [--strict-nonces]
+                        [--issuer-seed-file PATH]
+       gate-conformance --sidecar URL [--control-token T] [--spec FILE] [--json] [--only ID,...] [--no-sdk]
                         [--strict-nonces] [--issuer-seed-file PATH]
        gate-conformance --list [--json]
        gate-conformance --print-default-spec
@@ -11,7 +13,11 @@ Drives a Gate sidecar (or \`gate api protect\`) over HTTP and checks every behav
 protocol observable from outside (spec 02, with the policy rules of spec 01).
 
 Options:
-  --sidecar URL          base URL of the sidecar under test (required to run checks)
+  --start-sidecar        start a gate sidecar made for the suite (the document, a temporary store, its own
+                         control token, a free port; a second one with strict nonces for the nonces.*
+                         checks), run every check against it, then stop it and delete its store
+  --sidecar URL          base URL of the sidecar under test, started with the suite's document and a
+                         control token (or use --start-sidecar)
   --control-token T      its control token, for the checks that issue and revoke capability tokens
                          (default: the GATE_CONTROL_TOKEN environment variable; without one they are skipped)
   --spec FILE            the OpenAPI document the sidecar was started with (JSON; YAML when the "yaml"
@@ -39,7 +45,8 @@ export type CliCommand =
   | { kind: 'print-default-spec' }
   | {
       kind: 'run'
-      sidecarUrl: string
+      /** null: start sidecars for the suite (--start-sidecar). */
+      sidecarUrl: string | null
       controlToken: string | null
       spec: string | undefined
       only: string[]
@@ -60,6 +67,7 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
       allowPositionals: false,
       options: {
         sidecar: { type: 'string' },
+        'start-sidecar': { type: 'boolean' },
         'control-token': { type: 'string' },
         spec: { type: 'string' },
         only: { type: 'string', multiple: true },
@@ -79,16 +87,21 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
   if (values.help === true) return { kind: 'help' }
   if (values.list === true) return { kind: 'list', json: values.json === true }
   if (values['print-default-spec'] === true) return { kind: 'print-default-spec' }
-  if (values.sidecar === undefined || values.sidecar === '') throw new UsageError('--sidecar URL is required')
+  const start = values['start-sidecar'] === true
+  if (start && values.sidecar !== undefined) throw new UsageError('give --sidecar URL or --start-sidecar, not both')
+  if (start && values['control-token'] !== undefined) throw new UsageError('--start-sidecar gives the sidecar it starts a control token of its own: leave --control-token out')
+  if (!start && (values.sidecar === undefined || values.sidecar === '')) {
+    throw new UsageError('--sidecar URL is required (or --start-sidecar, to run the suite against a gate sidecar it starts for itself)')
+  }
   const timeoutText = values['request-timeout-ms'] ?? '5000'
   const requestTimeoutMs = Number(timeoutText)
   if (!/^\d+$/.test(timeoutText) || !Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 100 || requestTimeoutMs > 120_000) {
     throw new UsageError(`--request-timeout-ms must be a whole number of milliseconds from 100 to 120000, got "${timeoutText}"`)
   }
-  const token = values['control-token'] ?? env.GATE_CONTROL_TOKEN
+  const token = start ? undefined : (values['control-token'] ?? env.GATE_CONTROL_TOKEN)
   return {
     kind: 'run',
-    sidecarUrl: values.sidecar,
+    sidecarUrl: start ? null : values.sidecar!,
     controlToken: token === undefined || token === '' ? null : token,
     spec: values.spec,
     only: (values.only ?? []).flatMap(v => v.split(',')).map(s => s.trim()).filter(s => s !== ''),

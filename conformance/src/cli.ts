@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `gate-conformance`: runs the suite against a sidecar URL and prints a table (or JSON). Exit codes:
-// 0 conformant, 1 a required check failed, 2 usage error.
+// `gate-conformance`: runs the suite against a sidecar URL, or against sidecars it starts for itself
+// (--start-sidecar), and prints a table (or JSON). Exit codes: 0 conformant, 1 a required check failed,
+// 2 usage error.
 import { isGateError } from '@gate/sdk'
 import { parseCliArgs, USAGE } from './cli-args.js'
 import { DEFAULT_SPEC_TEXT } from './default-spec.js'
@@ -8,6 +9,7 @@ import { loadIssuerSeed } from './issuer-seed.js'
 import { formatJson, formatTable } from './report.js'
 import { CHECKS, runConformance } from './run-conformance.js'
 import { loadGateSdkCore } from './sdk-under-test.js'
+import { runAgainstStartedSidecars } from './start-sidecar.js'
 
 async function main(argv: readonly string[]): Promise<number> {
   let command
@@ -39,17 +41,11 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   try {
     const issuer = command.issuerSeedFile === undefined ? null : await loadIssuerSeed(command.issuerSeedFile)
-    const report = await runConformance({
-      sidecarUrl: command.sidecarUrl,
-      controlToken: command.controlToken,
-      spec: command.spec,
-      only: command.only,
-      sdkUnderTest,
-      sdkNote,
-      strictNonces: command.strictNonces,
-      requestTimeoutMs: command.requestTimeoutMs,
-      issuer,
-    })
+    const common = { spec: command.spec, only: command.only, sdkUnderTest, sdkNote, strictNonces: command.strictNonces, requestTimeoutMs: command.requestTimeoutMs, issuer }
+    const report =
+      command.sidecarUrl === null
+        ? await runAgainstStartedSidecars({ ...common, log: line => process.stderr.write(`gate-conformance: ${line}\n`) })
+        : await runConformance({ ...common, sidecarUrl: command.sidecarUrl, controlToken: command.controlToken })
     process.stdout.write(command.json ? formatJson(report) : formatTable(report))
     return report.ok ? 0 : 1
   } catch (err) {

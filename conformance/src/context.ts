@@ -55,7 +55,7 @@ export interface CheckContextInit {
 
 export class CheckContext {
   readonly http: HttpClient
-  readonly policy: PolicyDocument
+  readonly #policy: PolicyDocument
   readonly controlToken: string | null
   readonly sdkUnderTest: SdkUnderTest | null
   readonly sdkNote: string
@@ -67,15 +67,32 @@ export class CheckContext {
   #samples: Promise<Samples> | undefined
   #kernelKey: Promise<string | null> | undefined
   #counter = 0
+  #usedDocument = false
 
   constructor(init: CheckContextInit) {
     this.http = init.http
-    this.policy = init.policy
+    this.#policy = init.policy
     this.controlToken = init.controlToken
     this.sdkUnderTest = init.sdkUnderTest
     this.sdkNote = init.sdkNote
     this.strictNonces = init.strictNonces === true
     this.issuer = init.issuer ?? null
+  }
+
+  /** The OpenAPI document the expectations come from; reading it marks the running check as depending on it. */
+  get policy(): PolicyDocument {
+    this.#usedDocument = true
+    return this.#policy
+  }
+
+  /** Starts a check: forgets whether the previous one read the document. */
+  startCheck(): void {
+    this.#usedDocument = false
+  }
+
+  /** Whether the running check read the document (its routes, requests for them, or its bytes). */
+  get usedDocument(): boolean {
+    return this.#usedDocument
   }
 
   /** A short unique suffix for paths and ids of this run. */
@@ -132,13 +149,18 @@ export class CheckContext {
 
   /** A path no route of the document matches; skips the check when none can be found. */
   unmatched(): string {
-    const path = unmatchedPath(this.policy.routes, this.unique())
-    if (path === undefined) skip(`every candidate path matches a route of ${this.policy.source}`)
+    const path = unmatchedPath(this.#policy.routes, this.unique())
+    if (path === undefined) skip(`every candidate path matches a route of ${this.#policy.source}`)
     return path
   }
 
   /** A request for a concrete path of `route`. */
   requestFor(route: PolicyRoute, init: { body?: string | null; caller?: CallerIdentity; query?: Record<string, string>; capabilityId?: string | null; extra?: Record<string, unknown> } = {}): GateHttpRequest {
+    this.#usedDocument = true
+    return this.#requestFor(route, init)
+  }
+
+  #requestFor(route: PolicyRoute, init: Parameters<CheckContext['requestFor']>[1] = {}): GateHttpRequest {
     const body = init.body !== undefined ? init.body : route.method === 'GET' || route.method === 'HEAD' || route.method === 'OPTIONS' ? null : '{"name":"conformance"}'
     return buildRequest({ method: route.method, path: concretePath(route.pattern), routePattern: route.pattern, ...init, body })
   }
@@ -173,7 +195,7 @@ export class CheckContext {
   }
 
   async #computeSamples(): Promise<Samples> {
-    const unmatched = unmatchedPath(this.policy.routes, `samples-${this.unique()}`) ?? '/gate-conformance-unmatched-samples'
+    const unmatched = unmatchedPath(this.#policy.routes, `samples-${this.unique()}`) ?? '/gate-conformance-unmatched-samples'
     const allow = await this.evaluate(
       buildRequest({
         method: 'GET',
@@ -188,9 +210,9 @@ export class CheckContext {
     const deny = await this.evaluate(
       buildRequest({ method: 'POST', path: `${unmatched}/write`, body: '{"name":"conformance"}', caller: callersOfEveryKind()[2], query: { b: '2', a: '1' } }),
     )
-    const safe = this.policy.routes.find(r => r.decision === 'SessionAllow' && r.method === 'GET' && r.pattern.includes('{'))
-      ?? this.policy.routes.find(r => r.decision === 'SessionAllow' && r.method === 'GET')
-    const matched = safe === undefined ? undefined : await this.evaluate(this.requestFor(safe, { caller: callersOfEveryKind()[3], query: { q: 'x' } }))
+    const safe = this.#policy.routes.find(r => r.decision === 'SessionAllow' && r.method === 'GET' && r.pattern.includes('{'))
+      ?? this.#policy.routes.find(r => r.decision === 'SessionAllow' && r.method === 'GET')
+    const matched = safe === undefined ? undefined : await this.evaluate(this.#requestFor(safe, { caller: callersOfEveryKind()[3], query: { q: 'x' } }))
     return { allow, deny, matched, all: [allow, deny, ...(matched === undefined ? [] : [matched])] }
   }
 }

@@ -19,6 +19,8 @@ export interface Report {
   startedAt: string
   durationMs: number
   results: CheckResult[]
+  /** What the sidecar under test lacked, when checks failed or were skipped for want of it (its document, its control token). */
+  needs: string[]
   summary: { passed: number; failed: number; skipped: number; requiredFailed: number }
   /** False when any required check failed. */
   ok: boolean
@@ -50,6 +52,11 @@ export function formatTable(report: Report): string {
   lines.push('')
   lines.push(`${s.passed} passed, ${s.failed} failed (${s.requiredFailed} required), ${s.skipped} skipped in ${(report.durationMs / 1000).toFixed(1)} s`)
   if (s.failed > s.requiredFailed) lines.push('(advisory) checks test Gate\'s documented choices where the spec is silent; their failures do not change the exit code')
+  if (report.needs.length > 0) {
+    lines.push('', 'The sidecar under test needs:')
+    for (const need of report.needs) lines.push(`  - ${need}`)
+    lines.push('')
+  }
   lines.push(report.ok ? 'CONFORMANT (every required check passed or was skipped)' : 'NOT CONFORMANT')
   return lines.join('\n') + '\n'
 }

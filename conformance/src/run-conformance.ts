@@ -8,6 +8,7 @@ import { ALL_CHECKS } from './checks/index.js'
 import { CheckContext } from './context.js'
 import { UsageError } from './errors.js'
 import { HttpClient } from './http-client.js'
+import { findNeeds } from './needs.js'
 import { loadPolicyDocument, type PolicyDocument } from './policy.js'
 import { resultOf, summarize, type CheckResult, type Report } from './report.js'
 import type { SdkUnderTest } from './sdk-under-test.js'
@@ -71,17 +72,24 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     issuer: options.issuer ?? null,
   })
   const started = Date.now()
-  const results: CheckResult[] = []
+  const checked: CheckResult[] = []
+  const documentChecks = new Set<string>()
+  let found
   try {
     for (const check of selected) {
+      ctx.startCheck()
       const result = await runOne(check, ctx)
-      results.push(result)
+      if (ctx.usedDocument) documentChecks.add(check.id)
+      checked.push(result)
       options.onResult?.(result)
     }
+    const tokenChecks = new Set(selected.filter(c => c.needs?.includes('control-token')).map(c => c.id))
+    found = await findNeeds(ctx, checked, documentChecks, tokenChecks)
   } finally {
     await http.close()
   }
-  return { sidecarUrl, spec: policy.source, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, results, ...summarize(results) }
+  const { needs, results } = found
+  return { sidecarUrl, spec: policy.source, startedAt: new Date(started).toISOString(), durationMs: Date.now() - started, results, needs, ...summarize(results) }
 }
 
 async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {

@@ -15,11 +15,17 @@ export interface TrustAuthenticator {
 export interface CapabilityIssuerPort {
   /** Signs a new token for `subjectPublicKey` with the current authority key and remembers it. */
   issue(request: { subjectPublicKey: string; scope: CapabilityScope; ttlSeconds: number; runtimeAttestation?: unknown }): Promise<CapabilityToken>
+  /** Why a scope would grant less than its issuer meant (a grant for a route the loaded policy lacks); absent on a host without a policy. */
+  scopeWarnings?(scope: CapabilityScope): string[]
 }
 
 export interface RevocationPort {
-  /** Durably revokes; `newlyRevoked` is false when it was already revoked. */
-  revoke(capabilityId: string): Promise<{ revoked: boolean; newlyRevoked: boolean }>
+  /**
+   * Durably revokes; `newlyRevoked` is false when it was already revoked. `issued` is false when this
+   * host's store never issued the id (revoked all the same: another issuer may have); absent when the
+   * host cannot tell.
+   */
+  revoke(capabilityId: string): Promise<{ revoked: boolean; newlyRevoked: boolean; issued?: boolean }>
 }
 
 // ---- the receipt corpus ----

@@ -4,7 +4,6 @@
 import t from 'tap'
 import { spawn, spawnSync } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdirSync, symlinkSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,19 +15,8 @@ t.setTimeout(900_000)
 const exampleDir = fileURLToPath(new URL('../../../examples/next/', import.meta.url))
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' }
 
-/** next, react and react-dom as @gate/next resolves them, linked into the example when it has none. */
-function linkNextPackages(): string {
-  const fromAdapter = createRequire(fileURLToPath(import.meta.url))
-  for (const name of ['next', 'react', 'react-dom']) {
-    const target = join(exampleDir, 'node_modules', name)
-    if (existsSync(target)) continue
-    mkdirSync(dirname(target), { recursive: true })
-    symlinkSync(dirname(fromAdapter.resolve(`${name}/package.json`)), target, 'dir')
-  }
-  return join(exampleDir, 'node_modules', 'next', 'dist', 'bin', 'next')
-}
-
-const nextBin = linkNextPackages()
+// examples/next is a workspace: `npm ci` installs its next, react and react-dom
+const nextBin = join(dirname(createRequire(join(exampleDir, 'package.json')).resolve('next/package.json')), 'dist', 'bin', 'next')
 const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: exampleDir, env, encoding: 'utf8', timeout: 600_000 })
 if (build.status !== 0) {
   t.fail(`next build failed (${build.status}):\n${build.stdout}\n${build.stderr}`)

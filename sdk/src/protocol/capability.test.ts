@@ -35,6 +35,12 @@ t.test('the window is issued_at <= now < expires_at', async t => {
   t.equal(verifyCapability(tk, { trustedIssuers, now: tk.expires_at - 1 }).ok, true)
 })
 
+t.test('an expired or not yet valid token says when, as an ISO 8601 date beside the Unix seconds', async t => {
+  const tk = token({ issued_at: 1_795_687_200, expires_at: 1_795_690_800 })
+  t.match(verifyCapability(tk, { trustedIssuers, now: 1_795_690_800 }), { reason: 'the token expired at 2026-11-26T11:00:00Z (1795690800)' })
+  t.match(verifyCapability(tk, { trustedIssuers, now: 1_795_687_199 }), { reason: 'the token is not valid before 2026-11-26T10:00:00Z (1795687200)' })
+})
+
 t.test('every failure has its code and a reason', async t => {
   const tk = token()
   const cases: [string, unknown, string][] = [

@@ -13,6 +13,7 @@ import { algorithmOf } from './keys.js'
 import type { Signer } from './signer.js'
 import { checkSignature } from './verify-signature.js'
 import { VerifiedSignatureCache } from './signature-cache.js'
+import { describeUnixTime } from './unix-time.js'
 
 
 export const CAPABILITY_SCHEMA = 'gate.capability.v1'
@@ -99,8 +100,8 @@ export function verifyCapability(token: unknown, options: VerifyCapabilityOption
     if (cacheKey !== undefined) options.cache!.add(cacheKey)
   }
 
-  if (options.now < t.issued_at) return fail('not_yet_valid', `the token is not valid before ${t.issued_at}`)
-  if (options.now >= t.expires_at) return fail('expired', `the token expired at ${t.expires_at}`)
+  if (options.now < t.issued_at) return fail('not_yet_valid', `the token is not valid before ${describeUnixTime(t.issued_at)}`)
+  if (options.now >= t.expires_at) return fail('expired', `the token expired at ${describeUnixTime(t.expires_at)}`)
 
   const delegation = checkDelegation(t, authority, { backend: options.backend, cache: options.cache })
   if (delegation !== undefined) return fail(delegation.code, delegation.reason)

@@ -13,7 +13,7 @@ import { createHealthRoute, createLiveRoute } from '../routes/health.js'
 import { createGetApprovalRoute, createListApprovalsRoute, createRespondRoute } from '../routes/approvals.js'
 import type { RouteContext } from '../routes/context.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
-import { ConfigError } from '../errors.js'
+import { listenFailure } from '../config/listen-check.js'
 import type { Authority } from '../config/authority-seed.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
@@ -22,6 +22,7 @@ import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trus
 import { revocationReceiptBody } from './revocation-receipt.js'
 import { startTransparencyLog } from './transparency-wiring.js'
 import type { TransparencySettings } from '../config/transparency-flags.js'
+import { grantWarnings } from './grant-warnings.js'
 
 export interface ServiceOptions {
   listen: string
@@ -118,7 +119,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         stores.raw.authority,
         'this process signs with the key it was started with (--authority-seed-file or a per-boot key); rotate with gate trust serve --authority-db',
       ),
-      issuer: { issue: req => issue(kernel, stores, req) },
+      issuer: { issue: req => issue(kernel, stores, req), scopeWarnings: scope => grantWarnings(scope, options.policy.routeTable) },
       revocations: { revoke: id => revoke(kernel, stores, id) },
       transparency,
       now: () => kernel.now(),
@@ -137,7 +138,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   } catch (err) {
     await transparency?.close()
     await stores.close()
-    throw new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
+    throw listenFailure({ host, port }, err)
   }
   return {
     url: formatBaseUrl(address.address, address.port),
@@ -174,5 +175,5 @@ async function issue(
 async function revoke(kernel: Kernel, stores: ServiceStores, capabilityId: string) {
   const result = await stores.capabilities.revoke(capabilityId)
   if (result.newlyRevoked) await kernel.recordEvent(revocationReceiptBody(capabilityId, kernel.policyHash, kernel.now()))
-  return result
+  return { ...result, issued: (await stores.raw.capabilities.get(capabilityId)) !== undefined }
 }

@@ -181,7 +181,7 @@ export function createRevoker(stores: Stores, receipts: ReceiptWriter, authority
       if (result.newlyRevoked) {
         await authority.exclusive(() => receipts.write(revocationReceiptBody(capabilityId, NO_POLICY_HASH, now()), { kind: 'decision' }))
       }
-      return result
+      return { ...result, issued: (await stores.capabilities.get(capabilityId)) !== undefined }
     },
   }
 }

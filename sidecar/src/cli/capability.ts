@@ -10,7 +10,8 @@ const ISSUE_USAGE = `Usage: gate capability issue --subject HEX --grant "METHOD 
 Asks the sidecar (or trust-control) at --control-url to sign a capability token for the agent key HEX.
 A grant is "METHOD /route" as written in the OpenAPI document (e.g. "POST /pets", "DELETE /pets/{id}"),
 an operationId, or a wildcard ("*", "POST *", "POST /pets/*"); see docs/capabilities.md.
-Prints the token JSON, then the X-Gate-Capability header value (base64url) on its own line.
+Prints the token JSON, then the X-Gate-Capability header value (base64url) on its own line. A grant
+that covers no route of the sidecar's OpenAPI document is issued with a warning on stderr.
 
 Options:
   --subject HEX           the agent's Ed25519 public key (64 hex characters)
@@ -21,9 +22,12 @@ Options:
 
 ${GLOBAL_FLAGS_HELP}`
 
-const REVOKE_USAGE = `Usage: gate capability revoke ID
+const REVOKE_USAGE = `Usage: gate capability revoke ID|TOKEN
 
-Revokes a capability at --control-url; later requests presenting it are denied.
+Revokes a capability at --control-url; later requests presenting it are denied. Give its id, or the
+token itself (the X-Gate-Capability value gate capability issue printed, or the token JSON). Prints the
+answer as JSON; revoking an id the server never issued is done all the same, with a warning (on stderr
+and in the answer's "warnings").
 
 ${GLOBAL_FLAGS_HELP}`
 
@@ -62,7 +66,8 @@ async function issue(argv: string[]): Promise<number> {
     scope: { grants: grants.map(g => ({ server_id: 'http', tool_name: g.trim(), ...(max === undefined ? {} : { max_invocations: max }) })) },
     ttlSeconds: ttl,
   }
-  const { capability } = (await client.post('/v1/capabilities/issue', body)) as { capability: unknown }
+  const { capability, warnings } = (await client.post('/v1/capabilities/issue', body)) as { capability: unknown; warnings?: unknown }
+  warn('capability issue', warnings)
   process.stdout.write(JSON.stringify(capability) + '\n')
   if (values.json !== true) process.stdout.write(Buffer.from(JSON.stringify(capability)).toString('base64url') + '\n')
   return 0
@@ -74,9 +79,31 @@ async function revoke(argv: string[]): Promise<number> {
     process.stdout.write(REVOKE_USAGE + '\n')
     return 0
   }
-  if (positionals.length !== 1) throw new UsageError('expected exactly one capability ID')
+  if (positionals.length !== 1) throw new UsageError('expected exactly one capability ID (or token)')
   const client = createControlClient(readGlobalFlags(values))
-  const result = await client.post('/v1/revocations', { capabilityId: positionals[0] })
+  const result = (await client.post('/v1/revocations', { capabilityId: capabilityIdOf(positionals[0]!) })) as { warnings?: unknown }
+  warn('capability revoke', result.warnings)
   process.stdout.write(JSON.stringify(result) + '\n')
   return 0
+}
+
+/** The id a revoke argument names: the argument itself, or the `id` of a token given as JSON or base64url JSON. */
+export function capabilityIdOf(argument: string): string {
+  const text = argument.startsWith('{') ? argument : Buffer.from(argument, 'base64url').toString('utf8')
+  if (!text.startsWith('{')) return argument
+  try {
+    const id = (JSON.parse(text) as { id?: unknown }).id
+    return typeof id === 'string' && id !== '' ? id : argument
+  } catch {
+    return argument
+  }
+}
+
+/** The server's warnings (Gate's additive `warnings` member), one line each on stderr. */
+function warn(command: string, warnings: unknown): void {
+  if (!Array.isArray(warnings)) return
+  // a warning quotes the caller's grant, and the answer comes from a server: no control character
+  // reaches the terminal as is (an escape sequence, a line feed forging another line)
+  const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  for (const w of warnings) process.stderr.write(`gate ${command}: warning: ${printable(String(w))}\n`)
 }

@@ -8,6 +8,10 @@ import type { GlobalFlags } from '../config/global-flags.js'
 
 export const DEFAULT_CONTROL_URL = 'http://127.0.0.1:9090'
 
+/** Appended to a 401: the way out. */
+export const UNAUTHORIZED_HINT =
+  ' (the control routes need the token the server was started with: set GATE_CONTROL_TOKEN to it, or pass --control-token)'
+
 /** Options of `createControlClient`. */
 export interface ControlClientOptions {
   /** How long to wait for the answer's headers. Default 15,000 ms. */
@@ -75,7 +79,7 @@ export function createControlClient(flags: GlobalFlags, options: Partial<Control
     }
     if (status !== 200) {
       const message = (parsed as { message?: unknown } | null)?.message ?? (parsed as { error?: unknown } | null)?.error
-      throw new Error(`${method} ${pathname} answered ${status}: ${String(message)}`)
+      throw new Error(`${method} ${pathname} answered ${status}: ${String(message)}${status === 401 ? UNAUTHORIZED_HINT : ''}`)
     }
     return parsed
   }

@@ -149,6 +149,20 @@ t.test('list --admin-all prints one stored receipt per line, oldest first, 50 by
   t.ok(stored.every(x => r.stdout.split('\n').includes(x.coreJson!)), 'printed byte for byte as stored')
 })
 
+t.test('list --newest prints the --limit newest matches, newest first, locally and over --control-url', async t => {
+  const newest = (predicate: (r: StoredReceipt) => boolean, n: number) => rows.filter(predicate).slice(-n).reverse().map(r => r.receiptId)
+  const local = await gate(['receipt', 'list', '--receipt-db', db, '--admin-all', '--newest', '--limit', '3'])
+  t.equal(local.code, 0, local.stderr)
+  t.same(lines(local.stdout).map(x => x.id), newest(() => true, 3))
+  t.match(local.stderr, `the 3 newest of ${rows.length} matching receipts, newest first`)
+  const remote = await gate(['receipt', 'list', '--control-url', trust.url, '--newest', '--outcome', 'deny', '--limit', '2'], { env: { GATE_CONTROL_TOKEN: SERVICE_TOKEN } })
+  t.equal(remote.code, 0, remote.stderr)
+  t.same(lines(remote.stdout).map(x => x.id), newest(r => r.outcome === 'deny', 2), 'filters apply before the newest are taken')
+  const all = await gate(['receipt', 'list', '--receipt-db', db, '--admin-all', '--newest', '--limit', '200'])
+  t.same(lines(all.stdout).map(x => x.id), newest(() => true, 200), 'every receipt when fewer match than --limit')
+  t.equal(all.stderr, '', 'and nothing to say about older ones')
+})
+
 t.test('list filters: each spec option, locally and over --control-url', async t => {
   const cases: [string[], (r: StoredReceipt) => boolean][] = [
     [['--capability', capabilityId], r => r.capabilityId === capabilityId],
@@ -206,6 +220,7 @@ t.test('list usage errors exit 2 before anything runs; failures exit 1', async t
     [['receipt', 'list', '--receipt-db', db, '--admin-all', '--bogus'], 2, /bogus/],
     [['receipt', 'list', '--receipt-db', missing, '--admin-all'], 1, /does not exist/],
     [['receipt', 'nothing'], 2, /unknown subcommand/],
+    [['receipt', 'list', '--receipt-db', db, '--admin-all', '--newest', '--cursor', '5'], 2, /--newest .* --cursor .* give one or the other/],
   ]
   for (const [args, code, message] of cases) {
     const r = await gate(args)
@@ -214,11 +229,11 @@ t.test('list usage errors exit 2 before anything runs; failures exit 1', async t
   }
   const denied = await gate(['receipt', 'list', '--control-url', trust.url], { env: { GATE_CONTROL_TOKEN: 'wrong-token-0123456789abcdef' } })
   t.equal(denied.code, 1)
-  t.match(denied.stderr, /answered 401: missing or invalid bearer token/)
+  t.match(denied.stderr, /answered 401: missing or invalid bearer token.*GATE_CONTROL_TOKEN/)
   t.notMatch(denied.stderr, /wrong-token/)
   const help = await gate(['receipt', 'list', '--help'])
   t.equal(help.code, 0)
-  for (const flag of ['--capability', '--tool-server', '--tool-name', '--outcome', '--since', '--until', '--min-cost', '--max-cost', '--cost-currency', '--limit', '--cursor', '--tenant', '--admin-all', '--receipt-db', '--control-url', '--control-token']) t.match(help.stdout, flag)
+  for (const flag of ['--capability', '--tool-server', '--tool-name', '--outcome', '--since', '--until', '--min-cost', '--max-cost', '--cost-currency', '--limit', '--cursor', '--newest', '--tenant', '--admin-all', '--receipt-db', '--control-url', '--control-token']) t.match(help.stdout, flag)
 })
 
 t.test('a row without its core form prints as stored, or in core form with its authority seed', async t => {

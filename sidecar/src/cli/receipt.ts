@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises'
 import {
   checkHttpReceipt,
   createSigner,
+  describeUnixTime,
   generateSecret,
   hexToBytes,
   parseJsonExact,
@@ -23,8 +24,9 @@ import { GLOBAL_FLAG_OPTIONS, readGlobalFlags, type GlobalFlags } from '../confi
 import { openReceiptStore, type ReceiptStore, type StoredReceipt } from '../stores/index.js'
 import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
-import { createControlClient } from './control-client.js'
+import { createControlClient, UNAUTHORIZED_HINT } from './control-client.js'
 import { TRANSPARENCY_COMMANDS } from './receipt-log.js'
+import { readNewest, type PageReader } from './receipt-pages.js'
 
 const SOURCE_HELP = `Receipt source (one of):
   --receipt-db PATH           read the SQLite receipt store directly
@@ -34,8 +36,9 @@ const SOURCE_HELP = `Receipt source (one of):
 
 export const LIST_USAGE = `Usage: gate receipt list (--receipt-db PATH (--tenant ID | --admin-all) | --control-url URL) [filters]
 
-Prints the receipts matching every filter given, oldest first, one JSON receipt per line exactly as
-stored (core receipts; a receipt whose core form cannot be produced is printed in its signed HTTP form).
+Prints the receipts matching every filter given, oldest first (newest first with --newest), one JSON
+receipt per line exactly as stored (core receipts; a receipt whose core form cannot be produced is
+printed in its signed HTTP form).
 When the page is full, "next cursor: N" is written to stderr: pass --cursor N for the next page.
 
 Filters:
@@ -50,6 +53,8 @@ Filters:
   --cost-currency CODE        three uppercase letters (e.g. USD)
   --limit N                   page size, clamped to 1..200 (default 50)
   --cursor SEQ                only receipts after this cursor (a value printed as "next cursor")
+  --newest                    the --limit newest matches, newest first (reads every match: narrow a large
+                              store with --since/--until); not with --cursor
 Read context (local --receipt-db mode: exactly one is required; over --control-url the token decides):
   --tenant ID                 only receipts whose caller tenant is ID
   --admin-all                 every receipt
@@ -92,6 +97,7 @@ const LIST_FLAGS = {
   'cost-currency': { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
+  newest: { type: 'boolean' },
   tenant: { type: 'string' },
   'admin-all': { type: 'boolean' },
   ...GLOBAL_FLAG_OPTIONS,
@@ -155,24 +161,31 @@ async function list(argv: string[]): Promise<number> {
     // the same validation as the route: a bad filter is a usage error here
     throw new UsageError(flagWording((err as Error).message))
   }
+  const newest = values.newest === true
+  if (newest && values.cursor !== undefined) throw new UsageError('--newest reads back from the newest receipt and --cursor forward from one: give one or the other (narrow --newest with --until SEC)')
   const mode = chooseSource(global, values['tenant'] !== undefined || values['admin-all'] === true)
+  let pageOf: PageReader
+  let close = async () => {}
   if (mode === 'remote') {
     if (values.tenant !== undefined || values['admin-all'] === true) {
       throw new UsageError('--tenant and --admin-all apply to --receipt-db; over --control-url the token decides what is read')
     }
-    const { status, text } = await createControlClient(global).getText(`/v1/receipts/query?${params}`)
-    if (status !== 200) throw new Error(`GET /v1/receipts/query answered ${status}: ${errorOf(text)}`)
-    const receipts = rawArrayMember(text, 'receipts')
-    for (const receipt of receipts) process.stdout.write(receipt + '\n')
-    const next = (JSON.parse(text) as { nextCursor: number | null }).nextCursor
-    if (next !== null) process.stderr.write(`next cursor: ${next}\n`)
-    return 0
-  }
-  if (values.tenant === undefined && values['admin-all'] !== true) throw new UsageError('--receipt-db needs exactly one of --tenant ID or --admin-all')
-  const principal: Principal = values['admin-all'] === true ? { kind: 'admin' } : { kind: 'tenant', tenant: values.tenant as string }
-  const store = await openExistingStore(global.receiptDb!)
-  try {
+    const client = createControlClient(global)
+    pageOf = async (cursor, limit) => {
+      // a cursor beyond every stored seq (undefined) is sent as given: the route answers an empty page
+      if (cursor !== undefined) params.set('cursor', String(cursor))
+      params.set('limit', String(limit))
+      const { status, text } = await client.getText(`/v1/receipts/query?${params}`)
+      if (status !== 200) throw new Error(`GET /v1/receipts/query answered ${status}: ${errorOf(text)}${status === 401 ? UNAUTHORIZED_HINT : ''}`)
+      const { nextCursor, totalCount } = JSON.parse(text) as { nextCursor: number | null; totalCount: number }
+      return { receipts: rawArrayMember(text, 'receipts'), nextCursor, totalCount }
+    }
+  } else {
+    if (values.tenant === undefined && values['admin-all'] !== true) throw new UsageError('--receipt-db needs exactly one of --tenant ID or --admin-all')
+    const principal: Principal = values['admin-all'] === true ? { kind: 'admin' } : { kind: 'tenant', tenant: values.tenant as string }
     const signer = global.authoritySeedFile === undefined ? unmatchedSigner() : await readSigner(global.authoritySeedFile)
+    const store = await openExistingStore(global.receiptDb!)
+    close = () => store.close()
     const engine = new ReceiptQueryEngine({
       corpus: createCorpusPort(store),
       // the CLI has no agent filter, so the lineage is never consulted
@@ -181,11 +194,20 @@ async function list(argv: string[]): Promise<number> {
       persistCoreForms: false,
       log: line => process.stderr.write(`gate receipt list: ${line}\n`),
     })
-    const result = await engine.query(query, principal)
-    for (const receipt of result.receipts) process.stdout.write(receipt + '\n')
-    if (result.nextCursor !== null) process.stderr.write(`next cursor: ${result.nextCursor}\n`)
+    pageOf = (cursor, limit) => engine.query({ ...query, cursor, limit }, principal)
+  }
+  try {
+    if (newest) {
+      const { receipts, totalCount } = await readNewest(pageOf, query.limit)
+      for (const receipt of receipts) process.stdout.write(receipt + '\n')
+      if (totalCount > receipts.length) process.stderr.write(`the ${receipts.length} newest of ${totalCount} matching receipts, newest first (older ones: add --until SEC)\n`)
+    } else {
+      const page = await pageOf(query.cursor, query.limit)
+      for (const receipt of page.receipts) process.stdout.write(receipt + '\n')
+      if (page.nextCursor !== null) process.stderr.write(`next cursor: ${page.nextCursor}\n`)
+    }
   } finally {
-    await store.close()
+    await close()
   }
   return 0
 }
@@ -303,7 +325,7 @@ async function explain(argv: string[]): Promise<number> {
   if (chooseSource(global, false) === 'remote') {
     const { status, text } = await createControlClient(global).getText(`/v1/receipts/${id}`)
     if (status === 404) throw new Error(`receipt ${id} not found`)
-    if (status !== 200) throw new Error(`GET /v1/receipts/${id} answered ${status}: ${errorOf(text)}`)
+    if (status !== 200) throw new Error(`GET /v1/receipts/${id} answered ${status}: ${errorOf(text)}${status === 401 ? UNAUTHORIZED_HINT : ''}`)
     const body = JSON.parse(text) as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt }
     view = { seq: body.seq, kind: body.kind, decisionReceiptId: body.decisionReceiptId, finalReceiptIds: body.finalReceiptIds, http: body.httpReceipt, coreStored: 'decision' in body.receipt }
   } else {
@@ -368,7 +390,7 @@ export function describeReceipt(view: ExplainView): string {
     `  guards:      ${r.evidence === undefined || r.evidence.length === 0 ? 'no guard evidence recorded' : ''}`,
     ...(r.evidence ?? []).map((e: GuardEvidence) => `    - ${e.guard_name}: ${e.verdict ? 'passed' : 'failed'}${e.details ? `: ${e.details}` : ''}`),
     `  status:      ${r.response_status} (${statusScope(r)})`,
-    `  time:        ${new Date(r.timestamp * 1000).toISOString()} (${r.timestamp})`,
+    `  time:        ${describeUnixTime(r.timestamp)}`,
     `  hashes:      content ${r.content_hash}, policy ${r.policy_hash}`,
     `  signer:      ${r.kernel_key}`,
     `  core form:   ${view.coreStored ? 'stored' : 'not stored yet (made and stored when trust-control first serves it)'}`,

@@ -1,9 +1,11 @@
 // `gate sidecar`: the long-running localhost evaluator (spec 02). Refuses to start without durable
 // receipts unless told otherwise (spec 01), logs what it serves, and on SIGTERM drains in-flight
 // requests and flushes the receipt writer before exiting.
+import { checkControlToken } from '@gate/sdk/server'
 import { ConfigError, DURABLE_RECEIPTS_MESSAGE, UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
-import { DEFAULT_LISTEN } from '../config/listen-address.js'
+import { DEFAULT_LISTEN, parseListenAddress } from '../config/listen-address.js'
+import { checkCanListen } from '../config/listen-check.js'
 import { loadAuthority } from '../config/authority-seed.js'
 import { loadPolicyFile } from '../app/load-policy.js'
 import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
@@ -13,7 +15,8 @@ import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HE
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
-export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN})
+export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN}); a port in use stops the start
+                              before any store file is created
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
                               capabilities live in sibling files (PATH.revocations.db, ...)
   --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only`
@@ -78,6 +81,10 @@ export async function startFromFlags(
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
+  // the one token rule of every Gate service (@gate/sdk/server control-token-rule.ts)
+  if (global.controlToken !== undefined) checkControlToken(global.controlToken, 'the control token (GATE_CONTROL_TOKEN or --control-token)')
+  const listenText = (values.listen as string | undefined) ?? DEFAULT_LISTEN
+  const listen = parseListenAddress(listenText)
   const { policyLoader, ...serviceOptions } = extra
   const transparency = readTransparencyFlags(values)
   const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
@@ -85,6 +92,8 @@ export async function startFromFlags(
   if (authority.ephemeral) {
     log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
   }
+  // before any store file is created: a start that cannot bind leaves nothing behind
+  await checkCanListen(listen)
   const stores = await openServiceStores({
     receiptStore,
     global,
@@ -92,7 +101,7 @@ export async function startFromFlags(
     log,
   })
   const service = await startService({
-    listen: (values.listen as string | undefined) ?? DEFAULT_LISTEN,
+    listen: listenText,
     policy,
     authority,
     stores,

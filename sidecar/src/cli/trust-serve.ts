@@ -9,6 +9,7 @@ import { sendTrustError } from '@gate/sdk/server'
 import { createTrustAuthenticator, TRUST_RESPONSE_HEADERS, withTrustHeaders } from '@gate/trust'
 import { ConfigError, UsageError } from '../errors.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
+import { checkCanListen, listenFailure } from '../config/listen-check.js'
 import { Router } from '../http/router.js'
 import { createGateServer } from '../http/server.js'
 import { closeStores, createInlineReceiptWriter, isInMemoryPath, openStores, type Stores } from '../stores/index.js'
@@ -117,8 +118,9 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   }
   const auth = createTrustAuthenticator({ serviceToken, tenantTokens })
 
-  // (3) stores and authority
+  // (3) stores and authority, once the address is known to be free (a failed start creates no files)
   const seed = seedFile === undefined ? undefined : await readSeedFile(seedFile)
+  await checkCanListen(listen)
   const stores = await openStores({
     receiptDb,
     revocationDb: values['revocation-db'] as string | undefined,
@@ -183,7 +185,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   } catch (err) {
     await transparency?.close().catch(() => undefined)
     await closeStores(stores).catch(() => undefined)
-    throw new ConfigError(`cannot listen on ${listen.host}:${listen.port}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
+    throw listenFailure(listen, err)
   }
   // Analytics over the whole corpus reads an in-memory rollup; fold the stored receipts in now, in the
   // background (requests meanwhile wait for it, or aggregate in SQL when they filter receipts).

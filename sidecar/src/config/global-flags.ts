@@ -28,8 +28,8 @@ export const GLOBAL_FLAGS_HELP = `Global options:
   --revocation-db PATH        SQLite revocation store (default: beside the receipt store)
   --budget-db PATH            SQLite invocation-budget store (default: beside the receipt store)
   --control-url URL           trust-control / sidecar base URL for client commands
-  --control-token TOKEN       bearer token of the control routes; prefer the GATE_CONTROL_TOKEN
-                              environment variable (argv is visible to other local users)`
+  --control-token TOKEN       bearer token of the control routes (at least 16 characters); prefer the
+                              GATE_CONTROL_TOKEN environment variable (argv is visible to other local users)`
 
 export function readGlobalFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalFlags {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined)

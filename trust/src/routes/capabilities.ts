@@ -32,7 +32,9 @@ export function createIssueRoute(deps: { auth: TrustAuthenticator; issuer: Capab
       }
       const scope = checkScope(body.scope)
       const capability = await deps.issuer.issue({ subjectPublicKey, scope, ttlSeconds: ttl as number, runtimeAttestation: body.runtimeAttestation })
-      sendJson(res, 200, { capability })
+      // Gate's additive member: the token is issued either way, the caller is told what it will not cover
+      const warnings = deps.issuer.scopeWarnings?.(scope) ?? []
+      sendJson(res, 200, warnings.length === 0 ? { capability } : { capability, warnings })
     } catch (err) {
       sendTrustError(res, err)
     }
@@ -47,12 +49,19 @@ export function createRevokeRoute(deps: { auth: TrustAuthenticator; revocations:
       const body = await readJsonObject(req)
       const id = body.capabilityId
       if (typeof id !== 'string' || id === '' || id.length > 256) throw new TrustRequestError('capabilityId must be a non-empty string')
-      const { revoked, newlyRevoked } = await deps.revocations.revoke(id)
-      sendJson(res, 200, { capabilityId: id, revoked, newlyRevoked })
+      const { revoked, newlyRevoked, issued } = await deps.revocations.revoke(id)
+      // Gate's additive member: revoking an id this store never issued is most often a mistyped id
+      const warnings = issued === false ? [neverIssuedWarning(id)] : []
+      sendJson(res, 200, warnings.length === 0 ? { capabilityId: id, revoked, newlyRevoked } : { capabilityId: id, revoked, newlyRevoked, warnings })
     } catch (err) {
       sendTrustError(res, err)
     }
   }
+}
+
+/** The warning of a revocation of an id the store never issued. */
+function neverIssuedWarning(capabilityId: string): string {
+  return `no capability ${capabilityId} was issued here; it is recorded as revoked anyway (a token with this id from another issuer is refused too): check the id`
 }
 
 async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {

@@ -2,6 +2,7 @@
 // pets spec in a temp file, a durable receipt store in the test's directory, and a control token so the
 // test can issue and revoke capabilities through /v1. Test support only.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { existsSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -42,7 +43,8 @@ export function hasSidecarBuild(): boolean {
 export async function startSidecarProcess(options: SidecarProcessOptions): Promise<SidecarProcess> {
   const specFile = join(options.dir, 'pets.yaml')
   writeFileSync(specFile, options.spec ?? PETS_SPEC_YAML)
-  const controlToken = `test-control-${Math.random().toString(16).slice(2)}`
+  // the token rule: at least 16 characters (a short random suffix once broke it)
+  const controlToken = `test-control-${randomUUID()}`
   const child = spawn(
     process.execPath,
     [GATE_CLI, 'sidecar', '--listen', '127.0.0.1:0', '--spec', specFile, '--receipt-store', join(options.dir, 'receipts.db'), ...(options.extraArgs ?? [])],

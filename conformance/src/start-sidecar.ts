@@ -1,0 +1,128 @@
+// `gate-conformance --start-sidecar`: the suite against `gate sidecar`s made for it. Each is started on a
+// free loopback port with the suite's document, a receipt store in a temporary directory and a control
+// token of its own, and is stopped and deleted afterwards, so no probe receipt lands in a user's store.
+// Each trusts an issuer key made for the run (or --issuer-seed-file's), so the delegation and token-field
+// checks run too. A full run takes two: the nonces.* checks need a sidecar with strict execution nonces, every other
+// check one without; their results are merged into one report. The `gate` command comes from the
+// @gate/sidecar package installed beside this one (found at run time: the suite never imports it).
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { createSigner, generateSecret, type Signer } from '@gate/sdk'
+import { DEFAULT_SPEC_TEXT } from './default-spec.js'
+import { UsageError } from './errors.js'
+import { summarize, type CheckResult, type Report } from './report.js'
+import { CHECKS, runConformance, type ConformanceOptions } from './run-conformance.js'
+
+/** A sidecar started for the suite. */
+export interface StartedSidecar {
+  url: string
+  controlToken: string
+  /** Stops it (SIGTERM, then waits for its exit) and deletes its directory. */
+  stop(): Promise<void>
+}
+
+/** How long a sidecar may take to print its listening line (a loaded CI host can take many seconds). */
+const READY_TIMEOUT_MS = 60_000
+
+/** The `gate` entry of the installed @gate/sidecar package. */
+export function findGateCommand(): string {
+  let packageJson: string
+  try {
+    packageJson = createRequire(import.meta.url).resolve('@gate/sidecar/package.json')
+  } catch (err) {
+    throw new UsageError('--start-sidecar needs the gate command: install @gate/sidecar beside @gate/conformance (npm ci in the Gate repository does)', err)
+  }
+  const bin = (JSON.parse(readFileSync(packageJson, 'utf8')) as { bin?: Record<string, string> }).bin?.gate
+  if (bin === undefined) throw new UsageError(`--start-sidecar: ${packageJson} names no gate command`)
+  return resolve(dirname(packageJson), bin)
+}
+
+/** Starts `gate sidecar` for the suite; `spec` is a document path, or undefined for the suite's own. */
+export async function startSidecar(options: { spec?: string; strictNonces: boolean; gateCommand?: string; trustedIssuer?: string }): Promise<StartedSidecar> {
+  const gate = options.gateCommand ?? findGateCommand()
+  const dir = await mkdtemp(join(tmpdir(), 'gate-conformance-'))
+  const specPath = options.spec ?? join(dir, 'pets.json')
+  if (options.spec === undefined) await writeFile(specPath, DEFAULT_SPEC_TEXT)
+  const controlToken = randomBytes(24).toString('hex')
+  // 2 s nonces: nonces.expired-denied then waits about 3 s instead of being skipped
+  const strict = options.strictNonces ? ['--strict-nonces', '--nonce-ttl-secs', '2'] : []
+  const trusted = options.trustedIssuer === undefined ? [] : ['--trusted-issuer', options.trustedIssuer]
+  const args = ['sidecar', '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'receipts.db'), ...strict, ...trusted]
+  const child = spawn(process.execPath, [gate, ...args], { env: { ...process.env, GATE_CONTROL_TOKEN: controlToken }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise<void>(done => child.once('exit', () => done()))
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+    await exited
+    await rm(dir, { recursive: true, force: true })
+  }
+  let output = ''
+  try {
+    const url = await new Promise<string>((ready, fail) => {
+      const timer = setTimeout(() => fail(new Error(`gate sidecar did not start within ${READY_TIMEOUT_MS / 1000} s:\n${output}`)), READY_TIMEOUT_MS)
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString('utf8')
+        const match = /listening on (http:\/\/\S+)/.exec(output)
+        if (match === null) return
+        clearTimeout(timer)
+        ready(match[1]!)
+      }
+      child.stdout.on('data', onData)
+      child.stderr.on('data', onData)
+      void exited.then(() => {
+        clearTimeout(timer)
+        fail(new Error(`gate sidecar exited before it listened:\n${output}`))
+      })
+    })
+    return { url, controlToken, stop }
+  } catch (err) {
+    await stop()
+    throw new UsageError(`--start-sidecar: ${(err as Error).message}`, err)
+  }
+}
+
+/** Options of `runAgainstStartedSidecars`: those of `runConformance` minus what the started sidecars decide. */
+export type StartedRunOptions = Omit<ConformanceOptions, 'sidecarUrl' | 'controlToken' | 'spec'> & {
+  /** A document path to start the sidecars with (and to check against); default the suite's own. */
+  spec?: string
+  /** Progress lines (which sidecar started, when it stopped). */
+  log?: (line: string) => void
+  gateCommand?: string
+}
+
+/** Runs the selected checks against sidecars started for them and merges the results into one report. */
+export async function runAgainstStartedSidecars(options: StartedRunOptions): Promise<Report> {
+  const selected = options.only === undefined || options.only.length === 0 ? CHECKS : CHECKS.filter(c => options.only!.includes(c.id))
+  const isNonceCheck = (id: string) => CHECKS.find(c => c.id === id)?.needs?.includes('strict-nonces') === true
+  const modes = [false, true].filter(strict => (options.strictNonces === true ? strict : selected.some(c => isNonceCheck(c.id) === strict)))
+  const started = Date.now()
+  const reports: Report[] = []
+  // the delegation and token-field checks sign with an issuer the sidecar trusts: one made for the run
+  // unless --issuer-seed-file named one (its key is then trusted the same way)
+  const issuer: Signer = options.issuer ?? createSigner({ secret: generateSecret() })
+  for (const strictNonces of modes) {
+    const sidecar = await startSidecar({ spec: options.spec, strictNonces, gateCommand: options.gateCommand, trustedIssuer: issuer.publicKey })
+    options.log?.(`started gate sidecar${strictNonces ? ' --strict-nonces' : ''} on ${sidecar.url} (document ${options.spec ?? 'built-in'}, a temporary store, its own control token)`)
+    try {
+      reports.push(await runConformance({ ...options, sidecarUrl: sidecar.url, controlToken: sidecar.controlToken, spec: options.spec, strictNonces, issuer }))
+    } finally {
+      await sidecar.stop()
+      options.log?.(`stopped gate sidecar on ${sidecar.url} and deleted its store`)
+    }
+  }
+  // each check's result from the sidecar of its nonce mode (the other run skipped it)
+  const results: CheckResult[] = reports[0]!.results.map(r => reports.find((_, i) => modes[i] === isNonceCheck(r.id))!.results.find(x => x.id === r.id)!)
+  return {
+    sidecarUrl: `gate sidecar started by gate-conformance (${reports.map(r => r.sidecarUrl).join(', ')})`,
+    spec: reports[0]!.spec,
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    results,
+    needs: [...new Set(reports.flatMap(r => r.needs))],
+    ...summarize(results),
+  }
+}

@@ -1,0 +1,28 @@
+import t from 'tap'
+import { readNewest, type ReceiptPage } from './receipt-pages.js'
+
+/** Pages over `stored` the way the query does: oldest first, seq cursors, a full page has a next cursor. */
+function pagesOf(stored: string[], seen: { limits: number[] }) {
+  return async (cursor: number | undefined, limit: number): Promise<ReceiptPage> => {
+    seen.limits.push(limit)
+    const from = cursor ?? stored.length
+    const receipts = stored.slice(from, from + limit)
+    return { receipts, nextCursor: receipts.length === limit ? from + limit : null, totalCount: stored.length }
+  }
+}
+
+t.test('readNewest keeps the last matches of every page, newest first, reading the largest pages', async t => {
+  const stored = Array.from({ length: 450 }, (_, i) => `r${i}`)
+  const seen = { limits: [] as number[] }
+  const { receipts, totalCount } = await readNewest(pagesOf(stored, seen), 3)
+  t.same(receipts, ['r449', 'r448', 'r447'])
+  t.equal(totalCount, 450)
+  t.same(seen.limits, [200, 200, 200], 'three pages of 200 (the last one short)')
+})
+
+t.test('readNewest across a page boundary, and when fewer match than asked', async t => {
+  const stored = Array.from({ length: 201 }, (_, i) => `r${i}`)
+  t.same((await readNewest(pagesOf(stored, { limits: [] }), 2)).receipts, ['r200', 'r199'])
+  t.same((await readNewest(pagesOf(['a', 'b'], { limits: [] }), 50)).receipts, ['b', 'a'])
+  t.same(await readNewest(pagesOf([], { limits: [] }), 5), { receipts: [], totalCount: 0 })
+})

@@ -1,0 +1,31 @@
+// Paging helpers of `gate receipt list`: one page of the receipt query from either source (the store
+// or --control-url), and --newest, which the query route does not offer (spec 03 pages oldest first).
+import { PAGE_LIMIT } from '@gate/trust'
+
+/** One page of the receipt query, from either source. */
+export interface ReceiptPage {
+  receipts: string[]
+  nextCursor: number | null
+  totalCount: number
+}
+
+/** Reads the page after `cursor` (undefined: beyond every stored receipt) of at most `limit` receipts. */
+export type PageReader = (cursor: number | undefined, limit: number) => Promise<ReceiptPage>
+
+/**
+ * The `count` newest matches, newest first. The query pages oldest first (spec 03 orders by seq), so
+ * this reads every match in the largest pages and keeps the last `count`: narrow large stores with
+ * --since/--until.
+ */
+export async function readNewest(pageOf: PageReader, count: number): Promise<{ receipts: string[]; totalCount: number }> {
+  let kept: string[] = []
+  let totalCount = 0
+  let cursor: number | null = 0
+  while (cursor !== null) {
+    const page: ReceiptPage = await pageOf(cursor, PAGE_LIMIT.max)
+    totalCount = page.totalCount
+    kept = kept.concat(page.receipts).slice(-count)
+    cursor = page.nextCursor
+  }
+  return { receipts: kept.reverse(), totalCount }
+}
