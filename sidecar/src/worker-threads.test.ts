@@ -28,6 +28,7 @@ t.test('closeWorker lets a thread that answers the request exit, and terminates 
   const deaf = new Worker("require('node:worker_threads').parentPort.on('message', () => {})", { eval: true })
   let deafCode: number | undefined
   deaf.once('exit', code => (deafCode = code))
+  await once(deaf, 'online')
   const started = Date.now()
   await closeWorker(deaf, 'close', 200)
   t.ok(Date.now() - started >= 190, 'waited for the deadline')
