@@ -4,12 +4,11 @@
 // verification off the event loop when it is busy) and on the edge (fetch, precompiled validators).
 import { isGateError } from '../errors.js'
 import { checkHttpReceipt, type HttpReceiptCheck } from '../protocol/http-receipt.js'
-import { sha256Hex } from '../protocol/sha256.js'
-import { uuidv7 } from '../protocol/request-id.js'
 import { HTTP_METHODS, type CallerIdentity, type GateHttpRequest, type HttpMethod } from '../types.js'
 import { extractCallerIdentity } from './caller-identity.js'
 import { selectForwardHeaders } from './forward-headers.js'
 import { readGateHeaders } from './gate-headers.js'
+import { buildGateHttpRequest } from './gate-http-request.js'
 import type { GateContext, GateCore, GateOutcome, GateRequestInput } from './gate-types.js'
 import { FAIL_OPEN_CODES, IdentifyHookError, InvalidReceiptError, TargetNotOriginFormError, UnsupportedMethodError } from '../errors.js'
 import { resolveGateOptions, type GateMiddlewareOptions, type ResolvedGateOptions } from './options.js'
@@ -56,22 +55,18 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
       if (!input.path.startsWith('/')) throw new TargetNotOriginFormError(input.path)
       const parsed = parseQuery(input.rawQuery)
       rawQuery = parsed.strippedRawQuery
-      const gateHeaders = readGateHeaders(input.headers, parsed.capability)
+      const gateHeaders = readGateHeaders(input.headers, input.rawHeaders, parsed.capability)
       body = await readBody(input.body, input.headers, resolved.maxBodyBytes)
       const caller = await identify(input)
-      const request: GateHttpRequest = {
-        request_id: uuidv7(),
+      const request = buildGateHttpRequest({
         method: method as HttpMethod,
-        route_pattern: input.routePattern ? toOpenApiPattern(input.routePattern) : input.path,
         path: input.path,
+        routePattern: input.routePattern ? toOpenApiPattern(input.routePattern) : input.path,
         caller,
-        body_hash: body === null ? null : sha256Hex(body),
-        body_length: body === null ? 0 : body.length,
-        timestamp: Math.floor(Date.now() / 1000),
-      }
-      if (Object.keys(parsed.query).length > 0) request.query = parsed.query
-      const headers = selectForwardHeaders(input.headers, resolved.forwardHeaders)
-      if (headers !== undefined) request.headers = headers
+        body,
+        query: parsed.query,
+        headers: selectForwardHeaders(input.headers, resolved.forwardHeaders),
+      })
       context = { requestId: request.request_id, caller }
 
       // the key fetch (first request only) runs beside the evaluation instead of after it

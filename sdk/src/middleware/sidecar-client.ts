@@ -3,6 +3,7 @@
 // reads it; anything but a 200 with a valid body is gate_evaluation_failed.
 import type { EvaluateResponse, GateHttpRequest, HealthResponse, HttpReceipt, VerifyReceiptResponse } from '../types.js'
 import { EvaluationFailedError, SidecarUnavailableError } from '../errors.js'
+import { APPROVAL_ID_HEADER, CAPABILITY_HEADER, EXECUTION_NONCE_HEADER } from './gate-headers.js'
 
 /** A sidecar answer: status and body text. */
 export interface TransportResponse {
@@ -30,9 +31,10 @@ export interface SidecarEvaluation extends EvaluateResponse {
 
 /** The Gate headers of one evaluate call. */
 export interface EvaluateHeaders {
-  capability?: string
-  approvalId?: string
-  nonceId?: string
+  /** The capability token text (header or query); sent in X-Gate-Capability, base64url when not header-safe. */
+  capability?: string | undefined
+  approvalId?: string | undefined
+  nonceId?: string | undefined
 }
 
 /** Largest sidecar answer read; an evaluate answer is a few KiB. */
@@ -42,6 +44,7 @@ export const MAX_SIDECAR_ANSWER_BYTES = 1024 * 1024
 const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([404, 408, 429])
 
 const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json', accept: 'application/json' })
+const HEADER_SAFE = /^[\x21-\x7e]+$/
 
 /** The sidecar calls of the middleware, answers schema-checked. */
 export class SidecarClient {
@@ -56,9 +59,9 @@ export class SidecarClient {
   /** POST /gate/evaluate. */
   async evaluate(request: GateHttpRequest, extra: EvaluateHeaders): Promise<SidecarEvaluation> {
     const headers: Record<string, string> = { ...JSON_HEADERS }
-    if (extra.capability !== undefined) headers['x-gate-capability'] = extra.capability
-    if (extra.approvalId !== undefined) headers['x-gate-approval-id'] = extra.approvalId
-    if (extra.nonceId !== undefined) headers['x-gate-execution-nonce'] = extra.nonceId
+    if (extra.capability !== undefined) headers[CAPABILITY_HEADER] = toHeaderValue(extra.capability.trim())
+    if (extra.approvalId !== undefined) headers[APPROVAL_ID_HEADER] = extra.approvalId
+    if (extra.nonceId !== undefined) headers[EXECUTION_NONCE_HEADER] = extra.nonceId
     const res = await this.#transport.send('POST', '/gate/evaluate', headers, JSON.stringify(request))
     const value = this.#decode(res, 'gate.http.evaluate_response.v1', '/gate/evaluate') as SidecarEvaluation
     const approval = (value as { approval?: unknown }).approval
@@ -96,6 +99,18 @@ export class SidecarClient {
     if (!result.ok) throw new EvaluationFailedError(`${route} answer fails ${schemaId}: ${result.errors.slice(0, 3).join('; ')}`)
     return value
   }
+}
+
+/** The sidecar accepts the token's JSON or base64url of it; a query-decoded JSON token may not fit a header. */
+function toHeaderValue(token: string): string {
+  if (HEADER_SAFE.test(token.replace(/ /g, '!'))) return token
+  return base64url(new TextEncoder().encode(token))
+}
+
+function base64url(bytes: Uint8Array): string {
+  let binary = ''
+  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i] as number)
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
 }
 
 function isApprovalHandle(v: unknown): boolean {

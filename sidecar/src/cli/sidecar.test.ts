@@ -22,7 +22,7 @@ async function start(t: Test, extraArgs: string[] = [], env: Record<string, stri
   return { gate, dir, spec, seed, db }
 }
 
-async function evaluate(gate: GateProcess, body: unknown, headers: Record<string, string> = {}) {
+async function evaluate(gate: GateProcess, body: unknown, headers: Record<string, string | string[]> = {}) {
   const r = await call(`${gate.url}/gate/evaluate`, { body, headers })
   return r
 }
@@ -117,6 +117,9 @@ t.test('every error code and body of spec 02', async t => {
     ['duplicate query key', () => call(`${gate.url}/gate/evaluate`, { rawBody: JSON.stringify(request('GET', '/pets')).replace(/}$/, ',"query":{"a":"1","a":"2"}}'), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
     ['blank nonce header', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-execution-nonce': ' ' }), 400, 'gate_bad_request'],
     ['malformed nonce header', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-execution-nonce': 'zz' }), 400, 'gate_bad_request'],
+    ['a capability header on two field lines', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': ['e30', 'e30'] }), 400, 'gate_bad_request'],
+    ['a nonce header on two field lines', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-execution-nonce': ['0'.repeat(32), '0'.repeat(32)] }), 400, 'gate_bad_request'],
+    ['blank approval id header', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-approval-id': '' }), 400, 'gate_bad_request'],
     ['evaluate body over 10 MiB', () => call(`${gate.url}/gate/evaluate`, { rawBody: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
     ['verify body not a receipt', () => call(`${gate.url}/gate/verify`, { body: { hello: 'world' } }), 400, 'gate_bad_request'],
     ['verify body over 1 MiB', () => call(`${gate.url}/gate/verify`, { rawBody: Buffer.alloc(1024 * 1024 + 1, 0x20), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
