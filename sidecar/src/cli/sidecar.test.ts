@@ -1,11 +1,13 @@
 // End-to-end: the real `gate sidecar` process on a free port, a real spec and a real SQLite file.
 // Every response received is validated against schemas/v1.
 import t, { type Test } from 'tap'
-import { readFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ANONYMOUS_CALLER, createSigner, generateSecret, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
 import { gateFiles } from '../testing/gate-files.js'
 import { runGate, spawnGate, type GateProcess } from '../testing/spawn-gate.js'
+import { call as callSocket } from '@gate/sdk/middleware-testing'
 import { call, schemaErrors } from '../testing/http-client.js'
 
 const TOKEN = 'test-control-token-' + 'x'.repeat(16)
@@ -169,6 +171,29 @@ t.test('control routes need the bearer token (constant 401 for absent and unknow
   t.equal(bad.status, 400)
   t.match(bad.body, { error: /ttlSeconds/ })
   t.equal((await call(`${gate.url}/approvals`)).status, 401)
+})
+
+t.test('--listen unix:PATH: a 0600 socket that evaluates, admits its callers to the control routes, and goes on SIGTERM', async t => {
+  const { spec, seed, db } = await gateFiles(t)
+  // a short directory: t.testdir() paths can exceed the 107 bytes a socket path may have
+  const dir = mkdtempSync(join(tmpdir(), 'gate-sidecar-unix-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'gate.sock')
+  const gate = await spawnGate(['sidecar', '--listen', `unix:${path}`, '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed], { env: { GATE_CONTROL_TOKEN: '' } })
+  t.teardown(() => gate.stop('SIGKILL'))
+  t.equal(gate.url, `unix:${path}`)
+  t.equal((lstatSync(path).mode & 0o777).toString(8), '600')
+  const live = await callSocket(gate.url, 'GET', '/gate/live')
+  t.equal(live.status, 200)
+  const evaluated = await callSocket(gate.url, 'POST', '/gate/evaluate', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(request('GET', '/pets')) })
+  t.equal(evaluated.status, 200)
+  t.ok(verifyHttpReceipt(evaluated.json.receipt, { trustedKeys: [live.json.kernel_key] }).ok, 'the receipt verifies')
+  t.equal((await callSocket(gate.url, 'GET', '/approvals')).status, 200, 'no control token: the socket\'s callers are local')
+  t.match(gate.output(), /callers on the 0600 Unix socket only/)
+  t.equal(await gate.stop('SIGTERM'), 0)
+  t.notOk(existsSync(path), 'the socket is removed on shutdown')
+
+  t.equal((await runGate(['sidecar', '--listen', 'unix:relative.sock', '--allow-ephemeral-receipts'])).code, 2, 'a relative socket path is a usage error')
 })
 
 t.test('max_invocations exhausted across concurrent requests', async t => {

@@ -12,7 +12,8 @@ import { parseFlags, runWithExitCodes } from './parse-flags.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
-export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN})
+export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN}), or unix:PATH for a Unix
+                              socket (created 0600; SDKs then use sidecarUrl 'unix:PATH')
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
                               capabilities live in sibling files (PATH.revocations.db, ...)
   --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only`
@@ -106,7 +107,9 @@ export async function startFromFlags(
   log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
   log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)
   log(`signer public key: ${authority.signer.publicKey}`)
-  if (global.controlToken === undefined) log('control routes (/approvals, /v1): loopback callers only (no control token configured)')
+  if (global.controlToken === undefined) {
+    log(`control routes (/approvals, /v1): ${service.socketPath === null ? 'loopback callers' : 'callers on the 0600 Unix socket'} only (no control token configured)`)
+  }
   log(`listening on ${service.url}`)
   return service
 }
