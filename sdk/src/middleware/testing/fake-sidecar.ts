@@ -4,12 +4,12 @@
 // Every request it receives is captured for assertions. Test support only.
 import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { validate } from '@gate/schemas'
 import { callerIdentityHash, contentHash } from '../../protocol/content-hash.js'
 import { signHttpReceiptJson, verifyHttpReceipt } from '../../protocol/http-receipt.js'
 import { createSigner, generateSecret, type Signer } from '../../protocol/signer.js'
 import { SAFE_METHODS, type GateHttpRequest, type Verdict } from '../../types.js'
+import { listenForTest, type TestTransport } from './test-listen.js'
 
 export type FakeSidecarMode =
   | 'honest'
@@ -49,8 +49,8 @@ export interface FakeSidecar {
   close(): Promise<void>
 }
 
-/** Starts the fake on 127.0.0.1 with a free port. */
-export async function startFakeSidecar(mode: FakeSidecarMode = 'honest'): Promise<FakeSidecar> {
+/** Starts the fake on 127.0.0.1 with a free port, or on a Unix socket. */
+export async function startFakeSidecar(mode: FakeSidecarMode = 'honest', transport: TestTransport = 'tcp'): Promise<FakeSidecar> {
   const signer = createSigner({ secret: generateSecret() })
   const impostor = createSigner({ secret: generateSecret() })
   const hanging = new Set<import('node:http').ServerResponse>()
@@ -116,14 +116,14 @@ export async function startFakeSidecar(mode: FakeSidecarMode = 'honest'): Promis
     const request = body as GateHttpRequest
     json(200, answer(request, req.headers, fake.mode, fake.mode === 'impostor' ? impostor : signer, nonces))
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const { url, cleanup } = await listenForTest(server, transport)
+  fake.url = url
   fake.close = async () => {
     for (const res of hanging) res.destroy()
     server.closeAllConnections()
     server.close()
     await once(server, 'close')
+    cleanup()
   }
   return fake
 }
