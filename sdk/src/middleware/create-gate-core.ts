@@ -27,8 +27,8 @@ export function createGateCore(options?: GateMiddlewareOptions): GateCore {
     {
       createTransport: createNodeTransport,
       check: validate,
-      checkReceipt: (receipt, trustedKeys) =>
-        busy() ? checkHttpReceiptOffThread(receipt, { trustedKeys }) : checkHttpReceipt(receipt, { trustedKeys }),
+      checkReceipt: (receipt, trustedKeys, receiptText) =>
+        busy() ? checkHttpReceiptOffThread(receipt, { trustedKeys, receiptText }) : checkHttpReceipt(receipt, { trustedKeys, receiptText }),
     },
     options,
   )

@@ -16,16 +16,19 @@ import { parseQuery } from './query.js'
 import { readBody } from './read-body.js'
 import { receiptBindingProblem } from './receipt-binding.js'
 import { toOpenApiPattern } from './route-pattern.js'
-import { SidecarClient, type SchemaCheck, type SidecarEvaluation, type SidecarTransport } from './sidecar-client.js'
+import { SidecarClient, type SchemaCheck, type SidecarAnswer, type SidecarTransport } from './sidecar-client.js'
 import { SidecarKey } from './sidecar-key.js'
 import { toErrorOutcome, toFailOpenOutcome, toOutcome } from './to-outcome.js'
+
+/** Verifies a receipt against the sidecar's key; `receiptText` is the receipt's JSON as the sidecar sent it, when known. */
+export type ReceiptCheck = (receipt: unknown, trustedKeys: readonly string[], receiptText: string | undefined) => HttpReceiptCheck | Promise<HttpReceiptCheck>
 
 /** What differs between Node and the edge: the transport, the schema check and the receipt check. */
 export interface GatePlatform {
   createTransport(options: ResolvedGateOptions): SidecarTransport
   check: SchemaCheck
-  /** Verifies a receipt against the sidecar's key; default `checkHttpReceipt`, on the calling thread. */
-  checkReceipt?: (receipt: unknown, trustedKeys: readonly string[]) => HttpReceiptCheck | Promise<HttpReceiptCheck>
+  /** Default `checkHttpReceipt`, on the calling thread. */
+  checkReceipt?: ReceiptCheck
 }
 
 /** Nonces remembered from strict-preflight answers (nonce id → bound request id), oldest dropped first. */
@@ -38,7 +41,7 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
   const client = new SidecarClient(platform.createTransport(resolved), platform.check)
   const key = new SidecarKey(resolved.sidecarPublicKey, () => client.live())
   const nonces = new Map<string, string>()
-  const checkSignedReceipt = platform.checkReceipt ?? ((receipt: unknown, trustedKeys: readonly string[]) => checkHttpReceipt(receipt, { trustedKeys }))
+  const checkSignedReceipt: ReceiptCheck = platform.checkReceipt ?? ((receipt, trustedKeys, receiptText) => checkHttpReceipt(receipt, { trustedKeys, receiptText }))
 
   async function decide(input: GateRequestInput): Promise<GateOutcome> {
     if (isSkipped(resolved.skip, input.path)) return { allowed: true, headers: {}, gate: null, body: null, rawQuery: null }
@@ -72,9 +75,10 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
       // the key fetch (first request only) runs beside the evaluation instead of after it
       const signerKey = resolved.verifyReceipts === 'local' ? key.get() : undefined
       signerKey?.catch(() => undefined)
-      const answer = await client.evaluate(request, gateHeaders)
+      const received = await client.evaluate(request, gateHeaders)
       answered = true
-      await checkReceipt(answer, request, gateHeaders.nonceId, signerKey)
+      await checkReceipt(received, request, gateHeaders.nonceId, signerKey)
+      const answer = received.value
       if (answer.verdict.verdict === 'incomplete' && answer.execution_nonce !== undefined) remember(answer.execution_nonce.nonce_id, answer.receipt.request_id)
       const gate: GateContext = Object.freeze({
         ...context,
@@ -113,14 +117,15 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
     return extractCallerIdentity(input.headers, resolved.identityCookie)
   }
 
-  async function checkReceipt(answer: SidecarEvaluation, request: GateHttpRequest, nonceId: string | undefined, signerKey: Promise<string> | undefined): Promise<void> {
+  async function checkReceipt(received: SidecarAnswer, request: GateHttpRequest, nonceId: string | undefined, signerKey: Promise<string> | undefined): Promise<void> {
+    const answer = received.value
     const problem = receiptBindingProblem(answer, { request, nonceId, nonceBoundRequestId: nonceId === undefined ? undefined : nonces.get(nonceId) })
     if (problem !== undefined) throw new InvalidReceiptError(problem)
     if (signerKey !== undefined) {
       const trustedKey = await signerKey
       let check: HttpReceiptCheck
       try {
-        check = await checkSignedReceipt(answer.receipt, [trustedKey])
+        check = await checkSignedReceipt(answer.receipt, [trustedKey], received.receiptText)
       } catch (err) {
         // a receipt that could not be checked is a receipt that did not verify
         throw new InvalidReceiptError(`it could not be verified (${(err as Error)?.message ?? String(err)})`)

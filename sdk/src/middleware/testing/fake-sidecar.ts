@@ -46,6 +46,8 @@ export interface FakeSidecar {
   liveCalls: number
   /** When set, POST /gate/verify answers this status with an error body instead of verifying. */
   verifyStatus?: number
+  /** When set, each evaluate answer's text (the receipt in its canonical form, as the sidecar sends it) is replaced by what it returns. */
+  rewrite?: (answerText: string) => string
   close(): Promise<void>
 }
 
@@ -114,7 +116,8 @@ export async function startFakeSidecar(mode: FakeSidecarMode = 'honest', transpo
         return json(200, { verdict: { verdict: 'allow' }, receipt: { id: 'x' }, evidence: [] })
     }
     const request = body as GateHttpRequest
-    json(200, answer(request, req.headers, fake.mode, fake.mode === 'impostor' ? impostor : signer, nonces))
+    const answerText = answer(request, req.headers, fake.mode, fake.mode === 'impostor' ? impostor : signer, nonces)
+    json(200, fake.rewrite?.(answerText) ?? answerText)
   })
   const { url, cleanup } = await listenForTest(server, transport)
   fake.url = url
@@ -128,7 +131,8 @@ export async function startFakeSidecar(mode: FakeSidecarMode = 'honest', transpo
   return fake
 }
 
-function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: FakeSidecarMode, signer: Signer, nonces: Map<string, string>): unknown {
+/** The evaluate answer's text, the receipt embedded in its canonical form as the real sidecar does. */
+function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: FakeSidecarMode, signer: Signer, nonces: Map<string, string>): string {
   const routePattern = request.route_pattern
   const hasToken = typeof headers['x-gate-capability'] === 'string'
   let verdict: Verdict
@@ -153,7 +157,7 @@ function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: Fa
   if (boundRequestId !== undefined) evidence.push({ guard_name: 'NonceGuard', verdict: true })
   const nonceId = globalThis.crypto.randomUUID().replace(/-/g, '')
   if (mode === 'incomplete') nonces.set(nonceId, request.request_id)
-  const { receipt } = signHttpReceiptJson(
+  const { receipt, json: receiptJson } = signHttpReceiptJson(
     {
       request_id: mode === 'other-request' ? '00000000-0000-7000-8000-000000000000' : (boundRequestId ?? request.request_id),
       route_pattern: routePattern,
@@ -181,7 +185,7 @@ function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: Fa
     },
     signer,
   )
-  const out: Record<string, unknown> = { verdict, receipt, evidence }
+  const out: Record<string, unknown> = { verdict, evidence }
   if (approval !== undefined) out.approval = approval
   if (mode === 'incomplete') {
     out.execution_nonce = {
@@ -198,5 +202,5 @@ function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: Fa
       signature: signer.sign(new TextEncoder().encode('nonce')),
     }
   }
-  return out
+  return `{"receipt":${receiptJson},${JSON.stringify(out).slice(1)}`
 }
