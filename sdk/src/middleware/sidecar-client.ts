@@ -117,7 +117,7 @@ export class SidecarClient {
  * Undefined when a member name holds an escape (`"rec\u0065ipt"` is `receipt` too, and JSON.parse keeps
  * the last of two) or there is not exactly one.
  */
-function receiptTextOf(text: string): string | undefined {
+export function receiptTextOf(text: string): string | undefined {
   const members = jsonObjectMembers(text)
   if (members === undefined) return undefined
   let found: JsonMember | undefined
