@@ -6,17 +6,24 @@ import { Http1ResponseReader, type Http1Response } from './http1-response-reader
 
 const LIMIT = 1024
 
-/** Feeds `bytes` cut at `cuts`; the response, or 'incomplete' when the bytes end before it does. */
+/**
+ * Feeds `bytes` cut at `cuts`, each piece through one buffer that is overwritten after every read (as
+ * the transport's read buffer is); the response, or 'incomplete' when the bytes end before it does.
+ */
 function read(bytes: Buffer, cuts: number[] = [], limit = LIMIT): Http1Response | 'incomplete' {
   const reader = new Http1ResponseReader(limit, '/gate/evaluate')
   const points = [...new Set(cuts.filter(c => c > 0 && c < bytes.length))].sort((a, b) => a - b)
+  const shared = Buffer.alloc(bytes.length)
   let from = 0
   for (const to of [...points, bytes.length]) {
-    const response = reader.push(bytes.subarray(from, to))
+    bytes.copy(shared, 0, from, to)
+    const response = reader.push(shared.subarray(0, to - from))
     if (response !== undefined) {
       if (to !== bytes.length) throw new Error('answered before its last byte')
-      return response
+      // a body may be a view of the read buffer: taken before the next read
+      return { ...response, body: Buffer.from(response.body) }
     }
+    shared.fill(0x7e)
     from = to
   }
   return 'incomplete'

@@ -45,7 +45,11 @@ export class Http1ResponseReader {
     this.#path = path
   }
 
-  /** Takes the next bytes; returns the response once it is complete. */
+  /**
+   * Takes the next bytes; returns the response once it is complete. `chunk` may be a view of a buffer
+   * the caller reuses for its next read: whatever is kept beyond this call is copied, and a response
+   * complete in this one chunk has its body as a view of it, valid until the caller's next read.
+   */
   push(chunk: Buffer): Http1Response | undefined {
     let data = this.#pending === undefined ? chunk : Buffer.concat([this.#pending, chunk])
     this.#pending = undefined
@@ -53,7 +57,7 @@ export class Http1ResponseReader {
       const end = data.indexOf(HEAD_END)
       if (end < 0) {
         if (data.length > MAX_HEAD_BYTES) throw this.#fail(`response head exceeds ${MAX_HEAD_BYTES} bytes`)
-        this.#pending = data
+        this.#pending = Buffer.from(data)
         return undefined
       }
       this.#readHead(data.toString('latin1', 0, end))
@@ -133,8 +137,10 @@ export class Http1ResponseReader {
     const framing = this.#framing as Framing
     if (framing.kind === 'length') {
       if (data.length > framing.remaining) throw this.#fail('sent bytes after the end of its answer')
-      this.#append(data)
       framing.remaining -= data.length
+      // the common answer: head and whole body in one read, its body taken as it lies
+      if (framing.remaining === 0 && this.#body.length === 0) return this.#done(data)
+      this.#append(data)
       return framing.remaining === 0 ? this.#done() : undefined
     }
     if (framing.kind === 'close') {
@@ -158,7 +164,7 @@ export class Http1ResponseReader {
       const eol = data.indexOf(CRLF, at)
       if (eol < 0) {
         if (data.length - at > 1024) throw this.#fail('answered an overlong chunk line')
-        this.#pending = data.subarray(at)
+        this.#pending = Buffer.from(data.subarray(at))
         return undefined
       }
       const line = data.toString('latin1', at, eol)
@@ -188,11 +194,11 @@ export class Http1ResponseReader {
     if (bytes.length === 0) return
     this.#bodyBytes += bytes.length
     if (this.#bodyBytes > this.#maxBodyBytes) throw this.#tooLarge()
-    this.#body.push(bytes)
+    this.#body.push(Buffer.from(bytes))
   }
 
-  #done(): Http1Response {
-    const body = this.#body.length === 1 ? (this.#body[0] as Buffer) : Buffer.concat(this.#body, this.#bodyBytes)
+  #done(whole?: Buffer): Http1Response {
+    const body = whole ?? (this.#body.length === 1 ? (this.#body[0] as Buffer) : Buffer.concat(this.#body, this.#bodyBytes))
     return { status: this.#status, body, keepAlive: this.#keepAlive, keepAliveSeconds: this.#keepAliveSeconds }
   }
 

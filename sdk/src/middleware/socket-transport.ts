@@ -28,6 +28,8 @@ export function loadNet(): typeof import('node:net') | undefined {
 const DEFAULT_IDLE_MS = 4_000
 const MAX_IDLE_MS = 30_000
 const HEADER_VALUE = /^[^\r\n\0]*$/
+/** One read's worth: an evaluate answer is a few KiB, a larger one arrives in several reads. */
+const READ_BUFFER_BYTES = 64 * 1024
 
 interface Exchange {
   head: string
@@ -60,11 +62,22 @@ export function createSocketTransport(target: Exclude<SidecarTarget, { kind: 'ht
   let closed = false
   let onAllClosed: (() => void) | undefined
 
+  // Reads land in one buffer of this transport instead of a fresh Buffer per read pushed through a
+  // stream: the reader copies what it keeps, and an answer whole in one read is decoded from it in place.
+  const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES)
+
   function connect(): Connection {
-    const socket = target.kind === 'unix' ? net!.connect({ path: target.path }) : net!.connect({ host: target.host, port: target.port, noDelay: true })
-    const connection: Connection = { socket, exchange: undefined, reader: undefined, reuseUntil: 0, idleMs: DEFAULT_IDLE_MS }
+    const connection = { exchange: undefined, reader: undefined, reuseUntil: 0, idleMs: DEFAULT_IDLE_MS } as Omit<Connection, 'socket'> as Connection
+    const onread = {
+      buffer: readBuffer,
+      callback: (bytes: number) => {
+        onData(connection, readBuffer.subarray(0, bytes))
+        return true
+      },
+    }
+    const socket = target.kind === 'unix' ? net!.connect({ path: target.path, onread }) : net!.connect({ host: target.host, port: target.port, noDelay: true, onread })
+    connection.socket = socket
     open++
-    socket.on('data', (chunk: Buffer) => onData(connection, chunk))
     socket.on('end', () => onEnd(connection))
     socket.on('error', (err: Error) => fail(connection, new SidecarUnreachableError(sidecarUrl, err)))
     socket.on('close', () => onClose(connection))
