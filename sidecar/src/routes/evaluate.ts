@@ -1,6 +1,7 @@
 // POST /gate/evaluate (spec 02): 200 with an EvaluateResponse for every verdict; 400 for a body that is
-// not a valid GateHttpRequest, a duplicate query key or a bad nonce header; 500 when evaluation or the
-// receipt store fails (fail closed: no receipt, no answer).
+// not a valid GateHttpRequest, a duplicate query key, or a repeated, blank or malformed Gate header
+// (readGateHeaders, as the SDK and the proxy read them); 500 when evaluation or the receipt store fails
+// (fail closed: no receipt, no answer).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { BadRequestError, GateError, readGateHeaders, TargetNotOriginFormError, type GateHttpRequest, type GateRequestHeaders } from '@gate/sdk'
 import { getValidator, validate } from '@gate/schemas'
