@@ -11,7 +11,7 @@ import { createUndiciTransport } from './undici-transport.js'
 import { sha256Hex } from '../protocol/sha256.js'
 import { ANONYMOUS_CALLER } from '../protocol/content-hash.js'
 import { uuidv7 } from '../protocol/request-id.js'
-import { call, closedPortUrl, GATE_CLI, hasSidecarBuild, startFakeSidecar, startSidecarProcess, type FakeSidecar } from './testing/index.js'
+import { call, closedPortUrl, GATE_CLI, hasSidecarBuild, startFakeSidecar, startSidecarProcess, unreachableSidecarUrl, type FakeSidecar, type TestTransport } from './testing/index.js'
 
 function input(over: Partial<GateRequestInput> = {}): GateRequestInput {
   return { method: 'GET', path: '/pets', rawQuery: '', headers: { host: 'app.test', accept: 'application/json' }, body: null, ...over }
@@ -19,8 +19,8 @@ function input(over: Partial<GateRequestInput> = {}): GateRequestInput {
 
 const fakes: FakeSidecar[] = []
 
-async function fakeFor(t: Test, mode?: Parameters<typeof startFakeSidecar>[0]): Promise<FakeSidecar> {
-  const fake = await startFakeSidecar(mode)
+async function fakeFor(t: Test, mode?: Parameters<typeof startFakeSidecar>[0], transport: TestTransport = 'tcp'): Promise<FakeSidecar> {
+  const fake = await startFakeSidecar(mode, transport)
   fakes.push(fake)
   t.teardown(() => fake.close())
   return fake
@@ -173,21 +173,23 @@ t.test('a body over maxBodyBytes answers 413 without calling the sidecar', async
   t.equal(fake.evaluations.length, 0)
 })
 
-t.test('sidecar failures map to 503, 504 and 502, fail closed', async t => {
-  const down = coreFor(t, { sidecarUrl: await closedPortUrl(), sidecarPublicKey: 'a'.repeat(64) })
-  assertErrorBody(t, await down.decide(input()), 503, 'gate_sidecar_unreachable')
+for (const transport of ['tcp', 'unix'] as const) {
+  t.test(`sidecar failures map to 503, 504 and 502, fail closed (${transport})`, async t => {
+    const down = coreFor(t, { sidecarUrl: await unreachableSidecarUrl(transport), sidecarPublicKey: 'a'.repeat(64) })
+    assertErrorBody(t, await down.decide(input()), 503, 'gate_sidecar_unreachable')
 
-  for (const mode of ['hang', 'stall-body'] as const) {
-    const fake = await fakeFor(t, mode)
-    const core = coreFor(t, { sidecarUrl: fake.url, timeoutMs: 150 })
-    assertErrorBody(t, await core.decide(input()), 504, 'gate_timeout')
-  }
-  for (const mode of ['status-500', 'invalid-json', 'schema-violation', 'huge-answer'] as const) {
-    const fake = await fakeFor(t, mode)
-    const core = coreFor(t, { sidecarUrl: fake.url })
-    assertErrorBody(t, await core.decide(input()), 502, 'gate_evaluation_failed')
-  }
-})
+    for (const mode of ['hang', 'stall-body'] as const) {
+      const fake = await fakeFor(t, mode, transport)
+      const core = coreFor(t, { sidecarUrl: fake.url, timeoutMs: 150 })
+      assertErrorBody(t, await core.decide(input()), 504, 'gate_timeout')
+    }
+    for (const mode of ['status-500', 'invalid-json', 'schema-violation', 'huge-answer'] as const) {
+      const fake = await fakeFor(t, mode, transport)
+      const core = coreFor(t, { sidecarUrl: fake.url })
+      assertErrorBody(t, await core.decide(input()), 502, 'gate_evaluation_failed')
+    }
+  })
+}
 
 t.test('receipts that do not verify or bind answer 502 gate_invalid_receipt', async t => {
   for (const mode of ['impostor', 'other-request', 'other-content'] as const) {
