@@ -4,7 +4,7 @@
 import { SigningError } from '../errors.js'
 import type { HttpReceipt, HttpReceiptBody, VerifyReceiptResponse } from '../types.js'
 import { CanonicalMembers } from './canonical-json.js'
-import { canonicalObjectMembers } from './json-text.js'
+import { canonicalObjectMembers, type JsonMember } from './json-text.js'
 import type { CryptoBackendName } from './crypto-backend.js'
 import { isSha256Hex, utf8 } from './hex.js'
 import { sha256Hex } from './sha256.js'
@@ -218,25 +218,33 @@ function checkOverTextUpToSignature(receipt: unknown, options: Pick<VerifyHttpRe
   if (typeof r.signature !== 'string' || typeof r.id !== 'string' || authoritySemanticsProblem(r) !== undefined) return undefined
   const members = canonicalObjectMembers(text)
   if (members === undefined) return undefined
-  let signed = '{'
-  let idPreimage = '{'
-  let signatureSeen = false
-  for (const m of members) {
-    const member = text.slice(m.start, m.end)
-    if (m.key === 'signature') {
-      // the text must hold the very signature the parsed receipt carries
-      if (text.slice(m.valueStart, m.end) !== `"${r.signature}"`) return undefined
-      signatureSeen = true
-      continue
-    }
-    signed += signed.length > 1 ? ',' + member : member
-    if (m.key !== 'id') idPreimage += idPreimage.length > 1 ? ',' + member : member
-  }
-  if (!signatureSeen || sha256Hex(idPreimage + '}') !== r.id) return undefined
+  const signature = members.find(m => m.key === 'signature')
+  // the text must hold the very signature the parsed receipt carries
+  if (signature === undefined || text.slice(signature.valueStart, signature.end) !== `"${r.signature}"`) return undefined
+  const signed = withoutMembers(text, members, key => key === 'signature')
+  if (sha256Hex(withoutMembers(text, members, key => key === 'signature' || key === 'id')) !== r.id) return undefined
   const response = initialResponse(r)
   response.signer_trusted = response.signer_key_hex !== '' && isTrusted(response.signer_key_hex, options.trustedKeys)
   response.receipt_id_valid = true
-  return { response, kernelKey: response.signer_key_hex, message: utf8(signed + '}'), signature: r.signature }
+  return { response, kernelKey: response.signer_key_hex, message: utf8(signed), signature: r.signature }
+}
+
+/** The object text less the members `omit` names: the kept members' text, in runs as they lie in `text`. */
+function withoutMembers(text: string, members: readonly JsonMember[], omit: (key: string) => boolean): string {
+  let out = '{'
+  let runStart = -1
+  let runEnd = -1
+  for (const m of members) {
+    if (!omit(m.key)) {
+      if (runStart < 0) runStart = m.start
+      runEnd = m.end
+    } else if (runStart >= 0) {
+      out += (out.length > 1 ? ',' : '') + text.slice(runStart, runEnd)
+      runStart = -1
+    }
+  }
+  if (runStart >= 0) out += (out.length > 1 ? ',' : '') + text.slice(runStart, runEnd)
+  return out + '}'
 }
 
 function checkUpToSignature(receipt: unknown, options: Pick<VerifyHttpReceiptOptions, 'trustedKeys'>): { result: HttpReceiptCheck } | SignatureStep {
