@@ -10,12 +10,11 @@
 // client got. A body that later fails mid-stream (upstream reset, timeout) ends the client connection
 // abruptly; its receipt keeps the status that was sent.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { HTTP_METHODS, sha256Hex, uuidv7, type GateHttpRequest, type HttpMethod } from '@gate/sdk'
+import { buildGateHttpRequest, HTTP_METHODS, readGateHeaders, type HttpMethod } from '@gate/sdk'
 import { readBody, sendError } from '@gate/sdk/server'
 import { extractCallerIdentity } from './caller-identity.js'
 import { ProtectError } from './errors.js'
 import { selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
-import { readGateHeaders } from './gate-headers.js'
 import { resolveProxyOptions, type ProxyOptions, type ResolvedProxyOptions } from './options.js'
 import type { ProxyEvaluation, ProxyEvaluator } from './ports.js'
 import {
@@ -61,7 +60,7 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
     let target, gate, body: Buffer
     try {
       target = parseRequestTarget(req.url ?? '/')
-      gate = readGateHeaders(req.headers, target.capability)
+      gate = readGateHeaders(req.headers, req.rawHeaders, target.capability)
       // a request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3)
       body = hasNoBody(req) ? EMPTY : await readBody(req, maxBodyBytes)
     } catch (err) {
@@ -72,18 +71,14 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
 
     let evaluation: E
     try {
-      const hasBody = body.length > 0
-      const request: GateHttpRequest = {
-        request_id: uuidv7(),
+      const request = buildGateHttpRequest({
         method,
-        route_pattern: evaluator.matchRoute(method, target.path).pattern,
         path: target.path,
+        routePattern: evaluator.matchRoute(method, target.path).pattern,
         caller: extractCallerIdentity(req.headers),
-        body_hash: hasBody ? sha256Hex(body) : null,
-        body_length: body.length,
-        timestamp: Math.floor(Date.now() / 1000),
-      }
-      if (target.query !== undefined) request.query = target.query
+        body,
+        query: target.query,
+      })
       evaluation = await evaluator.evaluate({ request, capabilityHeader: gate.capability, approvalId: gate.approvalId, nonceId: gate.nonceId })
     } catch (err) {
       // no verdict, no forwarding (fail closed)

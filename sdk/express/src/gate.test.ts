@@ -24,6 +24,7 @@ const startApp: StartApp = async (options, parser) => {
 }
 
 await runAdapterSuite(t, 'express', startApp)
+await runAdapterSuite(t, 'express', startApp, { transport: 'unix' })
 
 t.test('per-route use sends the route pattern as /items/{id}', async t => {
   const fake = await startFakeSidecar()

@@ -16,6 +16,18 @@ t.test('sidecarUrl wins over GATE_SIDECAR_URL, which wins over the default', asy
   t.throws(() => resolveGateOptions({}, { GATE_SIDECAR_URL: 'ftp://x' }), { code: 'gate_invalid_config', message: /^GATE_SIDECAR_URL must be/ })
 })
 
+t.test('sidecarUrl unix:/absolute/path names a Unix socket, from the option or GATE_SIDECAR_URL', async t => {
+  t.equal(resolveGateOptions({ sidecarUrl: 'unix:/run/gate/gate.sock' }, {}).sidecarUrl, 'unix:/run/gate/gate.sock')
+  t.equal(resolveGateOptions({}, { GATE_SIDECAR_URL: 'unix:/run/gate.sock' }).sidecarUrl, 'unix:/run/gate.sock')
+  const cases: [string, RegExp][] = [
+    ['unix:gate.sock', /^sidecarUrl must be unix: followed by an absolute path/],
+    ['unix:', /^sidecarUrl must be unix: followed by an absolute path/],
+    [`unix:/${'x'.repeat(107)}`, /^sidecarUrl must be unix: followed by a path of at most 107 bytes/],
+    ['unix:/a\0b', /^sidecarUrl must be unix: followed by a path without NUL bytes/],
+  ]
+  for (const [sidecarUrl, message] of cases) t.throws(() => createGateCore({ sidecarUrl }), { code: 'gate_invalid_config', message }, sidecarUrl)
+})
+
 t.test('bad options are refused at construction, naming the option', async t => {
   const cases: [Record<string, unknown>, RegExp][] = [
     [{ timeoutMs: '5s' }, /^timeoutMs must be a positive integer, got "5s"$/],

@@ -5,13 +5,18 @@ import type { CallerIdentity } from '../types.js'
 import { parsePublicKey } from '../protocol/keys.js'
 import type { GateRequestInput } from './gate-types.js'
 import { UnknownOptionError } from '../errors.js'
+import { socketPathProblem, UNIX_PREFIX } from './sidecar-url.js'
 
 /** A custom caller identity (hashes only), or null/undefined for the built-in chain. */
 export type IdentifyHook = (input: GateRequestInput) => CallerIdentity | null | undefined | Promise<CallerIdentity | null | undefined>
 
 /** Options of the middleware core and every adapter; every field optional. */
 export interface GateMiddlewareOptions {
-  /** Sidecar base URL. Default: `GATE_SIDECAR_URL`, else `http://127.0.0.1:9090` (spec 02, transport rule 2). */
+  /**
+   * Sidecar base URL: `http://host:port`, `https://…`, or `unix:/absolute/path.sock` for a sidecar
+   * started with `--listen unix:PATH` (cheapest: no loopback TCP; Node only, the edge runtime needs
+   * http). Default: `GATE_SIDECAR_URL`, else `http://127.0.0.1:9090` (spec 02, transport rule 2).
+   */
   sidecarUrl?: string
   /** Deadline of one sidecar call, response headers and body together. Default 5000. */
   timeoutMs?: number
@@ -22,8 +27,13 @@ export interface GateMiddlewareOptions {
    */
   onSidecarError?: 'deny' | 'allow'
   /**
-   * Receipt signature check. Default `'local'`: verified here against `sidecarPublicKey`, or the key read
-   * once from `GET /gate/live` on first use. `'sidecar'`: `POST /gate/verify`. `'off'`: bindings only.
+   * Receipt signature check (docs/performance.md, "The middleware's own cost", has what each costs).
+   * Default `'local'` (spec 02): verified here against `sidecarPublicKey`, or the key read once from
+   * `GET /gate/live` on first use; a receipt that does not verify answers 502 gate_invalid_receipt.
+   * `'sidecar'`: asks `POST /gate/verify` instead, a second round trip per request, and trusts the
+   * sidecar's answer about its own signature. `'off'`: the receipt is still bound to the request (id,
+   * method, caller, content), but its signature is not checked, so whoever can answer on the sidecar's
+   * address can forge allows.
    */
   verifyReceipts?: 'local' | 'sidecar' | 'off'
   /** The sidecar signer's public key (wire form), pinned. Default: read once from `/gate/live`. */
@@ -146,11 +156,16 @@ export function resolveGateOptions(options: GateMiddlewareOptions = {}, env: Rec
 }
 
 function checkUrl(option: string, value: unknown): string {
+  if (typeof value === 'string' && value.startsWith(UNIX_PREFIX)) {
+    const problem = socketPathProblem(value.slice(UNIX_PREFIX.length))
+    if (problem !== undefined) throw new InvalidConfigError(option, `unix: followed by ${problem}`, value)
+    return value
+  }
   let url: URL
   try {
     url = new URL(String(value))
   } catch {
-    throw new InvalidConfigError(option, 'an http:// or https:// URL', value)
+    throw new InvalidConfigError(option, 'an http:// or https:// URL, or unix:/path', value)
   }
   if (typeof value !== 'string' || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
     throw new InvalidConfigError(option, 'an http:// or https:// URL without credentials, query or fragment', value)

@@ -4,7 +4,7 @@
 import { checkControlToken } from '@gate/sdk/server'
 import { ConfigError, DURABLE_RECEIPTS_MESSAGE, UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
-import { DEFAULT_LISTEN, parseListenAddress } from '../config/listen-address.js'
+import { DEFAULT_LISTEN, parseServiceListenAddress } from '../config/listen-address.js'
 import { checkCanListen } from '../config/listen-check.js'
 import { loadAuthority } from '../config/authority-seed.js'
 import { loadPolicyFile } from '../app/load-policy.js'
@@ -15,8 +15,9 @@ import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HE
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
-export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN}); a port in use stops the start
-                              before any store file is created
+export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN}), or unix:PATH for a Unix
+                              socket (created 0600; SDKs then use sidecarUrl 'unix:PATH'); a port in
+                              use stops the start before any store file is created
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
                               capabilities live in sibling files (PATH.revocations.db, ...)
   --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only`
@@ -84,7 +85,7 @@ export async function startFromFlags(
   // the one token rule of every Gate service (@gate/sdk/server control-token-rule.ts)
   if (global.controlToken !== undefined) checkControlToken(global.controlToken, 'the control token (GATE_CONTROL_TOKEN or --control-token)')
   const listenText = (values.listen as string | undefined) ?? DEFAULT_LISTEN
-  const listen = parseListenAddress(listenText)
+  const listen = parseServiceListenAddress(listenText)
   const { policyLoader, ...serviceOptions } = extra
   const transparency = readTransparencyFlags(values)
   const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
@@ -93,7 +94,7 @@ export async function startFromFlags(
     log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
   }
   // before any store file is created: a start that cannot bind leaves nothing behind
-  await checkCanListen(listen)
+  if (listen.kind === 'tcp') await checkCanListen(listen)
   const stores = await openServiceStores({
     receiptStore,
     global,
@@ -118,7 +119,9 @@ export async function startFromFlags(
   log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)
   log(`signer public key: ${authority.signer.publicKey}`)
   log(`transparency log: ${describeTransparency(transparency, stores.receiptBackend)}`)
-  if (global.controlToken === undefined) log('control routes (/approvals, /v1): loopback callers only (no control token configured)')
+  if (global.controlToken === undefined) {
+    log(`control routes (/approvals, /v1): ${service.socketPath === null ? 'loopback callers' : 'callers on the 0600 Unix socket'} only (no control token configured)`)
+  }
   log(`listening on ${service.url}`)
   return service
 }

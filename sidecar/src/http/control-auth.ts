@@ -1,5 +1,6 @@
 // Authentication of the control routes (/approvals, /v1): a bearer token compared in constant time
-// when one is configured; without one, only loopback callers are admitted (docs/security.md).
+// when one is configured; without one, only loopback callers are admitted (docs/security.md), and every
+// caller of a service on a Unix socket (the socket is 0600: its peers run as the service's own user).
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { bearerToken } from '@gate/sdk/server'
@@ -10,13 +11,13 @@ export interface ControlAuth {
   check(req: IncomingMessage): ControlAuthResult
 }
 
-/** Creates the control-route check. `token` undefined means loopback-only. */
-export function createControlAuth(token: string | undefined): ControlAuth {
+/** Creates the control-route check. `token` undefined means local callers only (loopback, or the Unix socket). */
+export function createControlAuth(token: string | undefined, options: { unixSocket?: boolean } = {}): ControlAuth {
   const expected = token === undefined ? undefined : digest(token)
   return {
     check(req) {
       if (expected === undefined) {
-        return isLoopback(req.socket.remoteAddress)
+        return options.unixSocket === true || isLoopback(req.socket.remoteAddress)
           ? { ok: true }
           : { ok: false, status: 403, message: 'control routes accept only loopback callers when no control token is configured' }
       }

@@ -7,6 +7,7 @@ import { MethodNotAllowedError, NotFoundError, TargetNotOriginFormError } from '
 import { sendError } from '@gate/sdk/server'
 import { answerClientError } from './client-error.js'
 import type { Router } from './router.js'
+import { listenOnSocket } from './unix-socket.js'
 
 export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>
 
@@ -21,6 +22,8 @@ export interface GateServerOptions {
 export interface GateServer {
   server: Server
   listen(host: string, port: number): Promise<AddressInfo>
+  /** Listens on a Unix domain socket at `path`, created 0600 (unix-socket.ts); the path must be free. */
+  listenOnSocket(path: string): Promise<void>
   /** Stops accepting, waits for in-flight requests (at most `graceMs`), then closes idle sockets. */
   drain(graceMs: number): Promise<void>
   inFlight(): number
@@ -76,6 +79,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
         })
       })
     },
+    listenOnSocket: path => listenOnSocket(server, path),
     async drain(graceMs) {
       const closed = new Promise<void>(resolve => server.close(() => resolve()))
       server.closeIdleConnections()

@@ -1,13 +1,13 @@
 // POST /gate/evaluate (spec 02): 200 with an EvaluateResponse for every verdict; 400 for a body that is
-// not a valid GateHttpRequest, a duplicate query key or a bad nonce header; 500 when evaluation or the
-// receipt store fails (fail closed: no receipt, no answer).
+// not a valid GateHttpRequest, a duplicate query key, or a repeated, blank or malformed Gate header
+// (readGateHeaders, as the SDK and the proxy read them); 500 when evaluation or the receipt store fails
+// (fail closed: no receipt, no answer).
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { BadRequestError, GateError, TargetNotOriginFormError, type GateHttpRequest } from '@gate/sdk'
+import { BadRequestError, GateError, readGateHeaders, TargetNotOriginFormError, type GateHttpRequest, type GateRequestHeaders } from '@gate/sdk'
 import { getValidator, validate } from '@gate/schemas'
 import { parseJsonBody, readBody } from '@gate/sdk/server'
 import { sendError, sendJsonText } from '@gate/sdk/server'
 import { findDuplicateMemberKey } from './duplicate-keys.js'
-import { readNonceHeader, readSingleHeader } from './request-headers.js'
 import type { RouteContext } from './context.js'
 
 /** Spec 02, Limits: at most 10 MiB read. */
@@ -20,20 +20,21 @@ export function createEvaluateRoute(ctx: RouteContext) {
   getValidator(REQUEST_SCHEMA)
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let request: GateHttpRequest
-    let nonceId: string | undefined
+    let gate: GateRequestHeaders
     try {
       const body = await readBody(req, EVALUATE_BODY_LIMIT)
       request = parseEvaluateBody(body)
-      nonceId = readNonceHeader(req)
+      // the query's gate_capability is the kernel's own fallback (kernel.ts), not read here
+      gate = readGateHeaders(req.headers, req.rawHeaders)
     } catch (err) {
       return sendError(res, err)
     }
     try {
       const evaluation = await ctx.kernel.evaluate({
         request,
-        capabilityHeader: readSingleHeader(req, 'x-gate-capability'),
-        approvalId: readSingleHeader(req, 'x-gate-approval-id'),
-        nonceId,
+        capabilityHeader: gate.capability,
+        approvalId: gate.approvalId,
+        nonceId: gate.nonceId,
       })
       sendJsonText(res, 200, evaluation.responseJson, { 'x-gate-receipt-id': evaluation.receipt.id })
     } catch (err) {
