@@ -5,8 +5,8 @@
 // Guard order:
 //   0. AuthorityBoundaryGuard  a request carrying supplemental_authorization is denied (spec 02)
 //   1. RevocationGuard      any route; a revoked capability is denied before evaluation
-//   2. DefaultPolicyGuard   SessionAllow routes: allow, nothing further except the budget cost cap
-//      CapabilityGuard      DenyByDefault routes: token present, verified, id matches, grant covers route
+//   2. DefaultPolicyGuard   SessionAllow routes: allow, then only a restricted route's approval and the budget guard
+//      CapabilityGuard      DenyByDefault routes: token valid and verified, id matches, the request is within it
 //   3. ApprovalGuard        routes with x-gate-approval-required or x-gate-sensitivity: restricted
 //   4. NonceGuard           DenyByDefault routes when strict nonces are on
 //   5. BudgetGuard          last, so a request denied above never spends an invocation or a cost
