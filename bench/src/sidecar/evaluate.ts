@@ -63,7 +63,7 @@ function startProcess(execPath: string, args: string[], env: NodeJS.ProcessEnv =
     let out = ''
     child.stdout!.on('data', c => {
       out += c
-      const m = /listening on (http:\/\/\S+)/.exec(out)
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
       if (m) resolve({ url: m[1]!, child })
     })
     child.once('exit', code => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)))

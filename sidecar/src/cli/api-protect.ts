@@ -10,6 +10,8 @@ import type { Evaluation } from '../kernel/kernel.js'
 import { createProxy, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { createGateLogger, lineLogger } from '../observability/logger.js'
+import { readObservabilityFlags } from '../config/observability-flags.js'
 
 export const API_PROTECT_USAGE = `Usage: gate api protect --upstream URL [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [--upstream-timeout-secs N] [--spec-sha256 HEX] [options]
 
@@ -57,7 +59,8 @@ export async function run(argv: string[]): Promise<number> {
     const timeoutSecs = readTimeoutSecs(values['upstream-timeout-secs'])
     const expectedSha256 = readSha256(values['spec-sha256'])
     const specPath = values.spec as string | undefined
-    const log = (line: string) => process.stdout.write(`gate ${NAME}: ${line}\n`)
+    // lines before the service's logger exists go through their own (same format, same service name)
+    let log = lineLogger(createGateLogger(`gate ${NAME}`, readObservabilityFlags(values).logLevel))
 
     let upstream: UpstreamTarget | undefined
     let proxy: GateProxy | undefined
@@ -88,6 +91,7 @@ export async function run(argv: string[]): Promise<number> {
         return (req, res) => (proxy as GateProxy).handle(req, res)
       },
     })
+    log = lineLogger(service.logger)
     // spec 01: the proxy logs the route count, upstream URL and bound address
     log(`protecting ${upstream?.href} with ${routes} routes on ${service.url}`)
     await waitForShutdown(service)

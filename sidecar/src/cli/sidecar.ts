@@ -12,6 +12,10 @@ import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
+import { OBSERVABILITY_FLAG_OPTIONS, OBSERVABILITY_FLAGS_HELP, readObservabilityFlags } from '../config/observability-flags.js'
+import { createGateLogger, errorFields, lineLogger, type Logger } from '../observability/logger.js'
+import { createGateMetrics } from '../observability/metrics.js'
+import { packageVersion } from '../app/create-service.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
@@ -28,7 +32,9 @@ export const SERVICE_POLICY_FLAGS_HELP = `  --strict-nonces             deny-by-
   --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
   -h, --help                  show this help
 
-${TRANSPARENCY_FLAGS_HELP}`
+${TRANSPARENCY_FLAGS_HELP}
+
+${OBSERVABILITY_FLAGS_HELP}`
 
 export const SIDECAR_USAGE = `Usage: gate sidecar [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [options]
 
@@ -53,6 +59,7 @@ export const SERVICE_FLAG_OPTIONS = {
   'approval-ttl-secs': { type: 'string' },
   'nonce-ttl-secs': { type: 'string' },
   ...TRANSPARENCY_FLAG_OPTIONS,
+  ...OBSERVABILITY_FLAG_OPTIONS,
   ...GLOBAL_FLAG_OPTIONS,
 } as const
 
@@ -76,9 +83,11 @@ export async function startFromFlags(
   extra: Partial<Parameters<typeof startService>[0]> & {
     policyLoader?: () => ReturnType<typeof loadPolicyFile>
   } = {},
-): Promise<RunningService> {
+): Promise<RunningService & { logger: Logger }> {
   const global = readGlobalFlags(values)
-  const log = (line: string) => process.stdout.write(`gate ${name}: ${line}\n`)
+  const observability = readObservabilityFlags(values)
+  const logger = createGateLogger(`gate ${name}`, observability.logLevel)
+  const log = lineLogger(logger)
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
@@ -113,6 +122,9 @@ export async function startFromFlags(
     nonceTtlSeconds: positiveInt(values['nonce-ttl-secs'], '--nonce-ttl-secs', 60),
     transparency,
     log,
+    logger,
+    decisionLevel: observability.decisionLevel,
+    metrics: observability.metrics ? createGateMetrics({ service: `gate ${name}`, version: await packageVersion() }) : undefined,
     ...serviceOptions,
   })
   log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
@@ -122,22 +134,24 @@ export async function startFromFlags(
   if (global.controlToken === undefined) {
     log(`control routes (/approvals, /v1): ${service.socketPath === null ? 'loopback callers' : 'callers on the 0600 Unix socket'} only (no control token configured)`)
   }
+  log(`metrics: ${observability.metrics ? `GET ${extra.fallback === undefined ? '/metrics and ' : ''}/gate/metrics (same access as the control routes)` : 'off (--no-metrics)'}`)
   log(`listening on ${service.url}`)
-  return service
+  return { ...service, logger }
 }
 
 /** Resolves on SIGTERM/SIGINT after draining in-flight requests and flushing the stores. */
-export function waitForShutdown(service: RunningService): Promise<void> {
+export function waitForShutdown(service: RunningService & { logger: Logger }): Promise<void> {
+  const { logger } = service
   return new Promise(resolve => {
     const stop = (signal: string) => {
-      process.stdout.write(`gate: ${signal} received, draining ${service.server.inFlight()} in-flight request(s)\n`)
+      logger.info({ event: 'shutdown', signal }, `${signal} received, draining ${service.server.inFlight()} in-flight request(s)`)
       service.close().then(
         () => {
-          process.stdout.write('gate: receipts flushed, stopped\n')
+          logger.info({ event: 'stopped' }, 'receipts flushed, stopped')
           resolve()
         },
         err => {
-          process.stderr.write(`gate: shutdown failed: ${(err as Error).message}\n`)
+          logger.error({ event: 'shutdown_failed', ...errorFields(err) }, `shutdown failed: ${(err as Error).message}`)
           process.exitCode = 1
           resolve()
         },

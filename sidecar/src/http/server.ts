@@ -17,6 +17,8 @@ export interface GateServerOptions {
   fallback?: FallbackHandler
   /** Called with unexpected errors (never with the request's credentials). */
   onError?: (err: unknown) => void
+  /** Called as a routed request starts, with its route template (never the raw path): the HTTP metrics. */
+  onRoute?: (route: string, req: IncomingMessage, res: ServerResponse) => void
 }
 
 export interface GateServer {
@@ -58,7 +60,10 @@ export function createGateServer(options: GateServerOptions): GateServer {
     const pathname = end === -1 ? target : target.slice(0, end)
     const url = new URL(`http://gate.local${target}`)
     const found = options.router.lookup(req.method ?? 'GET', pathname)
-    if (found.kind === 'found') return found.handler(req, res, found.params, url)
+    if (found.kind === 'found') {
+      options.onRoute?.(found.pattern, req, res)
+      return found.handler(req, res, found.params, url)
+    }
     if (options.fallback !== undefined && found.kind === 'not_found') return options.fallback(req, res, url)
     if (found.kind === 'method_not_allowed') {
       res.setHeader('allow', found.allowed.join(', '))

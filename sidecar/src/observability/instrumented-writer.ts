@@ -1,0 +1,28 @@
+// A ReceiptWriter that reports to the metrics: each write's latency up to its commit, each committed
+// batch's size, and each failed write as a receipt-store error. Works over either writer (inline or
+// the writer thread), so the numbers mean the same whichever the service chose.
+import type { ReceiptWriter } from '../stores/receipt-writer.js'
+import type { GateMetrics } from './metrics.js'
+
+export function instrumentReceiptWriter(writer: ReceiptWriter, metrics: GateMetrics): ReceiptWriter {
+  writer.onCommitted(batch => metrics.recordReceiptBatch(batch.receiptIds.length))
+  return {
+    async write(body, context) {
+      const started = performance.now()
+      try {
+        const written = await writer.write(body, context)
+        metrics.recordReceiptWrite((performance.now() - started) / 1000)
+        return written
+      } catch (err) {
+        metrics.recordStoreError('receipts')
+        throw err
+      }
+    },
+    onCommitted: follower => writer.onCommitted(follower),
+    flush: () => writer.flush(),
+    get healthy() {
+      return writer.healthy
+    },
+    close: () => writer.close(),
+  }
+}
