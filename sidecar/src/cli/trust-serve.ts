@@ -288,6 +288,8 @@ function addMethodNotAllowed(router: Router): void {
 const TRUST_PATHS = [
   '/health',
   '/metrics',
+  '/ui',
+  '/ui/:asset',
   '/v1/authority',
   '/v1/capabilities/issue',
   '/v1/revocations',
