@@ -50,6 +50,8 @@ export interface ServiceOptions {
   log: (line: string) => void
   /** The Prometheus registry served at GET /metrics; undefined turns metrics off (--no-metrics). */
   metrics?: GateMetrics
+  /** A token that reads the metrics and nothing else (GATE_METRICS_TOKEN). */
+  metricsScrapeToken?: string
   /** The structured log: decision lines (at `decisionLevel`) and request errors with their causes. */
   logger: Logger
   /** Level of the one line per decision (default debug). */
@@ -157,7 +159,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (metrics !== undefined) {
     // /gate/metrics always; /metrics too unless a proxied upstream owns every other path (its own
     // /metrics is common, and shadowing it would break the upstream's monitoring)
-    const route = createMetricsRoute(metrics, trustAuth, sendError)
+    const route = createMetricsRoute({ metrics, auth: trustAuth, scrapeToken: options.metricsScrapeToken, sendFailure: sendError })
     router.add('GET', '/gate/metrics', route)
     if (options.fallback === undefined) router.add('GET', '/metrics', route)
   }

@@ -24,9 +24,9 @@ async function scrape(url: string, headers: Record<string, string> = auth): Prom
   return parseMetrics(r.text)
 }
 
-async function sidecar(t: Test, extra: string[] = []): Promise<GateProcess> {
+async function sidecar(t: Test, extra: string[] = [], env: Record<string, string> = {}): Promise<GateProcess> {
   const { spec, seed, db } = await gateFiles(t)
-  const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed, ...extra], { env: { GATE_CONTROL_TOKEN: TOKEN } })
+  const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed, ...extra], { env: { GATE_CONTROL_TOKEN: TOKEN, ...env } })
   t.teardown(() => gate.stop('SIGKILL'))
   return gate
 }
@@ -72,6 +72,27 @@ t.test('sidecar /metrics needs the control token when one is configured', async 
   t.match(anonymous.body, { error: 'gate_unauthorized' })
   t.equal((await call(`${gate.url}/metrics`, { headers: { authorization: 'Bearer wrong-token-wrong-token' } })).status, 401)
   t.equal((await call(`${gate.url}/metrics`, { headers: auth })).status, 200)
+})
+
+t.test('GATE_METRICS_TOKEN reads /metrics and nothing else', async t => {
+  const scrape = 'scrape-only-token-' + 's'.repeat(16)
+  const gate = await sidecar(t, [], { GATE_METRICS_TOKEN: scrape })
+  const asScraper = { authorization: `Bearer ${scrape}` }
+  t.equal((await call(`${gate.url}/metrics`, { headers: asScraper })).status, 200)
+  t.equal((await call(`${gate.url}/gate/metrics`, { headers: asScraper })).status, 200)
+  t.equal((await call(`${gate.url}/metrics`, { headers: auth })).status, 200, 'the control token still reads it')
+  t.equal((await call(`${gate.url}/approvals`, { headers: asScraper })).status, 401, 'not a control token')
+  t.equal((await call(`${gate.url}/v1/receipts/query`, { headers: asScraper })).status, 401)
+  t.match(gate.output(), /metrics: GET \/metrics and \/gate\/metrics \(same access as the control routes, or GATE_METRICS_TOKEN\)/)
+  t.notMatch(gate.output(), scrape, 'the token is never printed')
+})
+
+t.test('a malformed GATE_METRICS_TOKEN stops the start', async t => {
+  const { runGate } = await import('../testing/spawn-gate.js')
+  const r = await runGate(['sidecar', '--allow-ephemeral-receipts', '--listen', '127.0.0.1:0'], { env: { GATE_METRICS_TOKEN: 'short' } })
+  t.not(r.code, 0)
+  t.match(r.stderr, /GATE_METRICS_TOKEN/)
+  t.notMatch(r.stderr + r.stdout, /\bshort\b/, 'without echoing it')
 })
 
 t.test('--no-metrics serves no /metrics and keeps evaluating', async t => {

@@ -125,6 +125,7 @@ export async function startFromFlags(
     logger,
     decisionLevel: observability.decisionLevel,
     metrics: observability.metrics ? createGateMetrics({ service: `gate ${name}`, version: await packageVersion() }) : undefined,
+    metricsScrapeToken: observability.scrapeToken,
     ...serviceOptions,
   })
   log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
@@ -134,7 +135,7 @@ export async function startFromFlags(
   if (global.controlToken === undefined) {
     log(`control routes (/approvals, /v1): ${service.socketPath === null ? 'loopback callers' : 'callers on the 0600 Unix socket'} only (no control token configured)`)
   }
-  log(`metrics: ${observability.metrics ? `GET ${extra.fallback === undefined ? '/metrics and ' : ''}/gate/metrics (same access as the control routes)` : 'off (--no-metrics)'}`)
+  log(`metrics: ${observability.metrics ? `GET ${extra.fallback === undefined ? '/metrics and ' : ''}/gate/metrics (same access as the control routes${observability.scrapeToken === undefined ? '' : ', or GATE_METRICS_TOKEN'})` : 'off (--no-metrics)'}`)
   log(`listening on ${service.url}`)
   return { ...service, logger }
 }

@@ -183,7 +183,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   })
   const router = new Router()
   const { rollup } = mountTrustRoutes(router, deps)
-  if (metrics !== undefined) router.add('GET', '/metrics', withTrustHeaders(createMetricsRoute(metrics, auth, sendTrustError)))
+  if (metrics !== undefined) router.add('GET', '/metrics', withTrustHeaders(createMetricsRoute({ metrics, auth, scrapeToken: observability.scrapeToken, sendFailure: sendTrustError })))
   addMethodNotAllowed(router)
   const server = createGateServer({
     router,
@@ -216,7 +216,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   log(`authority: generation ${status.generation}, public key ${status.publicKey}, ${status.trustedPublicKeys.length} trusted key(s)${seed === undefined ? '' : ' (pinned by --authority-seed-file)'}`)
   log(`transparency log: ${transparency === undefined ? 'off (--no-transparency-log)' : `tree and checkpoints in ${transparency.backend.location}`}`)
   log(`tokens: service token${tokenFile === undefined ? ' from GATE_CONTROL_TOKEN' : ' from --service-token-file'}, ${tenantTokens.size} tenant token(s)`)
-  log(`metrics: ${metrics === undefined ? 'off (--no-metrics)' : 'GET /metrics (service token)'}`)
+  log(`metrics: ${metrics === undefined ? 'off (--no-metrics)' : `GET /metrics (service token${observability.scrapeToken === undefined ? '' : ' or GATE_METRICS_TOKEN'})`}`)
   const url = formatBaseUrl(address.address, address.port)
   log(`listening on ${url}`)
 
