@@ -31,6 +31,7 @@ import type { GateMetrics } from '../observability/metrics.js'
 import { createDecisionObserver } from '../observability/decision-observer.js'
 import { instrumentReceiptWriter } from '../observability/instrumented-writer.js'
 import { createRouteObserver, observeProxy, serverSources } from '../observability/http-metrics.js'
+import { registerTransparencyMetrics } from '../observability/transparency-metrics.js'
 import { errorFields, type Logger } from '../observability/logger.js'
 import type { Level } from 'pino'
 
@@ -171,6 +172,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
   })
   metrics?.setSources({ storeHealth: () => ({ receipts: stores.healthy() }), ...serverSources(server) })
+  if (metrics !== undefined && transparency !== undefined) {
+    // a status that cannot be read now leaves the gauges out, never the start
+    await registerTransparencyMetrics(metrics.registry, () => transparency.status()).catch(err => options.log(`warning: transparency log metrics unavailable: ${(err as Error).message}`))
+  }
   let bound: { url: string; host: string; port: number; socketPath: string | null }
   try {
     if (listen.kind === 'unix') {

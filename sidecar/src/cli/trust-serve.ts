@@ -23,6 +23,7 @@ import { createGateLogger, errorFields, lineLogger } from '../observability/logg
 import { createGateMetrics } from '../observability/metrics.js'
 import { instrumentReceiptWriter } from '../observability/instrumented-writer.js'
 import { createRouteObserver, serverSources } from '../observability/http-metrics.js'
+import { registerTransparencyMetrics } from '../observability/transparency-metrics.js'
 import { createMetricsRoute } from '../routes/metrics.js'
 import { packageVersion } from '../app/create-service.js'
 
@@ -196,6 +197,10 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
   })
   metrics?.setSources({ storeHealth: () => ({ receipts: stores.receipts.log.healthy, budgets: stores.budgets.healthy }), ...serverSources(server) })
+  if (metrics !== undefined && transparency !== undefined) {
+    // a status that cannot be read now leaves the gauges out, never the start
+    await registerTransparencyMetrics(metrics.registry, () => transparency.status()).catch(err => log(`warning: transparency log metrics unavailable: ${(err as Error).message}`))
+  }
   let address
   try {
     address = await server.listen(listen.host, listen.port)
