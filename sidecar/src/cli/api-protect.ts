@@ -59,13 +59,15 @@ export async function run(argv: string[]): Promise<number> {
     const timeoutSecs = readTimeoutSecs(values['upstream-timeout-secs'])
     const expectedSha256 = readSha256(values['spec-sha256'])
     const specPath = values.spec as string | undefined
-    // lines before the service's logger exists go through their own (same format, same service name)
-    let log = lineLogger(createGateLogger(`gate ${NAME}`, readObservabilityFlags(values).logLevel))
+    // one logger from the first line on: the service gets it too
+    const logger = createGateLogger(`gate ${NAME}`, readObservabilityFlags(values).logLevel)
+    const log = lineLogger(logger)
 
     let upstream: UpstreamTarget | undefined
     let proxy: GateProxy | undefined
     let routes = 0
     const service = await startFromFlags(values, NAME, {
+      logger,
       // runs right after the durable-receipts gate: upstream check, then steps 2, 3 and 5
       policyLoader: async (): Promise<LoadedPolicy> => {
         upstream = parseUpstreamUrl(upstreamText)
@@ -91,7 +93,6 @@ export async function run(argv: string[]): Promise<number> {
         return (req, res) => (proxy as GateProxy).handle(req, res)
       },
     })
-    log = lineLogger(service.logger)
     // spec 01: the proxy logs the route count, upstream URL and bound address
     log(`protecting ${upstream?.href} with ${routes} routes on ${service.url}`)
     await waitForShutdown(service)

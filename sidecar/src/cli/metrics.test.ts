@@ -93,7 +93,7 @@ t.test('GATE_METRICS_TOKEN reads /metrics and nothing else', async t => {
 
 t.test('a malformed GATE_METRICS_TOKEN stops the start', async t => {
   const { runGate } = await import('../testing/spawn-gate.js')
-  const r = await runGate(['sidecar', '--allow-ephemeral-receipts', '--listen', '127.0.0.1:0'], { env: { GATE_METRICS_TOKEN: 'short' } })
+  const r = await runGate(['sidecar', '--allow-ephemeral-receipts', '--listen', '127.0.0.1:0'], { env: { GATE_CONTROL_TOKEN: TOKEN, GATE_METRICS_TOKEN: 'short' } })
   t.not(r.code, 0)
   t.match(r.stderr, /GATE_METRICS_TOKEN/)
   t.notMatch(r.stderr + r.stdout, /\bshort\b/, 'without echoing it')

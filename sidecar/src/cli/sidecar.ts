@@ -86,7 +86,7 @@ export async function startFromFlags(
 ): Promise<RunningService & { logger: Logger }> {
   const global = readGlobalFlags(values)
   const observability = readObservabilityFlags(values)
-  const logger = createGateLogger(`gate ${name}`, observability.logLevel)
+  const logger = extra.logger ?? createGateLogger(`gate ${name}`, observability.logLevel)
   const log = lineLogger(logger)
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)

@@ -112,13 +112,13 @@ t.test('api protect: proxied credentials and cookies never reach the log', async
 
 t.test('--log-level rejects an unknown level (exit 2)', async t => {
   const { runGate } = await import('../testing/spawn-gate.js')
-  const r = await runGate(['sidecar', '--allow-ephemeral-receipts', '--listen', '127.0.0.1:0', '--log-level', 'loud'])
+  const r = await runGate(['sidecar', '--allow-ephemeral-receipts', '--listen', '127.0.0.1:0', '--log-level', 'loud'], { env: { GATE_CONTROL_TOKEN: CONTROL_TOKEN } })
   t.equal(r.code, 2)
   t.match(r.stderr, /--log-level must be one of fatal, error, warn, info, debug, trace, got "loud"/)
 })
 
 t.test('at the default levels decisions are not logged; startup and shutdown are', async t => {
-  const gate = await spawnGate(['sidecar', '--allow-ephemeral-receipts', '--listen', '127.0.0.1:0'])
+  const gate = await spawnGate(['sidecar', '--allow-ephemeral-receipts', '--listen', '127.0.0.1:0'], { env: { GATE_CONTROL_TOKEN: CONTROL_TOKEN } })
   t.teardown(() => gate.stop('SIGKILL'))
   const base = { method: 'GET', path: '/pets', route_pattern: '/pets', caller: { subject: SUBJECT, auth_method: { method: 'bearer', token_hash: 'e'.repeat(64) } }, timestamp: Math.floor(Date.now() / 1000) }
   const r = await call(`${gate.url}/gate/evaluate`, { body: { ...base, request_id: uuidv7() } })
@@ -128,5 +128,5 @@ t.test('at the default levels decisions are not logged; startup and shutdown are
   t.equal(lines.filter(l => l.event === 'decision').length, 0, 'decision lines are debug by default')
   t.ok(lines.some(l => l.level === 'warn' && String(l.msg).includes('no --authority-seed-file')), 'warnings at warn')
   t.ok(lines.some(l => l.event === 'stopped'))
-  assertNoSecret(t, gate, [SUBJECT])
+  assertNoSecret(t, gate, [SUBJECT, CONTROL_TOKEN])
 })
