@@ -35,13 +35,15 @@ t.test('a lone surrogate is refused with where it is', async t => {
   }
 })
 
-t.test('nesting deeper than the call stack is walked without overflowing', async t => {
+t.test('nesting past the depth limit is refused before anything is built', async t => {
   const depth = 200_000
   const text = '['.repeat(depth) + '"\\ud800"' + ']'.repeat(depth)
-  const r = parseJsonBody(text)
-  t.equal(r.ok, false)
-  t.match(r, { problem: /lone surrogate/ })
-  t.ok((r as { problem: string }).problem.length < 400, 'the pointer in the message is capped')
+  t.match(parseJsonBody(text), { ok: false, problem: /^body refused: the JSON nests deeper than 64 levels/ })
+  t.match(parseJsonBody('['.repeat(60) + '"\\ud800"' + ']'.repeat(60)), { ok: false, problem: /the string at \/0\/0\/0/ }, 'within it, the surrogate is found')
+})
+
+t.test('options pass through to the reader: a repeated key of the named member is reported', async t => {
+  t.match(parseJsonBody('{"query":{"a":"1","a":"2"}}', { uniqueMembersIn: 'query' }), { ok: true, duplicateMember: 'a' })
 })
 
 t.test('property: accepted exactly when the value can be canonicalized', async t => {

@@ -12,6 +12,8 @@ import {
   generateSecret,
   hexToBytes,
   parseJsonExact,
+  readJson,
+  EXACT_JSON_LIMITS,
   verifyCoreReceipt,
   type GuardEvidence,
   type HttpReceipt,
@@ -155,9 +157,11 @@ async function list(argv: string[]): Promise<number> {
     }
     const { status, text } = await createControlClient(global).getText(`/v1/receipts/query?${params}`)
     if (status !== 200) throw new Error(`GET /v1/receipts/query answered ${status}: ${errorOf(text)}`)
-    const receipts = rawArrayMember(text, 'receipts')
-    for (const receipt of receipts) process.stdout.write(receipt + '\n')
-    const next = (JSON.parse(text) as { nextCursor: number | null }).nextCursor
+    // the receipts byte for byte as the server sent them (JSON.parse would round big integers and reorder keys)
+    const page = readJson(text, { ...EXACT_JSON_LIMITS, rawElementsOf: 'receipts' })
+    if (page.rawElements === undefined) throw new Error('the response has no "receipts" array')
+    for (const receipt of page.rawElements) process.stdout.write(receipt + '\n')
+    const next = (page.value as { nextCursor: number | null }).nextCursor
     if (next !== null) process.stderr.write(`next cursor: ${next}\n`)
     return 0
   }
@@ -400,75 +404,6 @@ function flagWording(message: string): string {
   let out = message
   for (const [flag, parameter] of FILTER_PARAMETERS) out = out.replaceAll(parameter, `--${flag}`)
   return out
-}
-
-/**
- * The raw texts of the elements of the top-level array member `name` of a JSON object: receipts stay
- * byte for byte as the server sent them (JSON.parse would round big integers and reorder keys).
- */
-export function rawArrayMember(text: string, name: string): string[] {
-  let i = skipWs(text, 0)
-  if (text[i] !== '{') throw new Error('the response is not a JSON object')
-  i++
-  for (;;) {
-    i = skipWs(text, i)
-    if (text[i] === '}') break
-    const keyEnd = skipString(text, i)
-    const key = JSON.parse(text.slice(i, keyEnd)) as string
-    i = skipWs(text, keyEnd)
-    i = skipWs(text, i + 1) // ':'
-    if (key === name && text[i] === '[') {
-      const items: string[] = []
-      i = skipWs(text, i + 1)
-      if (text[i] === ']') return items
-      for (;;) {
-        const end = skipValue(text, i)
-        items.push(text.slice(i, end))
-        i = skipWs(text, end)
-        if (text[i] === ',') i = skipWs(text, i + 1)
-        else return items
-      }
-    }
-    i = skipWs(text, skipValue(text, i))
-    if (text[i] === ',') i++
-  }
-  throw new Error(`the response has no "${name}" array`)
-}
-
-function skipWs(t: string, i: number): number {
-  while (i < t.length && (t[i] === ' ' || t[i] === '\n' || t[i] === '\r' || t[i] === '\t')) i++
-  return i
-}
-
-function skipString(t: string, i: number): number {
-  let j = i + 1
-  while (j < t.length && t[j] !== '"') j += t[j] === '\\' ? 2 : 1
-  return j + 1
-}
-
-function skipValue(t: string, i: number): number {
-  if (t[i] === '"') return skipString(t, i)
-  if (t[i] === '{' || t[i] === '[') {
-    let depth = 0
-    let j = i
-    while (j < t.length) {
-      const c = t[j]
-      if (c === '"') {
-        j = skipString(t, j)
-        continue
-      }
-      if (c === '{' || c === '[') depth++
-      else if (c === '}' || c === ']') {
-        depth--
-        if (depth === 0) return j + 1
-      }
-      j++
-    }
-    return j
-  }
-  let j = i
-  while (j < t.length && !',}] \n\r\t'.includes(t[j]!)) j++
-  return j
 }
 
 async function readSigner(path: string): Promise<Signer> {

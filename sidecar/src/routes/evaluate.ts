@@ -6,7 +6,6 @@ import { BadRequestError, GateError, TargetNotOriginFormError, type GateHttpRequ
 import { getValidator, validate } from '@gate/schemas'
 import { parseJsonBody, readBody } from '@gate/sdk/server'
 import { sendError, sendJsonText } from '@gate/sdk/server'
-import { findDuplicateMemberKey } from './duplicate-keys.js'
 import { readNonceHeader, readSingleHeader } from './request-headers.js'
 import type { RouteContext } from './context.js'
 
@@ -44,14 +43,13 @@ export function createEvaluateRoute(ctx: RouteContext) {
 
 /** Decodes and validates an evaluate body; every failure is gate_bad_request naming the problem. */
 export function parseEvaluateBody(body: Buffer): GateHttpRequest {
-  const text = body.toString('utf8')
-  const parsed = parseJsonBody(text)
+  // JSON.parse would keep the last of two equal query keys: the reader reports the repeat (spec 02: 400)
+  const parsed = parseJsonBody(body, { uniqueMembersIn: 'query' })
   if (!parsed.ok) throw new BadRequestError(parsed.problem)
   const value = parsed.value
   const result = validate(REQUEST_SCHEMA, value)
   if (!result.ok) throw new BadRequestError(`body is not a GateHttpRequest: ${result.errors.slice(0, 5).join('; ')}`)
-  const duplicate = findDuplicateMemberKey(text, 'query')
-  if (duplicate !== undefined) throw new BadRequestError(`query key "${duplicate}" appears more than once`)
+  if (parsed.duplicateMember !== undefined) throw new BadRequestError(`query key "${parsed.duplicateMember}" appears more than once`)
   // The schema says only "string"; routing and the receipt need an HTTP path (an empty one was a 500
   // when its receipt could not be stored, and "pets" rode the method rule as an unmatched route).
   const path = (value as GateHttpRequest).path
