@@ -15,6 +15,7 @@ import type { RouteContext } from '../routes/context.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
 import { ConfigError } from '../errors.js'
 import type { Authority } from '../config/authority-seed.js'
+import type { ListenerTimeouts } from '../config/listener-timeouts.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
 import { CoreBackfill } from './core-backfill.js'
@@ -24,6 +25,8 @@ import { revocationReceiptBody } from './revocation-receipt.js'
 
 export interface ServiceOptions {
   listen: string
+  /** Timeouts of the listener (default LISTENER_TIMEOUT_DEFAULTS). */
+  timeouts?: ListenerTimeouts
   policy: LoadedPolicy
   authority: Authority
   stores: ServiceStores
@@ -127,6 +130,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   const server = createGateServer({
     router,
+    timeouts: options.timeouts,
     fallback: options.fallback?.(kernel),
     onError: err => options.log(`error: ${err instanceof Error ? err.message : String(err)}`),
   })

@@ -4,6 +4,7 @@
 import { ConfigError, DURABLE_RECEIPTS_MESSAGE, UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
 import { DEFAULT_LISTEN } from '../config/listen-address.js'
+import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP, readListenerTimeouts } from '../config/listener-timeouts.js'
 import { loadAuthority } from '../config/authority-seed.js'
 import { loadPolicyFile } from '../app/load-policy.js'
 import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
@@ -15,7 +16,8 @@ import { parseFlags, runWithExitCodes } from './parse-flags.js'
 export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN})
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
                               capabilities live in sibling files (PATH.revocations.db, ...)
-  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only`
+  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only
+${LISTENER_TIMEOUT_FLAGS_HELP}`
 
 export const SERVICE_POLICY_FLAGS_HELP = `  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
   --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
@@ -45,6 +47,7 @@ export const SERVICE_FLAG_OPTIONS = {
   'trusted-issuer': { type: 'string', multiple: true },
   'approval-ttl-secs': { type: 'string' },
   'nonce-ttl-secs': { type: 'string' },
+  ...LISTENER_TIMEOUT_FLAG_OPTIONS,
   ...GLOBAL_FLAG_OPTIONS,
 } as const
 
@@ -72,6 +75,7 @@ export async function startFromFlags(
   } = {},
 ): Promise<RunningService> {
   const global = readGlobalFlags(values)
+  const timeouts = readListenerTimeouts(values)
   const log = (line: string) => process.stdout.write(`gate ${name}: ${line}\n`)
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
@@ -92,6 +96,7 @@ export async function startFromFlags(
   })
   const service = await startService({
     listen: (values.listen as string | undefined) ?? DEFAULT_LISTEN,
+    timeouts,
     policy,
     authority,
     stores,

@@ -9,6 +9,7 @@ import { sendTrustError } from '@gate/sdk/server'
 import { createTrustAuthenticator, TRUST_RESPONSE_HEADERS, withTrustHeaders } from '@gate/trust'
 import { ConfigError, UsageError } from '../errors.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
+import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP, readListenerTimeouts } from '../config/listener-timeouts.js'
 import { Router } from '../http/router.js'
 import { createGateServer } from '../http/server.js'
 import { closeStores, isInMemoryPath, openStores, type Stores } from '../stores/index.js'
@@ -47,6 +48,7 @@ Options:
                               GATE_CONTROL_TOKEN environment variable. Tokens are never taken from argv
   --tenant-token TENANT=FILE  a read token for tenant TENANT (the CallerIdentity.tenant of its receipts),
                               read from FILE (repeatable)
+${LISTENER_TIMEOUT_FLAGS_HELP}
   -h, --help                  show this help`
 
 const FLAG_OPTIONS = {
@@ -58,6 +60,7 @@ const FLAG_OPTIONS = {
   'authority-db': { type: 'string' },
   'service-token-file': { type: 'string' },
   'tenant-token': { type: 'string', multiple: true },
+  ...LISTENER_TIMEOUT_FLAG_OPTIONS,
 } as const
 
 const TENANT_TOKEN_FLAG = /^([^=]+)=(.+)$/
@@ -90,6 +93,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   const authorityDb = values['authority-db'] as string | undefined
   if (seedFile !== undefined && authorityDb !== undefined) throw new UsageError('--authority-seed-file and --authority-db are mutually exclusive')
   const listen = parseListenAddress((values.listen as string | undefined) ?? TRUST_DEFAULT_LISTEN)
+  const timeouts = readListenerTimeouts(values)
   const tenantFlags = ((values['tenant-token'] as string[] | undefined) ?? []).map(flag => {
     const match = TENANT_TOKEN_FLAG.exec(flag)
     if (match === null) throw new UsageError(`--tenant-token must be TENANT=FILE, got "${flag}"`)
@@ -150,6 +154,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   addMethodNotAllowed(router)
   const server = createGateServer({
     router,
+    timeouts,
     // spec 03 error bodies everywhere on this service, unknown routes included
     fallback: (req, res, url) => {
       for (const [name, value] of Object.entries(TRUST_RESPONSE_HEADERS)) res.setHeader(name, value)
