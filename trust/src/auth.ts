@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { InvalidConfigError } from '@gate/sdk'
-import { bearerToken } from '@gate/sdk/server'
+import { bearerToken, checkControlToken } from '@gate/sdk/server'
 import type { AuthResult, Principal, TrustAuthenticator } from './ports.js'
 
 /** Options of `createTrustAuthenticator`. */
@@ -22,7 +22,6 @@ export const UNAUTHORIZED_MESSAGE = 'missing or invalid bearer token'
 
 /** Tenant ids: what CallerIdentity.tenant may hold, kept printable. */
 const TENANT_ID = /^[A-Za-z0-9._:@-]{1,128}$/
-const MIN_TOKEN_LENGTH = 16
 
 interface Candidate {
   digest: Buffer
@@ -34,9 +33,8 @@ export function createTrustAuthenticator(options: TrustAuthOptions): TrustAuthen
   const candidates: Candidate[] = []
   const seen = new Set<string>()
   const addCandidate = (token: string, principal: Principal, option: string) => {
-    if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH || /\s/.test(token)) {
-      throw new InvalidConfigError(option, `a token of at least ${MIN_TOKEN_LENGTH} characters without whitespace`, '(redacted)')
-    }
+    // the one token rule of every Gate service (@gate/sdk/server control-token-rule.ts)
+    checkControlToken(token, option)
     const digest = sha256(token)
     const hex = digest.toString('hex')
     // One token must resolve to exactly one principal.

@@ -30,7 +30,8 @@ export interface ServiceOptions {
   policy: LoadedPolicy
   authority: Authority
   stores: ServiceStores
-  controlToken?: string
+  /** The control token (config/control-token.ts); the control routes always need it. */
+  controlToken: string
   trustedIssuers?: readonly string[]
   strictNonces?: boolean
   approvalTtlSeconds?: number

@@ -25,13 +25,14 @@ import { GLOBAL_FLAG_OPTIONS, readGlobalFlags, type GlobalFlags } from '../confi
 import { openReceiptStore, type ReceiptStore, type StoredReceipt } from '../stores/index.js'
 import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
-import { createControlClient } from './control-client.js'
+import { createControlClient, describeRefusal } from './control-client.js'
 
 const SOURCE_HELP = `Receipt source (one of):
   --receipt-db PATH           read the SQLite receipt store directly
   --control-url URL           read from trust-control (gate trust serve) or a sidecar's /v1 routes
   --control-token TOKEN       bearer token for --control-url; prefer the GATE_CONTROL_TOKEN environment
-                              variable (argv is visible to other local users)`
+                              variable (argv is visible to other local users)
+  --control-token-file PATH   file holding that token (default .gate/control-token, when it exists)`
 
 export const LIST_USAGE = `Usage: gate receipt list (--receipt-db PATH (--tenant ID | --admin-all) | --control-url URL) [filters]
 
@@ -156,7 +157,7 @@ async function list(argv: string[]): Promise<number> {
       throw new UsageError('--tenant and --admin-all apply to --receipt-db; over --control-url the token decides what is read')
     }
     const { status, text } = await createControlClient(global).getText(`/v1/receipts/query?${params}`)
-    if (status !== 200) throw new Error(`GET /v1/receipts/query answered ${status}: ${errorOf(text)}`)
+    if (status !== 200) throw new Error(describeRefusal('GET /v1/receipts/query', status, errorOf(text)))
     // the receipts byte for byte as the server sent them (JSON.parse would round big integers and reorder keys)
     const page = readJson(text, { ...EXACT_JSON_LIMITS, rawElementsOf: 'receipts' })
     if (page.rawElements === undefined) throw new Error('the response has no "receipts" array')
@@ -288,7 +289,7 @@ async function explain(argv: string[]): Promise<number> {
   if (chooseSource(global, false) === 'remote') {
     const { status, text } = await createControlClient(global).getText(`/v1/receipts/${id}`)
     if (status === 404) throw new Error(`receipt ${id} not found`)
-    if (status !== 200) throw new Error(`GET /v1/receipts/${id} answered ${status}: ${errorOf(text)}`)
+    if (status !== 200) throw new Error(describeRefusal(`GET /v1/receipts/${id}`, status, errorOf(text)))
     const body = JSON.parse(text) as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt }
     view = { seq: body.seq, kind: body.kind, decisionReceiptId: body.decisionReceiptId, finalReceiptIds: body.finalReceiptIds, http: body.httpReceipt, coreStored: 'decision' in body.receipt }
   } else {

@@ -6,6 +6,7 @@ import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../conf
 import { DEFAULT_LISTEN } from '../config/listen-address.js'
 import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP, readListenerTimeouts } from '../config/listener-timeouts.js'
 import { loadAuthority } from '../config/authority-seed.js'
+import { provideServiceControlToken } from '../config/control-token.js'
 import { loadPolicyFile } from '../app/load-policy.js'
 import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
@@ -80,6 +81,8 @@ export async function startFromFlags(
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
+  // the control routes always need a token: given, or kept in a 0600 file (config/control-token.ts)
+  const control = provideServiceControlToken({ token: global.controlToken, tokenFrom: global.controlTokenFrom, tokenFile: global.controlTokenFile, receiptStore })
   const { policyLoader, receiptAppendThread, ...serviceOptions } = extra
   const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
   const authority = await loadAuthority(global.authoritySeedFile)
@@ -100,7 +103,7 @@ export async function startFromFlags(
     policy,
     authority,
     stores,
-    controlToken: global.controlToken,
+    controlToken: control.token,
     trustedIssuers: (values['trusted-issuer'] as string[] | undefined) ?? [],
     strictNonces: values['strict-nonces'] === true,
     approvalTtlSeconds: positiveInt(values['approval-ttl-secs'], '--approval-ttl-secs', 3600),
@@ -111,7 +114,12 @@ export async function startFromFlags(
   log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
   log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)
   log(`signer public key: ${authority.signer.publicKey}`)
-  if (global.controlToken === undefined) log('control routes (/approvals, /v1): loopback callers only (no control token configured)')
+  // where the token is, never the token itself
+  log(
+    control.file === undefined
+      ? `control routes (/v1/*, /approvals*): bearer token from ${control.source}`
+      : `control routes (/v1/*, /approvals*): bearer token in ${control.file}${control.created ? ' (created now, mode 0600)' : ''}`,
+  )
   log(`listening on ${service.url}`)
   return service
 }

@@ -10,8 +10,8 @@ import { StoreFailedError } from '../errors.js'
 /** The mode of every store file. */
 export const STORE_FILE_MODE = 0o600
 
-/** The file-system path of a store path (`file:` URIs included), or undefined for a non-file one. */
-function fileSystemPath(path: string): string {
+/** The file-system path of a store path (`file:` URIs included). */
+export function fileSystemPath(path: string): string {
   if (!path.startsWith('file:')) return path
   const url = new URL(path)
   return decodeURIComponent(url.pathname)

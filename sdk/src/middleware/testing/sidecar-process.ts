@@ -1,9 +1,11 @@
 // Runs the real `gate sidecar` process for end-to-end tests: a free port (`--listen 127.0.0.1:0`), the
 // pets spec in a temp file, a durable receipt store in the test's directory, and a control token so the
-// test can issue and revoke capabilities through /v1. Test support only.
+// test can issue and revoke capabilities through /v1: given in GATE_CONTROL_TOKEN, or, as the READMEs
+// run it, the one the sidecar writes to .gate/control-token in its working directory. Test support only.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, writeFileSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -31,6 +33,11 @@ export interface SidecarProcessOptions {
   dir: string
   spec?: string
   extraArgs?: string[]
+  /**
+   * Run as the examples' READMEs do: working directory `dir`, `--receipt-store .gate/receipts.db`, no
+   * GATE_CONTROL_TOKEN, so the sidecar creates `.gate/control-token` (read back for `controlToken`).
+   */
+  readmeLayout?: boolean
 }
 
 /** True when the sidecar build exists (tests skip with a reason otherwise). */
@@ -42,11 +49,12 @@ export function hasSidecarBuild(): boolean {
 export async function startSidecarProcess(options: SidecarProcessOptions): Promise<SidecarProcess> {
   const specFile = join(options.dir, 'pets.yaml')
   writeFileSync(specFile, options.spec ?? PETS_SPEC_YAML)
-  const controlToken = `test-control-${Math.random().toString(16).slice(2)}`
+  const readme = options.readmeLayout === true
+  let controlToken = readme ? '' : `test-control-${randomBytes(12).toString('hex')}`
   const child = spawn(
     process.execPath,
-    [GATE_CLI, 'sidecar', '--listen', '127.0.0.1:0', '--spec', specFile, '--receipt-store', join(options.dir, 'receipts.db'), ...(options.extraArgs ?? [])],
-    { env: { ...process.env, GATE_CONTROL_TOKEN: controlToken, GATE_SIDECAR_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [GATE_CLI, 'sidecar', '--listen', '127.0.0.1:0', '--spec', specFile, '--receipt-store', readme ? '.gate/receipts.db' : join(options.dir, 'receipts.db'), ...(options.extraArgs ?? [])],
+    { cwd: options.dir, env: { ...process.env, GATE_CONTROL_TOKEN: controlToken, GATE_SIDECAR_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   let output = ''
   const url = await new Promise<string>((resolve, reject) => {
@@ -66,6 +74,8 @@ export async function startSidecarProcess(options: SidecarProcessOptions): Promi
   })
   child.stdout?.on('data', (c: Buffer) => (output += c.toString('utf8')))
   child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')))
+  // the file exists before the sidecar listens
+  if (readme) controlToken = readFileSync(join(options.dir, '.gate', 'control-token'), 'utf8').trim()
   const control = async (path: string, body: unknown): Promise<unknown> => {
     const res = await fetch(url + path, {
       method: 'POST',
