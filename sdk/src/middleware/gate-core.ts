@@ -14,6 +14,7 @@ import type { GateContext, GateCore, GateOutcome, GateRequestInput } from './gat
 import { FAIL_OPEN_CODES, IdentifyHookError, InvalidReceiptError, TargetNotOriginFormError, UnsupportedMethodError } from '../errors.js'
 import { resolveGateOptions, type GateMiddlewareOptions, type ResolvedGateOptions } from './options.js'
 import { parseQuery } from './query.js'
+import { refuseMethodOverride } from './method-override.js'
 import { readBody } from './read-body.js'
 import { receiptBindingProblem } from './receipt-binding.js'
 import { toOpenApiPattern } from './route-pattern.js'
@@ -58,6 +59,8 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
       rawQuery = parsed.strippedRawQuery
       const gateHeaders = readGateHeaders(input.headers, parsed.capability)
       body = await readBody(input.body, input.headers, resolved.maxBodyBytes)
+      // decided on this method, so never executed as another (method-override.ts)
+      refuseMethodOverride(input.headers, parsed.query, body)
       const caller = await identify(input)
       const request: GateHttpRequest = {
         request_id: uuidv7(),
