@@ -67,7 +67,7 @@ export async function run(argv: string[]): Promise<number> {
       // (node:sqlite only; docs/architecture.md)
       receiptAppendThread: true,
       // runs right after the durable-receipts gate: upstream check, then steps 2, 3 and 5
-      policyLoader: async (): Promise<LoadedPolicy> => {
+      policyLoader: async (routeOptions): Promise<LoadedPolicy> => {
         upstream = parseUpstreamUrl(upstreamText)
         const doc = await loadSpecDocument({ specPath, upstream, expectedSha256, discovery: { maxRedirects: 3, maxResponseBytes: 16 * 1024 * 1024, timeoutMs: timeoutSecs * 1000 } })
         if (doc.discovered) {
@@ -77,7 +77,7 @@ export async function run(argv: string[]): Promise<number> {
           )
         }
         try {
-          const policy = policyFromBytes(doc.bytes, doc.source)
+          const policy = policyFromBytes(doc.bytes, doc.source, routeOptions)
           routes = policy.routeCount
           return policy
         } catch (err) {

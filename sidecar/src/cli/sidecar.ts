@@ -8,6 +8,7 @@ import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP, readListene
 import { loadAuthority } from '../config/authority-seed.js'
 import { provideServiceControlToken } from '../config/control-token.js'
 import { loadPolicyFile } from '../app/load-policy.js'
+import type { RouteTableOptions } from '../openapi/index.js'
 import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
@@ -20,7 +21,10 @@ export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen ad
   --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only
 ${LISTENER_TIMEOUT_FLAGS_HELP}`
 
-export const SERVICE_POLICY_FLAGS_HELP = `  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
+export const SERVICE_POLICY_FLAGS_HELP = `  --case-sensitive-routes     compare path segments with their letter case (default: ignore it, as
+                              Express and Koa route); a path that differs from a stricter route only
+                              in case is still decided by that route
+  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
   --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
   --approval-ttl-secs N       how long a pending approval can be answered and used (default 3600)
   --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
@@ -45,6 +49,7 @@ export const SERVICE_FLAG_OPTIONS = {
   'receipt-store': { type: 'string' },
   'allow-ephemeral-receipts': { type: 'boolean' },
   'strict-nonces': { type: 'boolean' },
+  'case-sensitive-routes': { type: 'boolean' },
   'trusted-issuer': { type: 'string', multiple: true },
   'approval-ttl-secs': { type: 'string' },
   'nonce-ttl-secs': { type: 'string' },
@@ -70,7 +75,7 @@ export async function startFromFlags(
   values: Record<string, unknown>,
   name: string,
   extra: Partial<Parameters<typeof startService>[0]> & {
-    policyLoader?: () => ReturnType<typeof loadPolicyFile>
+    policyLoader?: (options: RouteTableOptions) => ReturnType<typeof loadPolicyFile>
     /** Receipt appends on a thread of their own (node:sqlite only): `gate api protect`. */
     receiptAppendThread?: boolean
   } = {},
@@ -84,7 +89,8 @@ export async function startFromFlags(
   // the control routes always need a token: given, or kept in a 0600 file (config/control-token.ts)
   const control = provideServiceControlToken({ token: global.controlToken, tokenFrom: global.controlTokenFrom, tokenFile: global.controlTokenFile, receiptStore })
   const { policyLoader, receiptAppendThread, ...serviceOptions } = extra
-  const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
+  const routeOptions: RouteTableOptions = { caseSensitive: values['case-sensitive-routes'] === true }
+  const policy = await (policyLoader?.(routeOptions) ?? loadPolicyFile(values.spec as string | undefined, routeOptions))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
     log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
@@ -111,7 +117,7 @@ export async function startFromFlags(
     log,
     ...serviceOptions,
   })
-  log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
+  log(`policy: ${policy.source} (${policy.routeCount} routes, ${routeOptions.caseSensitive === true ? 'case-sensitive' : 'case-insensitive'} paths, HEAD decided as GET, policy_hash ${policy.policyHash})`)
   log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)
   log(`signer public key: ${authority.signer.publicKey}`)
   // where the token is, never the token itself
