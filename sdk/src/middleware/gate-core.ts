@@ -37,7 +37,7 @@ const METHODS: ReadonlySet<string> = new Set(HTTP_METHODS)
 /** Creates a core on the given platform; options are validated here, before any request. */
 export function createGateCoreOn(platform: GatePlatform, options: GateMiddlewareOptions | undefined): GateCore {
   const resolved = resolveGateOptions(options)
-  const client = new SidecarClient(platform.createTransport(resolved), platform.check)
+  const client = new SidecarClient(platform.createTransport(resolved), platform.check, resolved.sidecarToken)
   const key = new SidecarKey(resolved.sidecarPublicKey, () => client.live())
   const nonces = new Map<string, string>()
   const checkSignedReceipt = platform.checkReceipt ?? ((receipt: unknown, trustedKeys: readonly string[]) => checkHttpReceipt(receipt, { trustedKeys }))

@@ -47,15 +47,19 @@ const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json', accept:
 export class SidecarClient {
   readonly #transport: SidecarTransport
   readonly #check: SchemaCheck
+  readonly #authorization: string | undefined
 
-  constructor(transport: SidecarTransport, check: SchemaCheck) {
+  /** `sidecarToken`: the control token, sent as a bearer on /gate/evaluate (capability_id lookups). */
+  constructor(transport: SidecarTransport, check: SchemaCheck, sidecarToken: string | null = null) {
     this.#transport = transport
     this.#check = check
+    this.#authorization = sidecarToken === null ? undefined : `Bearer ${sidecarToken}`
   }
 
   /** POST /gate/evaluate. */
   async evaluate(request: GateHttpRequest, extra: EvaluateHeaders): Promise<SidecarEvaluation> {
     const headers: Record<string, string> = { ...JSON_HEADERS }
+    if (this.#authorization !== undefined) headers.authorization = this.#authorization
     if (extra.capability !== undefined) headers['x-gate-capability'] = extra.capability
     if (extra.approvalId !== undefined) headers['x-gate-approval-id'] = extra.approvalId
     if (extra.nonceId !== undefined) headers['x-gate-execution-nonce'] = extra.nonceId

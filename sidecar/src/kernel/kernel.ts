@@ -20,7 +20,6 @@ import {
   utf8,
   httpReceiptColumns,
   type CallerIdentity,
-  type CapabilityToken,
   type GateHttpRequest,
   type GuardEvidence,
   type HttpMethod,
@@ -32,7 +31,7 @@ import {
 } from '@gate/sdk'
 import { randomBytes } from 'node:crypto'
 import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
-import { parseCapabilityToken } from './capability-token.js'
+import { CapabilityRecorder, readPresentedCapability, type PresentedCapability } from './presented-capability.js'
 import { ApprovalGuard } from './guards/approval.js'
 import { AuthorityBoundaryGuard } from './guards/authority-boundary.js'
 import { BudgetGuard } from './guards/budget.js'
@@ -72,6 +71,8 @@ export interface EvaluateInput {
   approvalId?: string
   /** X-Gate-Execution-Nonce header value (already checked well-formed by the route). */
   nonceId?: string
+  /** The caller presented the control token: a `capability_id` lookup is honoured (presented-capability.ts). */
+  authenticated?: boolean
 }
 
 export interface Evaluation {
@@ -105,6 +106,7 @@ export class Kernel {
   readonly #approval: ApprovalGuard
   readonly #nonce: NonceGuard
   readonly #budget: BudgetGuard
+  readonly #recorder: CapabilityRecorder
   // evaluations under way: with company, receipts are signed on the receiptSigner's thread (throughput);
   // alone, inline (latency: the thread hop costs more than it saves when nothing else is waiting)
   #active = 0
@@ -121,6 +123,7 @@ export class Kernel {
     this.#approval = new ApprovalGuard(options.ports.approvals, () => randomBytes(16).toString('hex'))
     this.#nonce = new NonceGuard(options.ports.nonces, () => this.ownKeys())
     this.#budget = new BudgetGuard(options.ports.budgets)
+    this.#recorder = new CapabilityRecorder(() => this.trustedIssuers())
   }
 
   /** This authority's public keys: the current one and any earlier ones kept after rotation. */
@@ -160,11 +163,16 @@ export class Kernel {
     const route = this.matchRoute(request.method, request.path)
     const routePattern = route.pattern
     const query = withoutCapabilityParameter(request.query)
-    const ctx = await this.#context(input, route, routePattern, query, now)
+    const presented = await readPresentedCapability(request, input.capabilityHeader ?? request.query?.gate_capability, input.authenticated === true, this.#ports.capabilities)
+    const ctx = this.#context(input, route, routePattern, query, now, presented)
     const evidence: GuardEvidence[] = []
     const outcome = await this.#runGuards(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
+    // only an authentic token's id and subject go into the receipt's indexed fields
+    const recorded = this.#recorder.record(presented, ctx.verifiedToken, { requestCapabilityId: request.capability_id })
+    const metadata: Record<string, unknown> = { gate_http_status_scope: 'decision' }
+    if (recorded.presented !== undefined) metadata.gate_presented_capability = recorded.presented
 
     const signed = await this.signReceipt(
       {
@@ -184,10 +192,10 @@ export class Kernel {
         content_hash: ctx.contentHash,
         policy_hash: this.policyHash,
         trust_level: 'mediated',
-        capability_id: ctx.capabilityId,
-        metadata: { gate_http_status_scope: 'decision' },
+        capability_id: recorded.capabilityId,
+        metadata,
       },
-      { tenant: request.caller.tenant ?? null, subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null, kind: 'decision', decisionReceiptId: null },
+      { tenant: request.caller.tenant ?? null, subjectKey: recorded.subjectKey, kind: 'decision', decisionReceiptId: null },
     )
 
     const pending: Promise<unknown>[] = [this.#ports.receipts.append(signed.record)]
@@ -274,20 +282,8 @@ export class Kernel {
     return signed
   }
 
-  async #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number): Promise<GuardContext> {
+  #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number, presented: PresentedCapability): GuardContext {
     const { request } = input
-    let presentedToken: CapabilityToken | undefined
-    let presentedTokenProblem: string | undefined
-    const tokenText = input.capabilityHeader ?? request.query?.gate_capability
-    if (tokenText !== undefined) {
-      const parsed = parseCapabilityToken(tokenText)
-      if ('token' in parsed) presentedToken = parsed.token
-      else presentedTokenProblem = parsed.problem
-    } else if (typeof request.capability_id === 'string' && request.capability_id !== '') {
-      presentedToken = await this.#ports.capabilities.get(request.capability_id)
-      if (presentedToken === undefined) presentedTokenProblem = `capability ${request.capability_id} was not issued by this sidecar`
-    }
-    const tokenId = typeof presentedToken?.id === 'string' ? presentedToken.id : undefined
     return {
       request,
       route,
@@ -296,9 +292,9 @@ export class Kernel {
       callerIdentityHash: this.#callerHash(request.caller),
       contentHash: contentHash({ body_hash: request.body_hash, method: request.method, path: request.path, query, route_pattern: routePattern }),
       now,
-      presentedToken,
-      presentedTokenProblem,
-      capabilityId: tokenId ?? request.capability_id ?? null,
+      presentedToken: presented.token,
+      presentedTokenProblem: presented.problem,
+      capabilityId: presented.capabilityId,
       approvalId: input.approvalId,
       nonceId: input.nonceId,
       presentedNonce: request.execution_nonce,

@@ -1,8 +1,10 @@
 // POST /gate/evaluate (spec 02): 200 with an EvaluateResponse for every verdict; 400 for a body that is
 // not a valid GateHttpRequest, a duplicate query key or a bad nonce header; 500 when evaluation or the
-// receipt store fails (fail closed: no receipt, no answer).
+// receipt store fails (fail closed: no receipt, no answer). A caller may present the control token as
+// a bearer (the SDK's `sidecarToken`): only then is a `capability_id` looked up; a wrong one is a 401.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { BadRequestError, GateError, TargetNotOriginFormError, type GateHttpRequest } from '@gate/sdk'
+import { BadRequestError, ControlAuthError, GateError, TargetNotOriginFormError, type GateHttpRequest } from '@gate/sdk'
+import { CONTROL_UNAUTHORIZED_MESSAGE } from '../http/control-auth.js'
 import { getValidator, validate } from '@gate/schemas'
 import { parseJsonBody, readBody } from '@gate/sdk/server'
 import { sendError, sendJsonText } from '@gate/sdk/server'
@@ -20,7 +22,10 @@ export function createEvaluateRoute(ctx: RouteContext) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let request: GateHttpRequest
     let nonceId: string | undefined
+    const credential = ctx.controlAuth.presented(req)
     try {
+      // refused before the body is read: a misconfigured SDK learns it at once
+      if (credential === 'invalid') throw new ControlAuthError(401, CONTROL_UNAUTHORIZED_MESSAGE)
       const body = await readBody(req, EVALUATE_BODY_LIMIT)
       request = parseEvaluateBody(body)
       nonceId = readNonceHeader(req)
@@ -33,6 +38,7 @@ export function createEvaluateRoute(ctx: RouteContext) {
         capabilityHeader: readSingleHeader(req, 'x-gate-capability'),
         approvalId: readSingleHeader(req, 'x-gate-approval-id'),
         nonceId,
+        authenticated: credential === 'valid',
       })
       sendJsonText(res, 200, evaluation.responseJson, { 'x-gate-receipt-id': evaluation.receipt.id })
     } catch (err) {
