@@ -164,6 +164,9 @@ export class Kernel {
     const routePattern = route.pattern
     const query = withoutCapabilityParameter(request.query)
     const presented = await readPresentedCapability(request, input.capabilityHeader ?? request.query?.gate_capability, input.authenticated === true, this.#ports.capabilities)
+    // a revocation another process wrote (gate trust serve) counts from the next request presenting
+    // the capability: fail closed if the store cannot say
+    if (presented.capabilityId !== null || (presented.token?.delegation_chain?.length ?? 0) > 0) await this.#ports.revocations.refresh?.()
     const ctx = this.#context(input, route, routePattern, query, now, presented)
     const evidence: GuardEvidence[] = []
     const outcome = await this.#runGuards(ctx, evidence)

@@ -30,6 +30,8 @@ export interface ReceiptSink {
 
 export interface RevocationPort {
   isRevoked(capabilityId: string): boolean
+  /** Picks up revocations other processes committed to the shared store (revocation-store.ts). */
+  refresh?(): Promise<void>
 }
 
 export interface BudgetPort {
