@@ -10,6 +10,7 @@ import type { Evaluation } from '../kernel/kernel.js'
 import { createProxy, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { escapeControls } from './terminal-text.js'
 
 export const API_PROTECT_USAGE = `Usage: gate api protect --upstream URL [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [--upstream-timeout-secs N] [--spec-sha256 HEX] [options]
 
@@ -57,7 +58,7 @@ export async function run(argv: string[]): Promise<number> {
     const timeoutSecs = readTimeoutSecs(values['upstream-timeout-secs'])
     const expectedSha256 = readSha256(values['spec-sha256'])
     const specPath = values.spec as string | undefined
-    const log = (line: string) => process.stdout.write(`gate ${NAME}: ${line}\n`)
+    const log = (line: string) => process.stdout.write(`gate ${NAME}: ${escapeControls(line)}\n`)
 
     let upstream: UpstreamTarget | undefined
     let proxy: GateProxy | undefined

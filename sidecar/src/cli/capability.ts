@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
 import { createControlClient } from './control-client.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { escapeJsonControls } from './terminal-text.js'
 
 const ISSUE_USAGE = `Usage: gate capability issue --subject HEX --grant "METHOD /route" [--grant ...] [--ttl SECONDS] [--max-invocations N] [--json]
 
@@ -63,7 +64,8 @@ async function issue(argv: string[]): Promise<number> {
     ttlSeconds: ttl,
   }
   const { capability } = (await client.post('/v1/capabilities/issue', body)) as { capability: unknown }
-  process.stdout.write(JSON.stringify(capability) + '\n')
+  // the answer is the server's: nothing in it may drive the terminal
+  process.stdout.write(escapeJsonControls(JSON.stringify(capability)) + '\n')
   if (values.json !== true) process.stdout.write(Buffer.from(JSON.stringify(capability)).toString('base64url') + '\n')
   return 0
 }
@@ -77,6 +79,6 @@ async function revoke(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('expected exactly one capability ID')
   const client = createControlClient(readGlobalFlags(values))
   const result = await client.post('/v1/revocations', { capabilityId: positionals[0] })
-  process.stdout.write(JSON.stringify(result) + '\n')
+  process.stdout.write(escapeJsonControls(JSON.stringify(result)) + '\n')
   return 0
 }

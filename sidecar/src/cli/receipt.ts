@@ -1,9 +1,13 @@
 // `gate receipt list|verify|explain` (spec 03, Receipt CLI).
 //   list     the receipt query, locally over --receipt-db or remotely over --control-url, one JSON receipt
-//            per line on stdout, exactly as stored (pipes into jq); the next cursor goes to stderr
+//            per line on stdout, as stored (pipes into jq) but for characters a terminal would act on,
+//            written as \uXXXX escapes (the same JSON value); the next cursor goes to stderr
 //   verify   offline verification of HTTP or core receipts (JSON lines, an array, one object, or a query
-//            response), one line per receipt: ok, or the failing step; exit 1 if any fails
+//            response), one line per receipt: ok, or the failing step; exit 1 if any fails, or if no
+//            --trusted-key was given (unless --allow-untrusted): a valid signature by an unknown key
+//            proves nothing
 //   explain  one receipt in words, from --receipt-db or --control-url
+// Everything printed from a receipt goes through terminal-text.ts.
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import {
@@ -26,6 +30,7 @@ import { openReceiptStore, type ReceiptStore, type StoredReceipt } from '../stor
 import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { createControlClient, describeRefusal } from './control-client.js'
+import { escapeControls, escapeJsonControls } from './terminal-text.js'
 
 const SOURCE_HELP = `Receipt source (one of):
   --receipt-db PATH           read the SQLite receipt store directly
@@ -60,16 +65,21 @@ Read context (local --receipt-db mode: exactly one is required; over --control-u
 
 ${SOURCE_HELP}`
 
-export const VERIFY_USAGE = `Usage: gate receipt verify FILE|- [--trusted-key KEY ...]
+export const VERIFY_USAGE = `Usage: gate receipt verify FILE|- (--trusted-key KEY ... | --allow-untrusted)
 
 Verifies receipts offline: HTTP receipts (spec 02: semantics, id, signature, signer, content hash) and
 core receipts (spec 03: kind coherence, content hash, signature, signer). Input: JSON lines (as printed
 by gate receipt list), a JSON array, one receipt object, or a receipt query response. Prints one line
-per receipt, "ok ..." or "FAIL <id> <step>: <why>", and exits 1 if any fails.
+per receipt, "ok ...", "UNTRUSTED ..." or "FAIL <id> <step>: <why>", and exits 1 if any fails or
+is untrusted.
 
 Options:
-  --trusted-key KEY           a trusted signer public key (repeatable). Without any, signatures are still
-                              checked and each receipt is reported "signer untrusted"`
+  --trusted-key KEY           a trusted signer public key (repeatable): the kernel_key from GET
+                              /gate/live, or the authority's trustedPublicKeys
+  --allow-untrusted           without --trusted-key, accept a valid signature by any key: each receipt is
+                              reported "ok ... signer untrusted" and the exit code is 0. Without this
+                              flag such receipts are UNTRUSTED and the exit code is 1 (anyone can sign a
+                              receipt with a key of their own)`
 
 export const EXPLAIN_USAGE = `Usage: gate receipt explain ID (--receipt-db PATH | --control-url URL)
 
@@ -161,7 +171,7 @@ async function list(argv: string[]): Promise<number> {
     // the receipts byte for byte as the server sent them (JSON.parse would round big integers and reorder keys)
     const page = readJson(text, { ...EXACT_JSON_LIMITS, rawElementsOf: 'receipts' })
     if (page.rawElements === undefined) throw new Error('the response has no "receipts" array')
-    for (const receipt of page.rawElements) process.stdout.write(receipt + '\n')
+    for (const receipt of page.rawElements) process.stdout.write(escapeJsonControls(receipt) + '\n')
     const next = (page.value as { nextCursor: number | null }).nextCursor
     if (next !== null) process.stderr.write(`next cursor: ${next}\n`)
     return 0
@@ -180,7 +190,7 @@ async function list(argv: string[]): Promise<number> {
       log: line => process.stderr.write(`gate receipt list: ${line}\n`),
     })
     const result = await engine.query(query, principal)
-    for (const receipt of result.receipts) process.stdout.write(receipt + '\n')
+    for (const receipt of result.receipts) process.stdout.write(escapeJsonControls(receipt) + '\n')
     if (result.nextCursor !== null) process.stderr.write(`next cursor: ${result.nextCursor}\n`)
   } finally {
     await store.close()
@@ -191,13 +201,15 @@ async function list(argv: string[]): Promise<number> {
 // ---- verify ----
 
 async function verify(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { 'trusted-key': { type: 'string', multiple: true } }, true)
+  const { values, positionals } = parseFlags(argv, { 'trusted-key': { type: 'string', multiple: true }, 'allow-untrusted': { type: 'boolean' } }, true)
   if (values.help === true) {
     process.stdout.write(VERIFY_USAGE + '\n')
     return 0
   }
   if (positionals.length !== 1) throw new UsageError('expected exactly one FILE (or - for stdin)')
   const trustedKeys = (values['trusted-key'] as string[] | undefined) ?? []
+  const allowUntrusted = values['allow-untrusted'] === true
+  if (allowUntrusted && trustedKeys.length > 0) throw new UsageError('--allow-untrusted and --trusted-key are mutually exclusive')
   const source = positionals[0]!
   let text: string
   try {
@@ -208,12 +220,23 @@ async function verify(argv: string[]): Promise<number> {
   const entries = splitReceipts(text)
   if (entries.length === 0) throw new Error(`no receipts found in ${source === '-' ? 'stdin' : source}`)
   let failures = 0
+  let untrusted = 0
   for (const entry of entries) {
-    const line = verifyOne(entry, trustedKeys)
+    let line = verifyOne(entry, trustedKeys)
     if (line.startsWith('FAIL')) failures++
-    process.stdout.write(line + '\n')
+    else if (trustedKeys.length === 0 && !allowUntrusted) {
+      // a valid signature by a key nobody named proves nothing: an attacker signs with their own
+      line = line.replace(/^ok /, 'UNTRUSTED ')
+      untrusted++
+    }
+    process.stdout.write(escapeControls(line) + '\n')
   }
-  process.stderr.write(`${entries.length - failures} of ${entries.length} receipt(s) verified${trustedKeys.length === 0 ? ' (signatures only: no --trusted-key given, signers untrusted)' : ''}\n`)
+  const verified = entries.length - failures - untrusted
+  if (untrusted > 0) {
+    process.stderr.write(`${verified} of ${entries.length} receipt(s) verified; ${untrusted} with a valid signature by a signer nobody trusted: give --trusted-key KEY (or --allow-untrusted to accept any signer)\n`)
+    return 1
+  }
+  process.stderr.write(`${verified} of ${entries.length} receipt(s) verified${trustedKeys.length === 0 ? ' (signatures only: --allow-untrusted, signers not checked)' : ''}\n`)
   return failures === 0 ? 0 : 1
 }
 
@@ -360,7 +383,8 @@ export function describeReceipt(view: ExplainView): string {
     `  core form:   ${view.coreStored ? 'stored' : 'not stored yet (served in its HTTP form until the backfill reaches it)'}`,
     `  linkage:     ${linkage(view)}`,
   ]
-  return lines.join('\n') + '\n'
+  // every field above came from a receipt: one line each, whatever it holds
+  return lines.map(escapeControls).join('\n') + '\n'
 }
 
 function statusScope(r: HttpReceipt): string {

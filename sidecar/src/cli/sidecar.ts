@@ -12,6 +12,7 @@ import type { RouteTableOptions } from '../openapi/index.js'
 import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { escapeControls } from './terminal-text.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
@@ -82,7 +83,7 @@ export async function startFromFlags(
 ): Promise<RunningService> {
   const global = readGlobalFlags(values)
   const timeouts = readListenerTimeouts(values)
-  const log = (line: string) => process.stdout.write(`gate ${name}: ${line}\n`)
+  const log = (line: string) => process.stdout.write(`gate ${name}: ${escapeControls(line)}\n`)
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)

@@ -16,6 +16,7 @@ import { closeStores, isInMemoryPath, openStores, type Stores } from '../stores/
 import { CoreBackfill } from '../app/core-backfill.js'
 import { createIssuer, createRevoker, createRotatingAuthority, createTrustDeps, mountTrustRoutes } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { escapeControls } from './terminal-text.js'
 
 /** Trust-control's default listen address: the sidecar's port + 1, loopback. */
 export const TRUST_DEFAULT_LISTEN = '127.0.0.1:9091'
@@ -85,7 +86,7 @@ interface TrustServer {
 }
 
 async function startTrustServer(values: Record<string, unknown>): Promise<TrustServer> {
-  const log = (line: string) => process.stdout.write(`gate trust serve: ${line}\n`)
+  const log = (line: string) => process.stdout.write(`gate trust serve: ${escapeControls(line)}\n`)
   // (1) usage: everything checkable without touching a file
   const receiptDb = values['receipt-db'] as string | undefined
   if (receiptDb === undefined || isInMemoryPath(receiptDb)) throw new UsageError('--receipt-db PATH is required (a durable SQLite receipt store)')
