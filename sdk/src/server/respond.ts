@@ -42,6 +42,7 @@ export function sendError(res: ServerResponse, err: unknown, options: { extra?: 
   if (typeof body.receipt_id === 'string') headers['x-gate-receipt-id'] = body.receipt_id
   if (mustClose(err)) headers.connection = 'close'
   if (err instanceof BodyBudgetExceededError) headers['retry-after'] = '1'
+  if (status === 401) headers['www-authenticate'] = 'Bearer'
   sendJsonText(res, status, JSON.stringify(body), headers)
 }
 
