@@ -3,6 +3,7 @@
 // reads it; anything but a 200 with a valid body is gate_evaluation_failed.
 import type { EvaluateResponse, GateHttpRequest, HealthResponse, HttpReceipt, VerifyReceiptResponse } from '../types.js'
 import { EvaluationFailedError, SidecarUnavailableError } from '../errors.js'
+import { readJson } from '../protocol/json-reader.js'
 
 /** A sidecar answer: status and body text. */
 export interface TransportResponse {
@@ -92,7 +93,8 @@ export class SidecarClient {
     if (res.status !== 200) throw new EvaluationFailedError(`${route} answered ${res.status}${describeErrorBody(res.text)}`)
     let value: unknown
     try {
-      value = JSON.parse(res.text)
+      // the project's one JSON reader: a lying sidecar's deeply nested answer is refused unbuilt
+      value = readJson(res.text).value
     } catch (err) {
       throw new EvaluationFailedError(`${route} answered invalid JSON`, err)
     }

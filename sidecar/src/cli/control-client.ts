@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
+import { EXACT_JSON_LIMITS, readJson } from '@gate/sdk'
 import { UsageError } from '../errors.js'
 import type { GlobalFlags } from '../config/global-flags.js'
 import { DEFAULT_CONTROL_TOKEN_FILE, readTokenText } from '../config/control-token.js'
@@ -93,7 +94,7 @@ export function createControlClient(flags: GlobalFlags, options: Partial<Control
     const { pathname } = url
     let parsed: unknown
     try {
-      parsed = JSON.parse(text)
+      parsed = readJson(text, EXACT_JSON_LIMITS).value
     } catch {
       throw new Error(`${method} ${pathname} answered ${status} with a non-JSON body`)
     }

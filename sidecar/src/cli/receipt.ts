@@ -313,7 +313,7 @@ async function explain(argv: string[]): Promise<number> {
     const { status, text } = await createControlClient(global).getText(`/v1/receipts/${id}`)
     if (status === 404) throw new Error(`receipt ${id} not found`)
     if (status !== 200) throw new Error(describeRefusal(`GET /v1/receipts/${id}`, status, errorOf(text)))
-    const body = JSON.parse(text) as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt }
+    const body = readJson(text, EXACT_JSON_LIMITS).value as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt }
     view = { seq: body.seq, kind: body.kind, decisionReceiptId: body.decisionReceiptId, finalReceiptIds: body.finalReceiptIds, http: body.httpReceipt, coreStored: 'decision' in body.receipt }
   } else {
     const store = await openExistingStore(global.receiptDb!)
