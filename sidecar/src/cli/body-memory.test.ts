@@ -43,30 +43,29 @@ async function expectStillServing(t: Test, gate: GateProcess): Promise<void> {
   t.match(normal.body, { verdict: { verdict: 'allow' } })
 }
 
+/** Starts `gate <args>`, sends `count` nested bodies at once: each a 400, peak RSS under the bound, still serving. */
+async function expectNestedBodiesBounded(t: Test, args: string[], count: number): Promise<void> {
+  const gate = await spawnGate([...args, '--listen', '127.0.0.1:0'], { env: { GATE_CONTROL_TOKEN: TOKEN } })
+  t.teardown(() => gate.stop('SIGKILL'))
+  const statuses = await sendNested(gate.url, count)
+  t.same(statuses, Array(count).fill(400), 'every nested body: 400 gate_bad_request (too deep)')
+  const peak = peakRssMb(gate.child.pid!)
+  t.ok(peak < PEAK_RSS_BOUND_MB, `peak RSS ${peak.toFixed(0)} MB < ${PEAK_RSS_BOUND_MB} MB`)
+  await expectStillServing(t, gate)
+}
+
 const skip = process.platform !== 'linux' ? 'reads /proc/PID/status (Linux only)' : false
 
 t.test('gate api protect: ten concurrent 5 MiB nested bodies are refused and peak RSS stays under 600 MB', { skip }, async t => {
   const { spec, seed, db } = await gateFiles(t)
   const upstream = await startUpstreamApp()
   t.teardown(() => upstream.close())
-  const gate = await spawnGate(['api', 'protect', '--upstream', upstream.url, '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed, '--listen', '127.0.0.1:0'], { env: { GATE_CONTROL_TOKEN: TOKEN } })
-  t.teardown(() => gate.stop('SIGKILL'))
-  const statuses = await sendNested(gate.url, 10)
-  t.same(statuses, Array(10).fill(400), 'every nested body: 400 gate_bad_request (too deep)')
-  const peak = peakRssMb(gate.child.pid!)
-  t.ok(peak < PEAK_RSS_BOUND_MB, `peak RSS ${peak.toFixed(0)} MB < ${PEAK_RSS_BOUND_MB} MB`)
-  await expectStillServing(t, gate)
+  await expectNestedBodiesBounded(t, ['api', 'protect', '--upstream', upstream.url, '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed], 10)
 })
 
 t.test('gate sidecar: twenty concurrent 5 MiB nested bodies are refused and peak RSS stays under 600 MB', { skip }, async t => {
   const { spec, seed, db } = await gateFiles(t)
-  const gate = await spawnGate(['sidecar', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed, '--listen', '127.0.0.1:0'], { env: { GATE_CONTROL_TOKEN: TOKEN } })
-  t.teardown(() => gate.stop('SIGKILL'))
-  const statuses = await sendNested(gate.url, 20)
-  t.same(statuses, Array(20).fill(400), 'every nested body: 400 gate_bad_request (too deep)')
-  const peak = peakRssMb(gate.child.pid!)
-  t.ok(peak < PEAK_RSS_BOUND_MB, `peak RSS ${peak.toFixed(0)} MB < ${PEAK_RSS_BOUND_MB} MB`)
-  await expectStillServing(t, gate)
+  await expectNestedBodiesBounded(t, ['sidecar', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed], 20)
 })
 
 t.test('a body that would take the bytes in flight past 128 MiB is refused with 503 and Retry-After, then served once they drain', async t => {
