@@ -34,8 +34,11 @@ export interface SidecarProcessOptions {
   spec?: string
   extraArgs?: string[]
   /**
-   * Run as the examples' READMEs do: working directory `dir`, `--receipt-store .gate/receipts.db`, no
-   * GATE_CONTROL_TOKEN, so the sidecar creates `.gate/control-token` (read back for `controlToken`).
+   * Run as the examples' READMEs do: the store in `dir/.gate/receipts.db` and no GATE_CONTROL_TOKEN, so
+   * the sidecar creates `dir/.gate/control-token` (read back for `controlToken`), which `gate` commands
+   * run in `dir` find by themselves. The sidecar's own working directory stays the test's: tap removes
+   * `dir` before teardowns stop the sidecar, and a process whose working directory is gone cannot
+   * start its worker threads (ENOENT from uv_cwd) on the way down.
    */
   readmeLayout?: boolean
 }
@@ -53,8 +56,8 @@ export async function startSidecarProcess(options: SidecarProcessOptions): Promi
   let controlToken = readme ? '' : `test-control-${randomBytes(12).toString('hex')}`
   const child = spawn(
     process.execPath,
-    [GATE_CLI, 'sidecar', '--listen', '127.0.0.1:0', '--spec', specFile, '--receipt-store', readme ? '.gate/receipts.db' : join(options.dir, 'receipts.db'), ...(options.extraArgs ?? [])],
-    { cwd: options.dir, env: { ...process.env, GATE_CONTROL_TOKEN: controlToken, GATE_SIDECAR_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [GATE_CLI, 'sidecar', '--listen', '127.0.0.1:0', '--spec', specFile, '--receipt-store', join(options.dir, readme ? '.gate' : '', 'receipts.db'), ...(options.extraArgs ?? [])],
+    { env: { ...process.env, GATE_CONTROL_TOKEN: controlToken, GATE_SIDECAR_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   let output = ''
   const url = await new Promise<string>((resolve, reject) => {
