@@ -17,6 +17,7 @@ import { listenFailure } from '../config/listen-check.js'
 import { removeStaleSocket } from '../http/unix-socket.js'
 import { ConfigError } from '../errors.js'
 import type { Authority } from '../config/authority-seed.js'
+import type { ListenerTimeouts } from '../config/listener-timeouts.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
 import { CHECKPOINTER_DEFAULTS } from '../transparency/checkpointer.js'
@@ -28,10 +29,13 @@ import { grantWarnings } from './grant-warnings.js'
 
 export interface ServiceOptions {
   listen: string
+  /** Timeouts of the listener (default LISTENER_TIMEOUT_DEFAULTS). */
+  timeouts?: ListenerTimeouts
   policy: LoadedPolicy
   authority: Authority
   stores: ServiceStores
-  controlToken?: string
+  /** The control token (config/control-token.ts); the control routes always need it. */
+  controlToken: string
   trustedIssuers?: readonly string[]
   strictNonces?: boolean
   approvalTtlSeconds?: number
@@ -81,8 +85,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     approvalTtlSeconds: options.approvalTtlSeconds,
     nonceTtlSeconds: options.nonceTtlSeconds,
   })
-  // on a 0600 Unix socket every peer runs as this user (or root): as local as loopback, and narrower
-  const controlAuth = createControlAuth(options.controlToken, { unixSocket: listen.kind === 'unix' })
+  // always a token, on TCP and on the Unix socket alike (docs/security.md)
+  const controlAuth = createControlAuth(options.controlToken)
   const ctx: RouteContext = {
     kernel,
     version: await packageVersion(),
@@ -139,6 +143,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   )
   const server = createGateServer({
     router,
+    timeouts: options.timeouts,
     fallback: options.fallback?.(kernel),
     onError: err => options.log(`error: ${err instanceof Error ? err.message : String(err)}`),
   })
