@@ -20,29 +20,28 @@ import type { Authority } from '../config/authority-seed.js'
 import type { ListenerTimeouts } from '../config/listener-timeouts.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
-import { CHECKPOINTER_DEFAULTS } from '../transparency/checkpointer.js'
 import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
 import { startTransparencyLog } from './transparency-wiring.js'
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { grantWarnings } from './grant-warnings.js'
 
+/** Resolved settings (config/service-config.ts, the same field names): nothing here defaults them. */
 export interface ServiceOptions {
   listen: string
-  /** Timeouts of the listener (default LISTENER_TIMEOUT_DEFAULTS). */
-  timeouts?: ListenerTimeouts
+  timeouts: ListenerTimeouts
   policy: LoadedPolicy
   authority: Authority
   stores: ServiceStores
   /** The control token (config/control-token.ts); the control routes always need it. */
   controlToken: string
-  trustedIssuers?: readonly string[]
-  strictNonces?: boolean
-  approvalTtlSeconds?: number
-  nonceTtlSeconds?: number
+  trustedIssuers: readonly string[]
+  strictNonces: boolean
+  approvalTtlSeconds: number
+  nonceTtlSeconds: number
   fallback?: (kernel: Kernel) => FallbackHandler
-  /** The Merkle tree and checkpoints over the receipts (default: on, with the checkpointer defaults). */
-  transparency?: TransparencySettings
+  /** The Merkle tree and checkpoints over the receipts. */
+  transparency: TransparencySettings
   log: (line: string) => void
 }
 
@@ -107,7 +106,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   let transparency
   try {
-    transparency = await startTransparencyLog({ stores: stores.raw, writer: stores.ports.receipts, settings: options.transparency ?? { enabled: true, ...CHECKPOINTER_DEFAULTS }, signer: () => authority.signer, log: options.log })
+    transparency = await startTransparencyLog({ stores: stores.raw, writer: stores.ports.receipts, settings: options.transparency, signer: () => authority.signer, log: options.log })
   } catch (err) {
     await stores.close()
     throw err
