@@ -100,7 +100,7 @@ export async function startFromFlags(
   // before any store file is created: a start that cannot bind leaves nothing behind
   if (listen.kind === 'tcp') await checkCanListen(listen)
   // the control routes always need a token: given, or kept in a 0600 file (config/control-token.ts)
-  const control = provideServiceControlToken({ token: global.controlToken, tokenFrom: global.controlTokenFrom, tokenFile: global.controlTokenFile, receiptStore })
+  const control = provideServiceControlToken({ ...global, receiptStore })
   const stores = await openServiceStores({
     receiptStore,
     global,
