@@ -10,11 +10,11 @@
 // client got. A body that later fails mid-stream (upstream reset, timeout) ends the client connection
 // abruptly; its receipt keeps the status that was sent.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { buildGateHttpRequest, HTTP_METHODS, readGateHeaders, type HttpMethod } from '@gate/sdk'
+import { buildGateHttpRequest, HTTP_METHODS, readGateHeaders, refuseMethodOverride, type HttpMethod } from '@gate/sdk'
 import { readBody, sendError } from '@gate/sdk/server'
 import { extractCallerIdentity } from './caller-identity.js'
 import { ProtectError } from './errors.js'
-import { selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
+import { forwardedHeaders, selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
 import { resolveProxyOptions, type ProxyOptions, type ResolvedProxyOptions } from './options.js'
 import type { ProxyEvaluation, ProxyEvaluator } from './ports.js'
 import {
@@ -63,6 +63,8 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
       gate = readGateHeaders(req.headers, req.rawHeaders, target.capability)
       // a request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3)
       body = hasNoBody(req) ? EMPTY : await readBody(req, maxBodyBytes)
+      // the upstream must run the method Gate decided on (sdk method-override.ts)
+      refuseMethodOverride(req.headers, target.query, body)
     } catch (err) {
       // spec 01, Limits: an oversized body answers 400 (gate_bad_request), not 413; readBody drops the
       // rest of it so the client can read the answer (or sendError closes when it is too large for that)
@@ -117,7 +119,9 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
   }
 
   async function forward(req: IncomingMessage, res: ServerResponse, evaluation: E, path: string, body: Buffer): Promise<void> {
-    const request = { method: req.method as string, path, headers: selectRequestHeaders(req.rawHeaders, req.headers.connection), body: body.length > 0 ? body : null }
+    const headers = selectRequestHeaders(req.rawHeaders, req.headers.connection)
+    headers.push(...forwardedHeaders(req))
+    const request = { method: req.method as string, path, headers, body: body.length > 0 ? body : null }
     const outcome = await client.relay(request, res, async (statusCode, upstreamHeaders) => {
       let finalId: string
       try {

@@ -59,6 +59,22 @@ t.test('an allowed GET carries the receipt id and a request that validates again
   t.same(sent.caller, { subject: 'anonymous', auth_method: { method: 'anonymous' }, verified: false, tenant: null, agent_id: null })
 })
 
+t.test('sidecarToken goes to /gate/evaluate as a bearer; without it no Authorization is sent', async t => {
+  const fake = await fakeFor(t)
+  await coreFor(t, { sidecarUrl: fake.url, sidecarToken: 'the-sidecar-control-token-01' }).decide(input())
+  t.equal(fake.evaluations[0]!.headers.authorization, 'Bearer the-sidecar-control-token-01')
+  await coreFor(t, { sidecarUrl: fake.url, sidecarToken: null }).decide(input({ headers: { host: 'app.test', authorization: 'Bearer caller-credential' } }))
+  t.equal(fake.evaluations[1]!.headers.authorization, undefined, "the caller's own credential never goes to the sidecar")
+})
+
+t.test('a method override is refused before the sidecar is asked', async t => {
+  const fake = await fakeFor(t)
+  const core = coreFor(t, { sidecarUrl: fake.url })
+  assertErrorBody(t, await core.decide(input({ method: 'POST', headers: { host: 'app.test', 'x-http-method-override': 'DELETE' } })), 400, 'gate_bad_request')
+  assertErrorBody(t, await core.decide(input({ method: 'POST', rawQuery: '_method=DELETE' })), 400, 'gate_bad_request')
+  t.equal(fake.evaluations.length, 0)
+})
+
 t.test('a POST body is hashed over its bytes and the capability goes in X-Gate-Capability only', async t => {
   const fake = await fakeFor(t)
   const core = coreFor(t, { sidecarUrl: fake.url })

@@ -15,6 +15,7 @@ import type { GateAllowed, GateContext, GateCore, GateOutcome, GateRequestInput 
 import { FAIL_OPEN_CODES, IdentifyHookError, InvalidReceiptError, TargetNotOriginFormError, UnsupportedMethodError } from '../errors.js'
 import { resolveGateOptions, type GateMiddlewareOptions, type ResolvedGateOptions } from './options.js'
 import { parseQuery } from './query.js'
+import { refuseMethodOverride } from './method-override.js'
 import { isKnownBodyless, readBody } from './read-body.js'
 import { receiptBindingProblem } from './receipt-binding.js'
 import { toOpenApiPattern } from './route-pattern.js'
@@ -41,7 +42,7 @@ const SKIPPED: GateAllowed = Object.freeze({ allowed: true, headers: Object.free
 /** Creates a core on the given platform; options are validated here, before any request. */
 export function createGateCoreOn(platform: GatePlatform, options: GateMiddlewareOptions | undefined): GateCore {
   const resolved = resolveGateOptions(options)
-  const client = new SidecarClient(platform.createTransport(resolved), platform.check)
+  const client = new SidecarClient(platform.createTransport(resolved), platform.check, resolved.sidecarToken)
   const key = new SidecarKey(resolved.sidecarPublicKey, () => client.live())
   const nonces = new Map<string, string>()
   const checkSignedReceipt: ReceiptCheck = platform.checkReceipt ?? ((receipt, trustedKeys, receiptText) => checkHttpReceipt(receipt, { trustedKeys, receiptText }))
@@ -64,6 +65,8 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
       rawQuery = parsed.strippedRawQuery
       const gateHeaders = readGateHeaders(input.headers, input.rawHeaders, parsed.capability)
       body = isKnownBodyless(input.body, input.headers) ? null : await readBody(input.body, input.headers, resolved.maxBodyBytes)
+      // decided on this method, so never executed as another (method-override.ts)
+      refuseMethodOverride(input.headers, parsed.query, body)
       const caller = resolved.identify === null ? extractCallerIdentity(input.headers, resolved.identityCookie) : await identify(input)
       request = buildGateHttpRequest({
         method: method as HttpMethod,

@@ -44,6 +44,7 @@ t.test('bad options are refused at construction, naming the option', async t => 
     [{ identify: 'me' }, /^identify must be a function or null/],
     [{ skip: ['healthz'] }, /^skip\[\] must be a path starting with "\/" or a RegExp/],
     [{ connections: -1 }, /^connections must be a positive integer/],
+    [{ sidecarToken: 'short' }, /^sidecarToken must be a token of at least 16 characters/],
     [{ timeout: 5000 }, /^unknown option "timeout"; known options: sidecarUrl, timeoutMs/],
   ]
   for (const [options, message] of cases) {
@@ -56,4 +57,12 @@ t.test('the resolved options are frozen and carry every default', async t => {
   t.ok(Object.isFrozen(resolved))
   t.ok(Object.isFrozen(resolved.skip))
   t.equal(resolved.connections, DEFAULTS.connections)
+})
+
+t.test('sidecarToken wins over GATE_SIDECAR_TOKEN; null means none; both are held to the token rule', async t => {
+  t.equal(resolveGateOptions({ sidecarToken: 'from-the-option-0123' }, { GATE_SIDECAR_TOKEN: 'from-the-environment-0123' }).sidecarToken, 'from-the-option-0123')
+  t.equal(resolveGateOptions({}, { GATE_SIDECAR_TOKEN: 'from-the-environment-0123' }).sidecarToken, 'from-the-environment-0123')
+  t.equal(resolveGateOptions({ sidecarToken: null }, { GATE_SIDECAR_TOKEN: 'from-the-environment-0123' }).sidecarToken, null, 'null turns the environment off')
+  t.equal(resolveGateOptions({}, {}).sidecarToken, null)
+  t.throws(() => resolveGateOptions({}, { GATE_SIDECAR_TOKEN: 'short' }), { code: 'gate_invalid_config', message: /^GATE_SIDECAR_TOKEN must be/ })
 })

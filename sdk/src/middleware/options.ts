@@ -6,6 +6,7 @@ import { parsePublicKey } from '../protocol/keys.js'
 import type { GateRequestInput } from './gate-types.js'
 import { UnknownOptionError } from '../errors.js'
 import { socketPathProblem, UNIX_PREFIX } from './sidecar-url.js'
+import { checkControlToken } from '../server/control-token-rule.js'
 
 /** A custom caller identity (hashes only), or null/undefined for the built-in chain. */
 export type IdentifyHook = (input: GateRequestInput) => CallerIdentity | null | undefined | Promise<CallerIdentity | null | undefined>
@@ -54,6 +55,12 @@ export interface GateMiddlewareOptions {
   skip?: readonly (string | RegExp)[]
   /** Sidecar connections kept alive (Node transport). Default 16. */
   connections?: number
+  /**
+   * The sidecar's control token, sent as `Authorization: Bearer` on /gate/evaluate. Only an
+   * authenticated caller may name a token by `capability_id` (docs/security.md). Default:
+   * `GATE_SIDECAR_TOKEN`, else none. At least 16 visible ASCII characters.
+   */
+  sidecarToken?: string | null
 }
 
 /** The options after validation and defaults: what inner code receives. */
@@ -69,6 +76,7 @@ export interface ResolvedGateOptions {
   readonly identify: IdentifyHook | null
   readonly skip: readonly (string | RegExp)[]
   readonly connections: number
+  readonly sidecarToken: string | null
 }
 
 /** The defaults (spec 02: 5000 ms, 127.0.0.1:9090, fail closed; 10 MiB matches the evaluate read limit). */
@@ -84,6 +92,7 @@ export const DEFAULTS: ResolvedGateOptions = Object.freeze({
   identify: null,
   skip: Object.freeze([]),
   connections: 16,
+  sidecarToken: null,
 })
 
 /** Never sent to the sidecar in `headers`: raw credentials and Gate's own credential header (spec 02, Authentication). */
@@ -134,6 +143,14 @@ export function resolveGateOptions(options: GateMiddlewareOptions = {}, env: Rec
   const identify = pick('identify')
   if (identify !== null && typeof identify !== 'function') throw new InvalidConfigError('identify', 'a function or null', identify)
 
+  const fromTokenEnv = env.GATE_SIDECAR_TOKEN !== undefined && env.GATE_SIDECAR_TOKEN !== ''
+  const sidecarToken =
+    o.sidecarToken !== undefined && o.sidecarToken !== null
+      ? checkControlToken(o.sidecarToken, 'sidecarToken')
+      : o.sidecarToken === undefined && fromTokenEnv
+        ? checkControlToken(env.GATE_SIDECAR_TOKEN, 'GATE_SIDECAR_TOKEN')
+        : null
+
   const skip = pick('skip')
   if (!Array.isArray(skip)) throw new InvalidConfigError('skip', 'an array of paths or RegExps', skip)
   for (const s of skip) {
@@ -152,6 +169,7 @@ export function resolveGateOptions(options: GateMiddlewareOptions = {}, env: Rec
     identify: identify as IdentifyHook | null,
     skip: Object.freeze([...(skip as (string | RegExp)[])]),
     connections,
+    sidecarToken,
   })
 }
 

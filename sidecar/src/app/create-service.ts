@@ -1,7 +1,7 @@
 // Assembles a running Gate service: policy, authority, stores, kernel, routes and the HTTP server.
 // `gate sidecar` runs it as is; `gate api protect` adds the proxy as the fallback handler.
 import { readFile } from 'node:fs/promises'
-import { HTTP_METHODS, signCapability, UNIX_PREFIX, uuidv7, type CapabilityScope, type CapabilityToken, type HttpMethod } from '@gate/sdk'
+import { HTTP_METHODS, UNIX_PREFIX, type HttpMethod } from '@gate/sdk'
 import { sendError } from '@gate/sdk/server'
 import type { TrustAuthenticator } from '@gate/trust'
 import { createControlAuth } from '../http/control-auth.js'
@@ -18,10 +18,10 @@ import { listenFailure } from '../config/listen-check.js'
 import { removeStaleSocket } from '../http/unix-socket.js'
 import { ConfigError } from '../errors.js'
 import type { Authority } from '../config/authority-seed.js'
+import type { ListenerTimeouts } from '../config/listener-timeouts.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
-import { CHECKPOINTER_DEFAULTS } from '../transparency/checkpointer.js'
-import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
+import { createIssuer, createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
 import { startTransparencyLog } from './transparency-wiring.js'
 import type { TransparencySettings } from '../config/transparency-flags.js'
@@ -35,19 +35,22 @@ import { registerTransparencyMetrics } from '../observability/transparency-metri
 import { errorFields, type Logger } from '../observability/logger.js'
 import type { Level } from 'pino'
 
+/** Resolved settings (config/service-config.ts, the same field names): nothing here defaults them. */
 export interface ServiceOptions {
   listen: string
+  timeouts: ListenerTimeouts
   policy: LoadedPolicy
   authority: Authority
   stores: ServiceStores
-  controlToken?: string
-  trustedIssuers?: readonly string[]
-  strictNonces?: boolean
-  approvalTtlSeconds?: number
-  nonceTtlSeconds?: number
+  /** The control token (config/control-token.ts); the control routes always need it. */
+  controlToken: string
+  trustedIssuers: readonly string[]
+  strictNonces: boolean
+  approvalTtlSeconds: number
+  nonceTtlSeconds: number
   fallback?: (kernel: Kernel) => FallbackHandler
-  /** The Merkle tree and checkpoints over the receipts (default: on, with the checkpointer defaults). */
-  transparency?: TransparencySettings
+  /** The Merkle tree and checkpoints over the receipts. */
+  transparency: TransparencySettings
   log: (line: string) => void
   /** The Prometheus registry served at GET /metrics; undefined turns metrics off (--no-metrics). */
   metrics?: GateMetrics
@@ -55,8 +58,8 @@ export interface ServiceOptions {
   metricsScrapeToken?: string
   /** The structured log: decision lines (at `decisionLevel`) and request errors with their causes. */
   logger: Logger
-  /** Level of the one line per decision (default debug). */
-  decisionLevel?: Level
+  /** Level of the one line per decision (--decision-log-level). */
+  decisionLevel: Level
 }
 
 export interface RunningService {
@@ -94,15 +97,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     routeTable: options.policy.routeTable,
     policyHash: options.policy.policyHash,
     ports,
-    observer: createDecisionObserver({ metrics, logger: options.logger, decisionLevel: options.decisionLevel ?? 'debug' }),
+    observer: createDecisionObserver({ metrics, logger: options.logger, decisionLevel: options.decisionLevel }),
     trustedIssuers: options.trustedIssuers,
     previousKeys: () => stores.previousKeys(),
     strictNonces: options.strictNonces,
     approvalTtlSeconds: options.approvalTtlSeconds,
     nonceTtlSeconds: options.nonceTtlSeconds,
   })
-  // on a 0600 Unix socket every peer runs as this user (or root): as local as loopback, and narrower
-  const controlAuth = createControlAuth(options.controlToken, { unixSocket: listen.kind === 'unix' })
+  // always a token, on TCP and on the Unix socket alike (docs/security.md)
+  const controlAuth = createControlAuth(options.controlToken)
   const ctx: RouteContext = {
     kernel,
     version: await packageVersion(),
@@ -123,7 +126,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   let transparency
   try {
-    transparency = await startTransparencyLog({ stores: stores.raw, writer: ports.receipts, settings: options.transparency ?? { enabled: true, ...CHECKPOINTER_DEFAULTS }, signer: () => authority.signer, log: options.log })
+    transparency = await startTransparencyLog({ stores: stores.raw, writer: ports.receipts, settings: options.transparency, signer: () => authority.signer, log: options.log })
   } catch (err) {
     await stores.close()
     throw err
@@ -149,7 +152,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         stores.raw.authority,
         'this process signs with the key it was started with (--authority-seed-file or a per-boot key); rotate with gate trust serve --authority-db',
       ),
-      issuer: { issue: req => issue(kernel, stores, req), scopeWarnings: scope => grantWarnings(scope, options.policy.routeTable) },
+      issuer: { ...createIssuer(stores.raw, () => kernel.signer, () => kernel.now()), scopeWarnings: scope => grantWarnings(scope, options.policy.routeTable) },
       revocations: { revoke: id => revoke(kernel, stores, id) },
       transparency,
       now: () => kernel.now(),
@@ -167,6 +170,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const fallback = options.fallback?.(kernel)
   const server = createGateServer({
     router,
+    timeouts: options.timeouts,
     fallback: fallback === undefined || metrics === undefined ? fallback : observeProxy(metrics, (method, path) => routeLabel(kernel, method, path), fallback),
     onError: err => options.logger.error({ event: 'request_failed', ...errorFields(err) }, 'request failed'),
     onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
@@ -210,20 +214,6 @@ function routeLabel(kernel: Kernel, method: string, path: string): string | unde
   if (!HTTP_METHODS.includes(method as HttpMethod)) return undefined
   const route = kernel.matchRoute(method as HttpMethod, path)
   return route.matched ? route.pattern : undefined
-}
-
-async function issue(
-  kernel: Kernel,
-  stores: ServiceStores,
-  req: { subjectPublicKey: string; scope: CapabilityScope; ttlSeconds: number },
-): Promise<CapabilityToken> {
-  const now = kernel.now()
-  const token = signCapability(
-    { schema: 'gate.capability.v1', id: `cap_${uuidv7()}`, subject: req.subjectPublicKey, scope: req.scope, issued_at: now, expires_at: now + req.ttlSeconds },
-    kernel.signer,
-  )
-  await stores.capabilities.remember(token)
-  return token
 }
 
 // Revocation signs a receipt (spec 02: gate_receipt_sign_failed covers a revocation receipt that

@@ -9,36 +9,25 @@ import { startThreadedReceiptWriter } from '../stores/threaded-receipt-writer.js
 import type { ApprovalView } from '../routes/context.js'
 import type { ServiceStores } from './service-stores.js'
 
-/** The receipt store path from --receipt-store or --receipt-db; undefined when none or in-memory. */
-export function resolveReceiptStore(receiptStore: string | undefined, receiptDb: string | undefined): string | undefined {
-  const path = receiptStore ?? receiptDb
-  return path === undefined || isInMemoryPath(path) ? undefined : path
-}
-
 export interface OpenServiceStoresOptions {
   /** Durable receipt path, or undefined for in-memory stores (--allow-ephemeral-receipts). */
   receiptStore: string | undefined
   global: GlobalFlags
   /** The signing key: the receipt writer's, and the kernel's. */
   authority: Pick<Authority, 'signer' | 'seed'>
-  /** Create the receipt query indexes (trust-control reads). */
-  queryIndexes?: boolean
-  onReceiptError?: (err: Error) => void
   log: (line: string) => void
 }
 
 export async function openServiceStores(options: OpenServiceStoresOptions): Promise<ServiceStores> {
   const receiptDb = options.receiptStore ?? ':memory:'
   for (const path of [options.receiptStore, options.global.revocationDb, options.global.budgetDb]) {
-    if (path !== undefined && !isInMemoryPath(path)) await mkdir(dirname(path), { recursive: true })
+    if (path !== undefined && !isInMemoryPath(path)) await mkdir(dirname(path), { recursive: true, mode: 0o700 })
   }
   const stores = await openStores({
     receiptDb,
     revocationDb: options.global.revocationDb,
     budgetDb: options.global.budgetDb,
     derivePublicKey: seed => publicKeyFor(seed),
-    receiptQueryIndexes: options.queryIndexes,
-    onReceiptError: options.onReceiptError,
   })
   const { signer, seed } = options.authority
   // The receipt writer, chosen here once: a durable store gets the writer thread (signing and commits

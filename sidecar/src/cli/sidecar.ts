@@ -1,35 +1,41 @@
 // `gate sidecar`: the long-running localhost evaluator (spec 02). Refuses to start without durable
 // receipts unless told otherwise (spec 01), logs what it serves, and on SIGTERM drains in-flight
 // requests and flushes the receipt writer before exiting.
-import { checkControlToken } from '@gate/sdk/server'
-import { ConfigError, DURABLE_RECEIPTS_MESSAGE, UsageError } from '../errors.js'
-import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
-import { DEFAULT_LISTEN, parseServiceListenAddress } from '../config/listen-address.js'
+import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP } from '../config/global-flags.js'
+import { parseServiceListenAddress } from '../config/listen-address.js'
 import { checkCanListen } from '../config/listen-check.js'
+import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP } from '../config/listener-timeouts.js'
 import { loadAuthority } from '../config/authority-seed.js'
+import { provideServiceControlToken } from '../config/control-token.js'
+import { readServiceConfig, SERVICE_DEFAULTS } from '../config/service-config.js'
 import { loadPolicyFile } from '../app/load-policy.js'
-import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
+import type { RouteTableOptions } from '../openapi/index.js'
+import { openServiceStores } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
-import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
-import { OBSERVABILITY_FLAG_OPTIONS, OBSERVABILITY_FLAGS_HELP, readObservabilityFlags } from '../config/observability-flags.js'
+import { TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP, type TransparencySettings } from '../config/transparency-flags.js'
+import { OBSERVABILITY_FLAG_OPTIONS, OBSERVABILITY_FLAGS_HELP } from '../config/observability-flags.js'
 import { createGateLogger, errorFields, lineLogger, type Logger } from '../observability/logger.js'
 import { createGateMetrics } from '../observability/metrics.js'
 import { packageVersion } from '../app/create-service.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
-export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN}), or unix:PATH for a Unix
+export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${SERVICE_DEFAULTS.listen}), or unix:PATH for a Unix
                               socket (created 0600; SDKs then use sidecarUrl 'unix:PATH'); a port in
                               use stops the start before any store file is created
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
                               capabilities live in sibling files (PATH.revocations.db, ...)
-  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only`
+  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only
+${LISTENER_TIMEOUT_FLAGS_HELP}`
 
-export const SERVICE_POLICY_FLAGS_HELP = `  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
+export const SERVICE_POLICY_FLAGS_HELP = `  --case-sensitive-routes     compare path segments with their letter case (default: ignore it, as
+                              Express and Koa route); a path that differs from a stricter route only
+                              in case is still decided by that route
+  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
   --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
-  --approval-ttl-secs N       how long a pending approval can be answered and used (default 3600)
-  --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
+  --approval-ttl-secs N       how long a pending approval can be answered and used (default ${SERVICE_DEFAULTS.approvalTtlSeconds})
+  --nonce-ttl-secs N          lifetime of an execution nonce (default ${SERVICE_DEFAULTS.nonceTtlSeconds})
   -h, --help                  show this help
 
 ${TRANSPARENCY_FLAGS_HELP}
@@ -55,11 +61,13 @@ export const SERVICE_FLAG_OPTIONS = {
   'receipt-store': { type: 'string' },
   'allow-ephemeral-receipts': { type: 'boolean' },
   'strict-nonces': { type: 'boolean' },
+  'case-sensitive-routes': { type: 'boolean' },
   'trusted-issuer': { type: 'string', multiple: true },
   'approval-ttl-secs': { type: 'string' },
   'nonce-ttl-secs': { type: 'string' },
   ...TRANSPARENCY_FLAG_OPTIONS,
   ...OBSERVABILITY_FLAG_OPTIONS,
+  ...LISTENER_TIMEOUT_FLAG_OPTIONS,
   ...GLOBAL_FLAG_OPTIONS,
 } as const
 
@@ -81,29 +89,26 @@ export async function startFromFlags(
   values: Record<string, unknown>,
   name: string,
   extra: Partial<Parameters<typeof startService>[0]> & {
-    policyLoader?: () => ReturnType<typeof loadPolicyFile>
+    policyLoader?: (options: RouteTableOptions) => ReturnType<typeof loadPolicyFile>
   } = {},
 ): Promise<RunningService & { logger: Logger }> {
-  const global = readGlobalFlags(values)
-  const observability = readObservabilityFlags(values)
+  const config = readServiceConfig(values)
+  const { global, receiptStore, transparency, observability } = config
+  // JSON lines escape every control character: no value can drive the terminal (docs/security.md)
   const logger = extra.logger ?? createGateLogger(`gate ${name}`, observability.logLevel)
   const log = lineLogger(logger)
-  // (1) durable-receipts gate, before anything is loaded or opened
-  const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
-  if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
-  // the one token rule of every Gate service (@gate/sdk/server control-token-rule.ts)
-  if (global.controlToken !== undefined) checkControlToken(global.controlToken, 'the control token (GATE_CONTROL_TOKEN or --control-token)')
-  const listenText = (values.listen as string | undefined) ?? DEFAULT_LISTEN
-  const listen = parseServiceListenAddress(listenText)
+  const listen = parseServiceListenAddress(config.listen)
   const { policyLoader, ...serviceOptions } = extra
-  const transparency = readTransparencyFlags(values)
-  const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
+  const routeOptions: RouteTableOptions = { caseSensitive: config.caseSensitiveRoutes }
+  const policy = await (policyLoader?.(routeOptions) ?? loadPolicyFile(config.spec, routeOptions))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
     log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
   }
   // before any store file is created: a start that cannot bind leaves nothing behind
   if (listen.kind === 'tcp') await checkCanListen(listen)
+  // the control routes always need a token: given, or kept in a 0600 file (config/control-token.ts)
+  const control = provideServiceControlToken({ ...global, receiptStore })
   const stores = await openServiceStores({
     receiptStore,
     global,
@@ -111,15 +116,16 @@ export async function startFromFlags(
     log,
   })
   const service = await startService({
-    listen: listenText,
+    listen: config.listen,
+    timeouts: config.timeouts,
     policy,
     authority,
     stores,
-    controlToken: global.controlToken,
-    trustedIssuers: (values['trusted-issuer'] as string[] | undefined) ?? [],
-    strictNonces: values['strict-nonces'] === true,
-    approvalTtlSeconds: positiveInt(values['approval-ttl-secs'], '--approval-ttl-secs', 3600),
-    nonceTtlSeconds: positiveInt(values['nonce-ttl-secs'], '--nonce-ttl-secs', 60),
+    controlToken: control.token,
+    trustedIssuers: config.trustedIssuers,
+    strictNonces: config.strictNonces,
+    approvalTtlSeconds: config.approvalTtlSeconds,
+    nonceTtlSeconds: config.nonceTtlSeconds,
     transparency,
     log,
     logger,
@@ -128,14 +134,17 @@ export async function startFromFlags(
     metricsScrapeToken: observability.scrapeToken,
     ...serviceOptions,
   })
-  log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
+  log(`policy: ${policy.source} (${policy.routeCount} routes, ${routeOptions.caseSensitive === true ? 'case-sensitive' : 'case-insensitive'} paths, HEAD decided as GET, policy_hash ${policy.policyHash})`)
   log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)
   log(`signer public key: ${authority.signer.publicKey}`)
   log(`transparency log: ${describeTransparency(transparency, stores.receiptBackend)}`)
-  if (global.controlToken === undefined) {
-    log(`control routes (/approvals, /v1): ${service.socketPath === null ? 'loopback callers' : 'callers on the 0600 Unix socket'} only (no control token configured)`)
-  }
-  log(`metrics: ${observability.metrics ? `GET ${extra.fallback === undefined ? '/metrics and ' : ''}/gate/metrics (same access as the control routes${observability.scrapeToken === undefined ? '' : ', or GATE_METRICS_TOKEN'})` : 'off (--no-metrics)'}`)
+  // where the token is, never the token itself
+  log(
+    control.file === undefined
+      ? `control routes (/v1/*, /approvals*): bearer token from ${control.source}`
+      : `control routes (/v1/*, /approvals*): bearer token in ${control.file}${control.created ? ' (created now, mode 0600)' : ''}`,
+  )
+  log(`metrics: ${observability.metrics ? `GET ${extra.fallback === undefined ? '/metrics and ' : ''}/gate/metrics (the control token${observability.scrapeToken === undefined ? '' : ' or GATE_METRICS_TOKEN'})` : 'off (--no-metrics)'}`)
   log(`listening on ${service.url}`)
   return { ...service, logger }
 }
@@ -163,17 +172,10 @@ export function waitForShutdown(service: RunningService & { logger: Logger }): P
   })
 }
 
-function describeTransparency(settings: ReturnType<typeof readTransparencyFlags>, backend: 'durable' | 'ephemeral'): string {
+function describeTransparency(settings: TransparencySettings, backend: 'durable' | 'ephemeral'): string {
   if (!settings.enabled) return 'off (--no-transparency-log)'
   if (backend === 'ephemeral') return 'off (receipts are in memory)'
   const every = settings.everyReceipts > 0 ? `every ${settings.everyReceipts} receipts` : undefined
   const timer = settings.intervalMs > 0 ? `every ${settings.intervalMs / 1000} s when the log grew` : undefined
   return `checkpoints ${[every, timer, 'on request'].filter(Boolean).join(', ')}${settings.copyPath === undefined ? '' : `, copied to ${settings.copyPath}`}`
-}
-
-function positiveInt(value: unknown, flag: string, fallback: number): number {
-  if (value === undefined) return fallback
-  const n = Number(value)
-  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got "${String(value)}"`)
-  return n
 }

@@ -10,6 +10,7 @@ import { createTrustAuthenticator, TRUST_RESPONSE_HEADERS, withTrustHeaders } fr
 import { ConfigError, UsageError } from '../errors.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
 import { checkCanListen, listenFailure } from '../config/listen-check.js'
+import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP, readListenerTimeouts } from '../config/listener-timeouts.js'
 import { Router } from '../http/router.js'
 import { createGateServer } from '../http/server.js'
 import { closeStores, createInlineReceiptWriter, isInMemoryPath, openStores, type Stores } from '../stores/index.js'
@@ -59,6 +60,7 @@ Options:
                               GATE_CONTROL_TOKEN environment variable. Tokens are never taken from argv
   --tenant-token TENANT=FILE  a read token for tenant TENANT (the CallerIdentity.tenant of its receipts),
                               read from FILE (repeatable)
+${LISTENER_TIMEOUT_FLAGS_HELP}
   -h, --help                  show this help
 
 ${TRANSPARENCY_FLAGS_HELP}
@@ -75,6 +77,7 @@ const FLAG_OPTIONS = {
   'service-token-file': { type: 'string' },
   'tenant-token': { type: 'string', multiple: true },
   ...TRANSPARENCY_FLAG_OPTIONS,
+  ...LISTENER_TIMEOUT_FLAG_OPTIONS,
   ...OBSERVABILITY_FLAG_OPTIONS,
 } as const
 
@@ -101,6 +104,7 @@ interface TrustServer {
 
 async function startTrustServer(values: Record<string, unknown>): Promise<TrustServer> {
   const observability = readObservabilityFlags(values)
+  // JSON lines escape every control character: no value can drive the terminal (docs/security.md)
   const logger = createGateLogger('gate trust serve', observability.logLevel)
   const log = lineLogger(logger)
   // (1) usage: everything checkable without touching a file
@@ -110,6 +114,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   const authorityDb = values['authority-db'] as string | undefined
   if (seedFile !== undefined && authorityDb !== undefined) throw new UsageError('--authority-seed-file and --authority-db are mutually exclusive')
   const listen = parseListenAddress((values.listen as string | undefined) ?? TRUST_DEFAULT_LISTEN)
+  const timeouts = readListenerTimeouts(values)
   const tenantFlags = ((values['tenant-token'] as string[] | undefined) ?? []).map(flag => {
     const match = TENANT_TOKEN_FLAG.exec(flag)
     if (match === null) throw new UsageError(`--tenant-token must be TENANT=FILE, got "${flag}"`)
@@ -188,6 +193,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   addMethodNotAllowed(router)
   const server = createGateServer({
     router,
+    timeouts,
     // spec 03 error bodies everywhere on this service, unknown routes included
     fallback: (req, res, url) => {
       for (const [name, value] of Object.entries(TRUST_RESPONSE_HEADERS)) res.setHeader(name, value)

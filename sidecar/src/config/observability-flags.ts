@@ -29,8 +29,8 @@ export const OBSERVABILITY_FLAG_OPTIONS = {
 
 export const OBSERVABILITY_FLAGS_HELP = `Observability (docs/observability.md):
   --no-metrics                serve no GET /metrics and keep no counters (on by default; /metrics
-                              needs the control token, or a loopback caller when none is configured;
-                              GATE_METRICS_TOKEN sets a token that reads /metrics and nothing else)
+                              needs the control token, or GATE_METRICS_TOKEN: a token that reads
+                              /metrics and nothing else)
   --log-level LEVEL           JSON-lines log on stdout: fatal, error, warn, info, debug or trace
                               (default ${OBSERVABILITY_DEFAULTS.logLevel})
   --decision-log-level LEVEL  level of the one line logged per decision (default

@@ -17,7 +17,6 @@ import {
   SAFE_METHODS,
   utf8,
   type CallerIdentity,
-  type CapabilityToken,
   type GateHttpRequest,
   type GuardEvidence,
   type HttpMethod,
@@ -29,9 +28,9 @@ import {
 } from '@gate/sdk'
 import { randomBytes } from 'node:crypto'
 import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
-import { parseCapabilityToken } from './capability-token.js'
 import { readDeclaredCost } from './declared-cost.js'
 import { financialRecord } from './financial-record.js'
+import { CapabilityRecorder, readPresentedCapability, type PresentedCapability } from './presented-capability.js'
 import { ApprovalGuard } from './guards/approval.js'
 import { AuthorityBoundaryGuard } from './guards/authority-boundary.js'
 import { BudgetGuard } from './guards/budget.js'
@@ -52,12 +51,12 @@ export interface KernelOptions {
   policyHash: string
   ports: KernelPorts
   /** Issuer keys trusted besides the signer's own (and its earlier keys). */
-  trustedIssuers?: readonly string[]
+  trustedIssuers: readonly string[]
   /** Earlier public keys of this authority, still trusted after a rotation. */
   previousKeys?: () => readonly string[]
-  strictNonces?: boolean
-  nonceTtlSeconds?: number
-  approvalTtlSeconds?: number
+  strictNonces: boolean
+  nonceTtlSeconds: number
+  approvalTtlSeconds: number
   /** Unix seconds; injectable for tests. */
   clock?: () => number
   /** Told of every decision and every failed evaluation (metrics, the decision log). */
@@ -78,6 +77,8 @@ export interface EvaluateInput {
   approvalId?: string
   /** X-Gate-Execution-Nonce header value (already checked well-formed by the route). */
   nonceId?: string
+  /** The caller presented the control token: a `capability_id` lookup is honoured (presented-capability.ts). */
+  authenticated?: boolean
 }
 
 export interface Evaluation {
@@ -112,6 +113,7 @@ export class Kernel {
   readonly #approval: ApprovalGuard
   readonly #nonce: NonceGuard
   readonly #budget: BudgetGuard
+  readonly #recorder: CapabilityRecorder
   readonly #callerHashes = new Map<string, string>()
 
   constructor(options: KernelOptions) {
@@ -125,6 +127,7 @@ export class Kernel {
     this.#approval = new ApprovalGuard(options.ports.approvals, () => randomBytes(16).toString('hex'))
     this.#nonce = new NonceGuard(options.ports.nonces, () => this.ownKeys())
     this.#budget = new BudgetGuard(options.ports.budgets)
+    this.#recorder = new CapabilityRecorder(() => this.trustedIssuers())
   }
 
   /** This authority's public keys: the current one and any earlier ones kept after rotation. */
@@ -133,7 +136,7 @@ export class Kernel {
   }
 
   trustedIssuers(): string[] {
-    return [...this.ownKeys(), ...(this.#options.trustedIssuers ?? [])]
+    return [...this.ownKeys(), ...this.#options.trustedIssuers]
   }
 
   now(): number {
@@ -169,14 +172,23 @@ export class Kernel {
     const now = this.#clock()
     const routePattern = route.pattern
     const query = withoutCapabilityParameter(request.query)
-    const ctx = await this.#context(input, route, routePattern, query, now)
+    const presented = await readPresentedCapability(request, input.capabilityHeader ?? request.query?.gate_capability, input.authenticated === true, this.#ports.capabilities)
+    // a revocation another process wrote (gate trust serve) counts from the next request presenting
+    // the capability: fail closed if the store cannot say
+    if (presented.capabilityId !== null || (presented.token?.delegation_chain?.length ?? 0) > 0) await this.#ports.revocations.refresh?.()
+    const ctx = this.#context(input, route, routePattern, query, now, presented)
     const evidence: GuardEvidence[] = []
     const outcome = await this.#runGuards(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
     const financial = financialRecord(ctx, verdict)
+    // only an authentic token's id and subject go into the receipt's indexed fields
+    const recorded = this.#recorder.record(presented, ctx.verifiedToken, { requestCapabilityId: request.capability_id })
+    const metadata: Record<string, unknown> = { gate_http_status_scope: 'decision' }
+    if (financial !== undefined) metadata.financial = financial.metadata
+    if (recorded.presented !== undefined) metadata.gate_presented_capability = recorded.presented
 
-    const context = { tenant: request.caller.tenant ?? null, subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null }
+    const context = { tenant: request.caller.tenant ?? null, subjectKey: recorded.subjectKey }
     const requestId = ctx.boundRequestId ?? request.request_id
     const writing = this.#ports.receipts.write(
       {
@@ -196,8 +208,8 @@ export class Kernel {
         content_hash: ctx.contentHash,
         policy_hash: this.policyHash,
         trust_level: 'mediated',
-        capability_id: ctx.capabilityId,
-        metadata: financial === undefined ? { gate_http_status_scope: 'decision' } : { gate_http_status_scope: 'decision', financial: financial.metadata },
+        capability_id: recorded.capabilityId,
+        metadata,
       },
       { ...context, kind: 'decision', decisionReceiptId: null, ...financial?.columns },
     )
@@ -230,7 +242,7 @@ export class Kernel {
         contentHash: ctx.contentHash,
         decisionReceiptId: signed.receipt.id,
         createdAt: now,
-        expiresAt: now + (this.#options.approvalTtlSeconds ?? 3600),
+        expiresAt: now + this.#options.approvalTtlSeconds,
       })
     }
 
@@ -260,20 +272,8 @@ export class Kernel {
     return this.#ports.receipts.write(body, { ...context, kind: 'decision', decisionReceiptId: null })
   }
 
-  async #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number): Promise<GuardContext> {
+  #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number, presented: PresentedCapability): GuardContext {
     const { request } = input
-    let presentedToken: CapabilityToken | undefined
-    let presentedTokenProblem: string | undefined
-    const tokenText = input.capabilityHeader ?? request.query?.gate_capability
-    if (tokenText !== undefined) {
-      const parsed = parseCapabilityToken(tokenText)
-      if ('token' in parsed) presentedToken = parsed.token
-      else presentedTokenProblem = parsed.problem
-    } else if (typeof request.capability_id === 'string' && request.capability_id !== '') {
-      presentedToken = await this.#ports.capabilities.get(request.capability_id)
-      if (presentedToken === undefined) presentedTokenProblem = `capability ${request.capability_id} was not issued by this sidecar`
-    }
-    const tokenId = typeof presentedToken?.id === 'string' ? presentedToken.id : undefined
     const declared = readDeclaredCost(request.governed_intent)
     return {
       request,
@@ -286,9 +286,9 @@ export class Kernel {
       declaredCost: 'cost' in declared ? declared.cost : undefined,
       declaredCostProblem: 'problem' in declared ? declared.problem : undefined,
       now,
-      presentedToken,
-      presentedTokenProblem,
-      capabilityId: tokenId ?? request.capability_id ?? null,
+      presentedToken: presented.token,
+      presentedTokenProblem: presented.problem,
+      capabilityId: presented.capabilityId,
       approvalId: input.approvalId,
       nonceId: input.nonceId,
       presentedNonce: request.execution_nonce,
@@ -321,7 +321,7 @@ export class Kernel {
       if (approval !== undefined) return approval
     }
     if (ctx.route.decision === 'DenyByDefault') {
-      if (this.#options.strictNonces === true) {
+      if (this.#options.strictNonces) {
         const nonce = await run(this.#nonce.check(ctx))
         if (nonce !== undefined) return nonce
       }
@@ -352,7 +352,7 @@ export class Kernel {
       route_pattern: ctx.routePattern,
       content_hash: ctx.contentHash,
       issued_at: now,
-      expires_at: now + (this.#options.nonceTtlSeconds ?? 60),
+      expires_at: now + this.#options.nonceTtlSeconds,
       kernel_key: this.signer.publicKey,
     }
     return { ...body, signature: this.signer.sign(utf8(canonicalJson(body))) }

@@ -1,6 +1,6 @@
 // GET /metrics: the Prometheus text exposition of the service's registry (docs/observability.md).
-// Admin-only, like the control routes: the control token when one is configured (loopback or the
-// Unix socket's peers otherwise) on the sidecar and the proxy, the service token on trust-control.
+// Admin-only, like the control routes: the control token on the sidecar and the proxy, the service
+// token on trust-control.
 // A public proxy port never exposes it to anonymous callers: decision counts per route and reason
 // tell an attacker which routes and capabilities exist and which of their probes got through.
 // GATE_METRICS_TOKEN adds a scrape-only token, so Prometheus needs no admin credential.
