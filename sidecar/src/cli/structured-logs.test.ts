@@ -57,9 +57,12 @@ t.test('sidecar: every line is JSON; decisions, startup and shutdown logged; no 
   const base = { method: 'POST', path: '/pets', route_pattern: '/pets', caller, timestamp: Math.floor(Date.now() / 1000) }
   const allowed = await call(`${gate.url}/gate/evaluate`, {
     body: { ...base, request_id: allowedId },
-    headers: { 'x-gate-capability': capability, authorization: `Bearer ${BEARER}`, cookie: COOKIE, 'x-api-key': API_KEY },
+    headers: { 'x-gate-capability': capability, cookie: COOKIE, 'x-api-key': API_KEY },
   })
   t.equal(allowed.status, 200, allowed.text)
+  // a bearer on /gate/evaluate presents the control token (docs/security.md): a wrong one is refused, unlogged
+  const wrongBearer = await call(`${gate.url}/gate/evaluate`, { body: { ...base, request_id: uuidv7() }, headers: { authorization: `Bearer ${BEARER}` } })
+  t.equal(wrongBearer.status, 401)
   t.match(allowed.body, { verdict: { verdict: 'allow' } })
   const denied = await call(`${gate.url}/gate/evaluate`, { body: { ...base, request_id: deniedId }, headers: { cookie: COOKIE } })
   t.match(denied.body, { verdict: { verdict: 'deny' } })

@@ -41,7 +41,7 @@ t.test('tampering, an untrusted signer or a broken signature is never verified',
   const receipt = coreReceipt()
   const key = receipt.kernel_key as string
   const decision = receipt.decision as Record<string, unknown>
-  t.match(await verifyReceipt({ ...receipt, decision: { ...decision, verdict: 'allow' } }, [key]), { state: 'not_verified', detail: /id is not the hash/ })
+  t.match(await verifyReceipt({ ...receipt, decision: { ...decision, verdict: decision.verdict === 'allow' ? 'deny' : 'allow' } }, [key]), { state: 'not_verified', detail: /id is not the hash/ })
   t.match(await verifyReceipt({ ...receipt, policy_hash: 'f'.repeat(64) }, [key]), { state: 'not_verified' })
   const signature = receipt.signature as string
   const flipped = (signature[0] === '0' ? '1' : '0') + signature.slice(1)
