@@ -150,7 +150,14 @@ t.test('x-gate-sensitivity restricted: a valid token still needs an approval for
 
 t.test('every error code and body of spec 02', async t => {
   const { gate } = await start(t)
-  const cases: [string, () => Promise<Awaited<ReturnType<typeof call>>>, number, string][] = [
+  // an oversized body is answered before it is read whole, and the connection closed: a client library
+  // may fail with EPIPE while still writing, so these go over a raw socket that reads the answer anyway
+  const oversized = async (path: string, bytes: number) => {
+    const r = await sendRawRequest(gate.url, [`POST ${path} HTTP/1.1`, 'content-type: application/json'], ' '.repeat(bytes))
+    const json = r.text.slice(r.text.indexOf('{'), r.text.lastIndexOf('}') + 1)
+    return { status: r.status, body: JSON.parse(json) as unknown }
+  }
+  const cases: [string, () => Promise<{ status: number; body: unknown }>, number, string][] = [
     ['malformed JSON', () => call(`${gate.url}/gate/evaluate`, { rawBody: '{"request_id":', headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
     ['schema violation: wrong type', () => evaluate(gate, { ...request('GET', '/pets'), timestamp: 'now' }), 400, 'gate_bad_request'],
     ['schema violation: unknown method', () => evaluate(gate, request('TRACE', '/pets')), 400, 'gate_bad_request'],
@@ -164,9 +171,9 @@ t.test('every error code and body of spec 02', async t => {
     ['a capability header on two field lines', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': ['e30', 'e30'] }), 400, 'gate_bad_request'],
     ['a nonce header on two field lines', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-execution-nonce': ['0'.repeat(32), '0'.repeat(32)] }), 400, 'gate_bad_request'],
     ['blank approval id header', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-approval-id': '' }), 400, 'gate_bad_request'],
-    ['evaluate body over 10 MiB', () => call(`${gate.url}/gate/evaluate`, { rawBody: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
+    ['evaluate body over 10 MiB', () => oversized('/gate/evaluate', 10 * 1024 * 1024 + 1), 400, 'gate_bad_request'],
     ['verify body not a receipt', () => call(`${gate.url}/gate/verify`, { body: { hello: 'world' } }), 400, 'gate_bad_request'],
-    ['verify body over 1 MiB', () => call(`${gate.url}/gate/verify`, { rawBody: Buffer.alloc(1024 * 1024 + 1, 0x20), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
+    ['verify body over 1 MiB', () => oversized('/gate/verify', 1024 * 1024 + 1), 400, 'gate_bad_request'],
     ['unknown route', () => call(`${gate.url}/gate/nope`), 404, 'gate_not_found'],
     ['wrong method', () => call(`${gate.url}/gate/evaluate`, { method: 'GET' }), 405, 'gate_method_not_allowed'],
   ]

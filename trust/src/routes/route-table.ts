@@ -1,7 +1,6 @@
 // Every trust-control route in one table, so `gate trust serve` and the sidecar mount the same set.
 // Each handler is wrapped with the response headers spec 03 puts on every trust-control response
 // (a Content-Security-Policy layer) plus no-store: receipts and reports are never cached by proxies.
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { TrustDeps } from '../ports.js'
 import { AnalyticsRollup } from '../analytics-rollup.js'
 import { ReceiptQueryEngine } from '../receipt-query.js'
@@ -14,16 +13,9 @@ import { createAgentReceiptsRoute, createReceiptByIdRoute, createReceiptQueryRou
 import { createOperatorReportRoute } from './reports.js'
 import { createTransparencyRoutes } from './transparency.js'
 import { createUiRoutes } from './ui.js'
+import type { TrustHandler, TrustRoute } from './trust-route.js'
 
-/** The handler shape of the host's router: `params` from `:name` segments, `url` parsed once. */
-export type TrustHandler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: URL) => void | Promise<void>
-
-export interface TrustRoute {
-  method: 'GET' | 'POST'
-  /** Literal path, or `:name` segments. */
-  path: string
-  handler: TrustHandler
-}
+export type { TrustHandler, TrustRoute } from './trust-route.js'
 
 export interface TrustRouteOptions {
   /**

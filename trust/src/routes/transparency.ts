@@ -17,9 +17,9 @@ import { requireAdmin, requirePrincipal } from '../authorize.js'
 import { InvalidQueryParameterError } from '../errors.js'
 import type { ReceiptCorpusPort, TransparencyPort, TrustAuthenticator } from '../ports.js'
 import { readClamped, readQueryParameters, readU64 } from '../query-params.js'
+import type { TrustHandler, TrustRoute } from './trust-route.js'
 
 // the route table's handler shape (declared again here so this module does not import the table)
-type TrustHandler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: URL) => void | Promise<void>
 
 interface TransparencyRouteDeps {
   auth: TrustAuthenticator
@@ -34,7 +34,7 @@ export const CHECKPOINT_PAGE = Object.freeze({ default: 100, min: 1, max: 1000 }
 export const FLUSH_TIMEOUT_MS = Object.freeze({ default: 5000, min: 1, max: 600_000 })
 
 /** The transparency routes, each as [method, path, handler]. */
-export function createTransparencyRoutes(deps: TransparencyRouteDeps): { method: 'GET' | 'POST'; path: string; handler: TrustHandler }[] {
+export function createTransparencyRoutes(deps: TransparencyRouteDeps): TrustRoute[] {
   const admin = (surface: string, body: (log: TransparencyPort, url: URL, params: Record<string, string>) => Promise<unknown>): TrustHandler =>
     async (req, res, params, url) => {
       try {

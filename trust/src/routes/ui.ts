@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { NotFoundError } from '@gate/sdk'
 import { sendTrustError } from '@gate/sdk/server'
-import type { TrustRoute } from './route-table.js'
+import type { TrustRoute } from './trust-route.js'
 
 const UI_DIR = new URL('../../ui/', import.meta.url)
 
