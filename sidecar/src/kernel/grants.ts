@@ -4,7 +4,7 @@
 // parameters, and `body` when the client supplied the parsed body as `arguments.body`. Grant matching
 // and constraints are decided by @gate/sdk's `authorizeCall` on this neutral call.
 import type { GateHttpRequest, MonetaryAmount, ToolCall, ToolGrant } from '@gate/sdk'
-import type { RouteMatch } from '../openapi/index.js'
+import type { RouteMatch } from '@gate/openapi'
 
 export interface GrantTarget {
   method: string

@@ -28,7 +28,7 @@ import {
   type Verdict,
 } from '@gate/sdk'
 import { randomBytes } from 'node:crypto'
-import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
+import { matchRoute, type RouteMatch, type RouteTable } from '@gate/openapi'
 import { parseCapabilityToken } from './capability-token.js'
 import { readDeclaredCost } from './declared-cost.js'
 import { financialRecord } from './financial-record.js'

@@ -1,7 +1,7 @@
 // The guard interface: each guard looks at the evaluation context and either passes (optionally adding
 // evidence) or decides the verdict. Guards run in a fixed order (kernel/evaluate.ts, docs/kernel.md).
 import type { CapabilityToken, GateHttpRequest, GuardEvidence, MonetaryAmount, SignedExecutionNonce, ToolGrant, Verdict } from '@gate/sdk'
-import type { RouteMatch } from '../../openapi/index.js'
+import type { RouteMatch } from '@gate/openapi'
 
 export interface GuardContext {
   request: GateHttpRequest

@@ -3,7 +3,7 @@
 // integers are found in the text, parsed exactly, and attached to their holder object. Documents
 // without such a literal (all real ones measured) take the plain JSON.parse path at full speed.
 import { randomUUID } from 'node:crypto'
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 import { BUDGET_LIMIT_KEY } from './read-extensions.js'
 import type { ParsedTree } from './types.js'
 

@@ -2,7 +2,7 @@
 // methods read in the order GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, other keys ignored;
 // path-level and operation-level parameters merged, the operation's winning on the same name and `in`.
 import { HTTP_METHODS, type HttpMethod } from '@gate/sdk'
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 import { isPlainObject } from './is-plain-object.js'
 import type { OpenApiDocument } from './parse-document.js'
 import { isReference, type RefResolver } from './resolve-refs.js'

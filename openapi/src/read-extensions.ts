@@ -2,7 +2,7 @@
 // optional and a value of the wrong JSON type is treated as absent, so a typo never fails a document.
 // One exception, for the budget: a number too large to be exact as a JS number and whose literal was
 // not captured exactly is refused, because silently rounding a cost cap (or dropping it) fails open.
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 import type { GateExtensions, Sensitivity } from './types.js'
 
 export const SENSITIVITY_KEY = 'x-gate-sensitivity'

@@ -3,7 +3,7 @@
 // ancestor yields a cyclic object (rejected), and with `intAsBigInt` integers come back as BigInt
 // (turned into numbers, the exact `x-gate-budget-limit` kept aside).
 import { isScalar, parseDocument, type Document } from 'yaml'
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 import { BUDGET_LIMIT_KEY } from './read-extensions.js'
 import type { ParsedTree } from './types.js'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { parseDocument } from './parse-document.js'
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 
 const minimalJson = (openapi: unknown = '3.1.0'): string => JSON.stringify({ openapi, info: { title: 'T', version: '1' }, paths: {} })
 

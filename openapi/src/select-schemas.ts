@@ -1,7 +1,7 @@
 // Request body and output schema selection (spec 01, "Request body and response schema selection"):
 // `content["application/json"].schema` first, otherwise the first content type that has a schema;
 // output from the 200 response, then 201, then any other 2xx (ascending, `2XX` last) with a schema.
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 import { isPlainObject } from './is-plain-object.js'
 import type { RefResolver } from './resolve-refs.js'
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { extractOperations, compareCodePoints } from './extract-operations.js'
 import { parseDocument } from './parse-document.js'
 import { RefResolver } from './resolve-refs.js'
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 
 function extract(paths: Record<string, unknown>, components: Record<string, unknown> = {}) {
   const doc = parseDocument(JSON.stringify({ openapi: '3.0.3', info: {}, paths, components }))

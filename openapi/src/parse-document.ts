@@ -2,7 +2,7 @@
 // first non-whitespace character is `{`, YAML otherwise; `openapi` must begin with `3.`; `openapi`,
 // `info` and `paths` are required, checked in that order.
 import { InvalidConfigError } from '@gate/sdk'
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 import { isPlainObject } from './is-plain-object.js'
 import { parseJsonText } from './parse-json.js'
 import { parseYamlText } from './parse-yaml.js'

@@ -12,7 +12,7 @@
 //    they are; a `$ref` there is content, not a reference.
 // Unchanged subtrees are returned as is (copy on write): memory stays near the document's size even
 // when the serialized manifest is hundreds of megabytes.
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 import { escapeToken, isReference, pointerToLocation, type RefResolver } from './resolve-refs.js'
 
 /** Work bounds of schema expansion. */

@@ -3,7 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import { SchemaExpander } from './expand-schema.js'
 import { RefResolver } from './resolve-refs.js'
 import { toolsFromSpec } from './tools-from-spec.js'
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 
 function documentWith(schemas: Record<string, unknown>, body: unknown, output?: unknown): string {
   return JSON.stringify({

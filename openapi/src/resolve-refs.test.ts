@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { RefResolver, escapeToken, pointerToLocation } from './resolve-refs.js'
 import { toolsFromSpec } from './tools-from-spec.js'
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 
 const root = {
   components: {

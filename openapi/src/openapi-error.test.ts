@@ -4,7 +4,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { OPENAPI_ERROR_KINDS, OpenApiError, isOpenApiError, toolsFromSpec } from './index.js'
 
-const specDir = process.env.GATE_SPEC_DIR ?? new URL('../../../../shared/spec/', import.meta.url).pathname
+const specDir = process.env.GATE_SPEC_DIR ?? new URL('../../../shared/spec/', import.meta.url).pathname
 
 t.test('the kinds match the OpenApiError table of spec 01', async t => {
   const spec = readFileSync(`${specDir}/01-openapi-tools-and-proxy.md`, 'utf8')

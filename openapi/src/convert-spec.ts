@@ -3,7 +3,7 @@
 // (tools, manifest, route table, `gate check`) runs this one pass, so a document is valid or invalid
 // the same way whichever view is asked for.
 import { createHash } from 'node:crypto'
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 import { buildToolDefinition } from './build-tool-definition.js'
 import { classifyPolicy } from './classify-policy.js'
 import { SchemaExpander } from './expand-schema.js'

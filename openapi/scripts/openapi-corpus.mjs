@@ -3,9 +3,9 @@
 // package (APIs.guru, stored as JSON under api/, Swagger 2.0 sources already converted to 3.x) and
 // over @octokit/openapi's GitHub REST descriptions, each in a worker thread with a time limit, and
 // counts outcomes: ok, each OpenApiError kind, crashes (any other exception, or a dead worker), hangs
-// (time limit hit) and manifests failing gate.manifest.v1. Plain JS over the compiled sidecar/dist.
+// (time limit hit) and manifests failing gate.manifest.v1. Plain JS over the compiled openapi/dist.
 //
-//   node sidecar/scripts/openapi-corpus.mjs [--limit N] [--json] [--timeout-ms MS] [--workers N]
+//   node openapi/scripts/openapi-corpus.mjs [--limit N] [--json] [--timeout-ms MS] [--workers N]
 //
 // Exit status 0 when crashes, hangs and invalid manifests are all zero, 1 otherwise, 2 on usage errors.
 import { readdirSync, readFileSync } from 'node:fs'
@@ -45,7 +45,7 @@ async function main(argv) {
   if (values.help) {
     process.stdout.write(
       [
-        'Usage: node sidecar/scripts/openapi-corpus.mjs [--limit N] [--json] [--timeout-ms MS] [--workers N]',
+        'Usage: node openapi/scripts/openapi-corpus.mjs [--limit N] [--json] [--timeout-ms MS] [--workers N]',
         '',
         '  --limit N         convert N documents spread evenly over the sorted corpus (default: all)',
         '  --json            print the summary as JSON',
@@ -162,7 +162,7 @@ function runPool(docs, size, timeoutMs, onResult) {
 }
 
 async function serveWorker() {
-  const { convertSpec, buildManifest, buildRouteTable, isOpenApiError } = await import('../dist/openapi/index.js')
+  const { convertSpec, buildManifest, buildRouteTable, isOpenApiError } = await import('../dist/index.js')
   const { validate } = await import('@gate/schemas')
   parentPort.on('message', ({ file, label }) => {
     const started = performance.now()

@@ -2,7 +2,7 @@
 // Hand-written rather than @apidevtools/json-schema-ref-parser: it never has a file system or network
 // to reach, and on GitHub's REST description the parser's internal-only dereference took ~900 ms
 // against a few ms of pointer look-ups here (numbers in README.md here).
-import { OpenApiError } from '../errors.js'
+import { OpenApiError } from './errors.js'
 
 /** A resolved reference: the canonical pointer (re-escaped, percent-decoded) and the value there. */
 export interface ResolvedRef {
