@@ -44,13 +44,21 @@ t.test('required is omitted when empty', async t => {
 
 t.test('the body property is required only when requestBody.required is true', async t => {
   const src = { schema: { type: 'object' }, location: 'b' }
-  t.same(buildInputSchema([], { source: src, required: true }, expander()), { type: 'object', properties: { body: { type: 'object' } }, required: ['body'] })
-  t.same(buildInputSchema([], { source: src, required: false }, expander()), { type: 'object', properties: { body: { type: 'object' } } })
-  t.same(buildInputSchema([], { source: undefined, required: true }, expander()), { type: 'object', properties: {} }, 'a body without a schema adds nothing')
+  const json = 'application/json'
+  t.same(buildInputSchema([], { source: src, mediaType: json, required: true }, expander()), { type: 'object', properties: { body: { type: 'object' } }, required: ['body'] })
+  t.same(buildInputSchema([], { source: src, mediaType: json, required: false }, expander()), { type: 'object', properties: { body: { type: 'object' } } })
+})
+
+t.test('a request body without a usable schema still gets a body property, {} (any value)', async t => {
+  const octets = 'application/octet-stream'
+  t.same(buildInputSchema([], { source: undefined, mediaType: octets, required: true }, expander()), { type: 'object', properties: { body: {} }, required: ['body'] })
+  t.same(buildInputSchema([], { source: undefined, mediaType: undefined, required: false }, expander()), { type: 'object', properties: { body: {} } }, 'no content at all')
+  const notSchema = { schema: { $ref: '#/components/schemas/Text' }, location: 'b' }
+  t.same(buildInputSchema([], { source: notSchema, mediaType: 'text/plain', required: false }, expander()), { type: 'object', properties: { body: {} } }, 'a schema that is not one')
 })
 
 t.test('the body comes last and replaces a parameter called body', async t => {
-  const schema = buildInputSchema([param({ name: 'body', in: 'query', required: true })], { source: { schema: { type: 'object' }, location: 'b' }, required: false }, expander())
+  const schema = buildInputSchema([param({ name: 'body', in: 'query', required: true })], { source: { schema: { type: 'object' }, location: 'b' }, mediaType: 'application/json', required: false }, expander())
   t.same(schema, { type: 'object', properties: { body: { type: 'object' } } })
 })
 

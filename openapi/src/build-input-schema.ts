@@ -1,7 +1,9 @@
 // The tool input schema (spec 01, "Input schema normalization"): one `type: object` schema whose
 // properties are the path and query parameters (header and cookie parameters never appear) plus
 // `body` for the request body. A later property of the same name replaces an earlier one; the body
-// comes last, so it replaces a parameter called `body`.
+// comes last, so it replaces a parameter called `body`. Every operation that takes a request body gets
+// the property, `{}` (any value) when the document gives no usable schema (a body of, say,
+// `application/octet-stream` with no schema): without it the tool could never send one.
 import { setOwn, type SchemaExpander } from './expand-schema.js'
 import type { ExtractedParameter } from './extract-operations.js'
 import { isPlainObject } from './is-plain-object.js'
@@ -27,13 +29,11 @@ export function buildInputSchema(
     if (parameter.required) required.add(parameter.name)
     else required.delete(parameter.name)
   }
-  if (body?.source !== undefined) {
-    const expanded = expander.expand(body.source.schema, body.source.location, defs)
-    if (isPlainObject(expanded) || typeof expanded === 'boolean') {
-      properties.body = expanded
-      if (body.required) required.add('body')
-      else required.delete('body')
-    }
+  if (body !== undefined) {
+    const expanded = body.source === undefined ? undefined : expander.expand(body.source.schema, body.source.location, defs)
+    properties.body = isPlainObject(expanded) || typeof expanded === 'boolean' ? expanded : {}
+    if (body.required) required.add('body')
+    else required.delete('body')
   }
   const schema: JsonSchema = { type: 'object', properties }
   if (required.size > 0) schema.required = [...required]

@@ -7,7 +7,7 @@ import type { SchemaExpander } from './expand-schema.js'
 import type { ExtractedOperation } from './extract-operations.js'
 import type { ResolvedGeneratorConfig } from './generator-config.js'
 import type { RefResolver } from './resolve-refs.js'
-import { selectOutputSchema, selectRequestBody } from './select-schemas.js'
+import { selectOutputSchema, type RequestBodySelection } from './select-schemas.js'
 import type { GateExtensions, ToolDefinition } from './types.js'
 
 const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'PUT', 'DELETE'])
@@ -18,12 +18,12 @@ const IDEMPOTENT: ReadonlySet<string> = new Set(['GET', 'PUT', 'DELETE'])
  */
 export function buildToolDefinition(
   op: ExtractedOperation,
+  body: RequestBodySelection | undefined,
   extensions: GateExtensions,
   expander: SchemaExpander,
   resolver: RefResolver,
   config: ResolvedGeneratorConfig,
 ): ToolDefinition {
-  const body = selectRequestBody(op.operation, resolver, op.location)
   const input = buildInputSchema(op.parameters, body, expander)
   const selected = selectOutputSchema(op.operation, resolver, op.location)
   const output = selected === undefined ? undefined : buildOutputSchema(selected.schema, selected.location, expander)

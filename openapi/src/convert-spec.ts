@@ -7,12 +7,13 @@ import { OpenApiError } from './errors.js'
 import { buildToolDefinition } from './build-tool-definition.js'
 import { classifyPolicy } from './classify-policy.js'
 import { SchemaExpander } from './expand-schema.js'
-import { extractOperations } from './extract-operations.js'
+import { extractOperations, type ExtractedParameter } from './extract-operations.js'
 import { resolveGeneratorConfig, type GeneratorConfig, type ResolvedGeneratorConfig } from './generator-config.js'
 import { parseDocument } from './parse-document.js'
 import { readExtensions } from './read-extensions.js'
 import { RefResolver } from './resolve-refs.js'
-import type { GateExtensions, HttpMethod, PolicyClassification, ToolDefinition } from './types.js'
+import { selectRequestBody } from './select-schemas.js'
+import type { GateExtensions, HttpMethod, OperationCall, PolicyClassification, ToolDefinition } from './types.js'
 
 /** One operation after conversion. */
 export interface ConvertedOperation {
@@ -24,6 +25,8 @@ export interface ConvertedOperation {
   /** False when the config honours `x-gate-publish: false` and the operation set it. */
   published: boolean
   tool: ToolDefinition
+  /** How a call of the tool becomes this operation's HTTP request. */
+  call: OperationCall
 }
 
 /** A converted document: its manifest header fields and every operation. */
@@ -49,7 +52,8 @@ export function convertSpec(input: string, config?: GeneratorConfig): SpecConver
   const operations = extractOperations(doc, resolver).map((op): ConvertedOperation => {
     const extensions = readExtensions(op.operation, doc.exactBudgets, op.location)
     const id = op.operation.operationId
-    const tool = buildToolDefinition(op, extensions, expander, resolver, resolved)
+    const body = selectRequestBody(op.operation, resolver, op.location)
+    const tool = buildToolDefinition(op, body, extensions, expander, resolver, resolved)
     const owner = owners.get(tool.name)
     if (owner !== undefined) {
       throw new OpenApiError('InvalidSpec', `${op.location}.operationId`, `tool name ${JSON.stringify(tool.name)} is already used by ${owner}`)
@@ -63,6 +67,12 @@ export function convertSpec(input: string, config?: GeneratorConfig): SpecConver
       policy: classifyPolicy(op.method, extensions),
       published: !resolved.respectPublishFlag || extensions.publish,
       tool,
+      call: {
+        method: op.method,
+        path: op.path,
+        parameters: callParameters(op.parameters, body !== undefined),
+        ...(body === undefined ? {} : { body: { mediaType: body.mediaType, required: body.required } }),
+      },
     }
   })
   return {
@@ -73,4 +83,13 @@ export function convertSpec(input: string, config?: GeneratorConfig): SpecConver
     policyHash: createHash('sha256').update(input, 'utf8').digest('hex'),
     operations,
   }
+}
+
+// The input schema's parameter properties, by location: a later parameter of the same name replaces an
+// earlier one, and the body (last) replaces a parameter named body, as in build-input-schema.ts.
+function callParameters(parameters: readonly ExtractedParameter[], hasBody: boolean): OperationCall['parameters'] {
+  const byName = new Map<string, 'path' | 'query'>()
+  for (const p of parameters) if (p.in === 'path' || p.in === 'query') byName.set(p.name, p.in)
+  if (hasBody) byName.delete('body')
+  return [...byName].map(([name, where]) => ({ name, in: where }))
 }

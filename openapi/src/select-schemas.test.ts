@@ -39,7 +39,7 @@ t.test('requestBody.required is recorded, default false; a non-boolean is Invali
 
 t.test('a $ref request body is resolved', async t => {
   const body = selectRequestBody({ requestBody: { $ref: '#/components/requestBodies/Pet' } }, resolver, 'op')
-  t.same(body, { source: { schema: { title: 'pet body' }, location: 'components.requestBodies.Pet.content.application/json.schema' }, required: true })
+  t.same(body, { source: { schema: { title: 'pet body' }, location: 'components.requestBodies.Pet.content.application/json.schema' }, mediaType: 'application/json', required: true })
   t.throws(() => selectRequestBody({ requestBody: { $ref: '#/components/requestBodies/Nope' } }, resolver, 'op'), { name: 'OpenApiError', kind: 'UnresolvedRef' })
 })
 
@@ -64,4 +64,13 @@ t.test('no 2xx response with a schema means no output schema', async t => {
 
 t.test('a $ref response is resolved', async t => {
   t.same(schemaOf(selectOutputSchema({ responses: { '200': { $ref: '#/components/responses/Ok' } } }, resolver, 'op')), { title: 'shared ok' })
+})
+
+t.test('the body media type is the one whose schema was chosen, else application/json, else the first listed', async t => {
+  const pick = (content: unknown) => selectRequestBody({ requestBody: { content } }, new RefResolver({}), 'op')!.mediaType
+  t.equal(pick({ 'text/plain': { schema: {} }, 'application/json': { schema: {} } }), 'application/json')
+  t.equal(pick({ 'text/plain': {}, 'application/xml': { schema: {} } }), 'application/xml')
+  t.equal(pick({ 'text/plain': {}, 'application/json': {} }), 'application/json')
+  t.equal(pick({ 'application/octet-stream': {} }), 'application/octet-stream')
+  t.equal(pick(undefined), undefined)
 })

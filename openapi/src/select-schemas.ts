@@ -15,6 +15,11 @@ export interface SchemaSource {
 export interface RequestBodySelection {
   /** Undefined when no media type carries a schema. */
   source: SchemaSource | undefined
+  /**
+   * The media type a caller sends the body as: the one whose schema was selected; without any schema,
+   * `application/json` when listed, else the first listed; undefined when `content` lists none.
+   */
+  mediaType: string | undefined
   /** `requestBody.required`, default false. */
   required: boolean
 }
@@ -31,7 +36,14 @@ export function selectRequestBody(
   if (!isPlainObject(body)) return undefined
   const required = body.required ?? false
   if (typeof required !== 'boolean') throw new OpenApiError('InvalidSpec', `${where}.required`, 'must be a boolean')
-  return { source: selectMediaSchema(body.content, `${where}.content`), required }
+  const source = selectMediaSchema(body.content, `${where}.content`)
+  return { source: source?.schemaSource, mediaType: source?.mediaType ?? firstMediaType(body.content), required }
+}
+
+function firstMediaType(content: unknown): string | undefined {
+  if (!isPlainObject(content)) return undefined
+  if (Object.hasOwn(content, 'application/json')) return 'application/json'
+  return Object.keys(content)[0]
 }
 
 const OTHER_2XX = /^2\d\d$/
@@ -55,20 +67,20 @@ export function selectOutputSchema(
     const { value: response, location: where } = resolver.resolveChain(responses[code], `${location}.responses.${code}`)
     if (!isPlainObject(response)) continue
     const source = selectMediaSchema(response.content, `${where}.content`)
-    if (source !== undefined) return source
+    if (source !== undefined) return source.schemaSource
   }
   return undefined
 }
 
-function selectMediaSchema(content: unknown, location: string): SchemaSource | undefined {
+function selectMediaSchema(content: unknown, location: string): { schemaSource: SchemaSource; mediaType: string } | undefined {
   if (!isPlainObject(content)) return undefined
   const json = content['application/json']
   if (isPlainObject(json) && json.schema !== undefined) {
-    return { schema: json.schema, location: `${location}.application/json.schema` }
+    return { schemaSource: { schema: json.schema, location: `${location}.application/json.schema` }, mediaType: 'application/json' }
   }
   for (const type of Object.keys(content)) {
     const media = content[type]
-    if (isPlainObject(media) && media.schema !== undefined) return { schema: media.schema, location: `${location}.${type}.schema` }
+    if (isPlainObject(media) && media.schema !== undefined) return { schemaSource: { schema: media.schema, location: `${location}.${type}.schema` }, mediaType: type }
   }
   return undefined
 }

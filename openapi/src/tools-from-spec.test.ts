@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { validate } from '@gate/schemas'
 import { toolsFromSpec } from './tools-from-spec.js'
 import { manifestFromSpec } from './manifest-from-spec.js'
+import { convertSpec } from './convert-spec.js'
 import { stringify as toYaml } from 'yaml'
 
 const doc = (paths: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
@@ -134,4 +135,37 @@ t.test('two operations with one tool name are InvalidSpec naming both (names are
   t.throws(() => toolsFromSpec(input), { name: 'OpenApiError', kind: 'InvalidSpec', message: 'InvalidSpec: paths./b.post.operationId (tool name "same" is already used by paths./a.get)' })
   const clash = doc({ '/a': { get: {} }, '/b': { get: { operationId: 'GET /a' } } })
   t.throws(() => toolsFromSpec(clash), { name: 'OpenApiError', kind: 'InvalidSpec' }, 'an operationId equal to another operation’s fallback name')
+})
+
+t.test('every operation that takes a request body gets a body property, {} when the document gives no schema', async t => {
+  const input = doc({
+    '/upload': { put: { operationId: 'upload', requestBody: { required: true, content: { 'application/octet-stream': {} } } } },
+    '/note': { post: { operationId: 'note', requestBody: { content: { 'text/plain': { schema: { type: 'string' } } } } } },
+    '/empty': { post: { operationId: 'empty', requestBody: {} } },
+    '/none': { post: { operationId: 'none' } },
+  })
+  const byName = Object.fromEntries(toolsFromSpec(input).map(x => [x.name, x.input_schema]))
+  t.same(byName.upload, { type: 'object', properties: { body: {} }, required: ['body'] })
+  t.same(byName.note, { type: 'object', properties: { body: { type: 'string' } } })
+  t.same(byName.empty, { type: 'object', properties: { body: {} } }, 'a requestBody without content')
+  t.same(byName.none, { type: 'object', properties: {} }, 'no requestBody, no body')
+  t.same(manifestCheck(input), { ok: true })
+})
+
+t.test('each operation carries its call plan: method, path, parameters by location, body media type', async t => {
+  const input = doc({
+    '/pets/{id}': {
+      parameters: [{ name: 'id', in: 'path', required: true }, { name: 'trace', in: 'header' }],
+      put: { operationId: 'putPet', parameters: [{ name: 'dry', in: 'query' }, { name: 'body', in: 'query' }], requestBody: { content: { 'application/octet-stream': {} } } },
+      get: { operationId: 'getPet' },
+    },
+  })
+  const calls = Object.fromEntries(convertSpec(input).operations.map(op => [op.tool.name, op.call]))
+  t.same(calls.getPet, { method: 'GET', path: '/pets/{id}', parameters: [{ name: 'id', in: 'path' }] })
+  t.same(calls.putPet, {
+    method: 'PUT',
+    path: '/pets/{id}',
+    parameters: [{ name: 'id', in: 'path' }, { name: 'dry', in: 'query' }],
+    body: { mediaType: 'application/octet-stream', required: false },
+  }, 'header parameters are not called with; the body replaces a query parameter named body')
 })

@@ -33,6 +33,20 @@ export interface ToolDefinition {
   annotations: ToolAnnotations
 }
 
+/**
+ * How a call of an operation's tool becomes its HTTP request: path and query parameters are taken from
+ * the arguments by name, `body` becomes the request body sent as `body.mediaType`.
+ */
+export interface OperationCall {
+  method: HttpMethod
+  /** The OpenAPI path key, e.g. `/pets/{petId}`. */
+  path: string
+  /** The path and query parameters the input schema names, by location. */
+  parameters: { name: string; in: 'path' | 'query' }[]
+  /** Present when the operation takes a request body (the input schema then has `body`). */
+  body?: { mediaType: string | undefined; required: boolean }
+}
+
 /** Body of a `gate.manifest.v1` document. */
 export interface Manifest {
   schema: 'gate.manifest.v1'
