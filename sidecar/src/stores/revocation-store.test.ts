@@ -46,3 +46,19 @@ t.test('a revocation that cannot be committed fails with gate_store_failed but s
   await t.rejects(store.revoke('cap-x'), { code: 'gate_store_failed' })
   t.equal(store.isRevoked('cap-x'), true, 'fail closed')
 })
+
+t.test('refresh picks up a revocation another connection committed to the same file', async t => {
+  const path = join(t.testdir(), 'revocations.db')
+  const mine = await openRevocationStore(path, { driver })
+  const other = await openRevocationStore(path, { driver })
+  t.teardown(async () => {
+    await mine.close()
+    await other.close()
+  })
+  await other.revoke('cap-elsewhere')
+  t.equal(mine.isRevoked('cap-elsewhere'), false, 'not seen before a look')
+  await mine.refresh()
+  t.equal(mine.isRevoked('cap-elsewhere'), true, 'seen after refresh')
+  await Promise.all([mine.refresh(), mine.refresh()])
+  t.equal(mine.size, 1)
+})
