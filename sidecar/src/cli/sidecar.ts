@@ -77,7 +77,7 @@ export async function startFromFlags(
   } = {},
 ): Promise<RunningService> {
   const global = readGlobalFlags(values)
-  const log = (line: string) => process.stdout.write(`gate ${name}: ${line}\n`)
+  const log = extra.log ?? ((line: string) => process.stdout.write(`gate ${name}: ${line}\n`))
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)

@@ -236,7 +236,7 @@ function toolSubject(input: ToolCallInput, cost: ToolCall['cost']): DecisionSubj
 
 /** How an agent presents a token to `gate mcp serve` (docs/mcp.md). */
 export const TOOL_CAPABILITY_HINT =
-  'present a capability token granting this tool: per call in _meta.gateCapability, or for the session with gate mcp serve --capability (or GATE_CAPABILITY)'
+  'present a capability token granting this tool: per call in _meta.gateCapability, or for the session with gate mcp serve --capability-file (or GATE_CAPABILITY)'
 
 /** The content a tool call's receipt binds: tool server, tool and the hash of the canonical parameters. */
 export function toolCallContentHash(serverId: string, tool: string, parameterHash: string): string {
