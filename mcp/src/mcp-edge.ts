@@ -84,12 +84,14 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
     })
     if (decision.verdict.verdict !== 'allow') return denial(decision, options.controlUrl)
     const progressToken = meta.progressToken
+    // progress is relayed in order and before the result: the agent drops progress for a finished call
+    let relayed = Promise.resolve()
+    const onProgress = (p: { progress: number; total?: number; message?: string }) => {
+      relayed = relayed.then(() => extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: progressToken! } })).catch(() => {})
+    }
     try {
-      const result = await options.toolServer.callTool(name, args, {
-        signal: extra.signal,
-        onProgress:
-          progressToken === undefined ? undefined : p => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } }),
-      })
+      const result = await options.toolServer.callTool(name, args, { signal: extra.signal, onProgress: progressToken === undefined ? undefined : onProgress })
+      await relayed
       return { ...result, _meta: { ...result._meta, gate: { verdict: 'allow', receipt_id: decision.receipt.id } } }
     } catch (err) {
       return failed(options.decider, decision, err)

@@ -36,12 +36,17 @@ async function relayRequest(target: AnyProtocol, request: Request, extra: RelayE
     params._meta = meta
   }
   const options: RequestOptions = { signal: extra.signal, timeout: timeoutMs }
+  let relayed = Promise.resolve()
   if (progressToken !== undefined) {
-    options.onprogress = p => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })
+    options.onprogress = p => {
+      relayed = relayed.then(() => extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } })).catch(() => {})
+    }
     options.resetTimeoutOnProgress = true
   }
   try {
-    return await target.request({ method: request.method, ...(params === undefined ? {} : { params }) }, ResultSchema, options)
+    const result = await target.request({ method: request.method, ...(params === undefined ? {} : { params }) }, ResultSchema, options)
+    await relayed
+    return result
   } catch (err) {
     // relay the other side's JSON-RPC error as it was answered, without the SDK's message prefix
     if (err instanceof McpError) throw new McpError(err.code, err.message.replace(/^MCP error -?\d+: /, ''), err.data)
