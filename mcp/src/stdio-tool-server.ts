@@ -13,8 +13,10 @@ export interface StdioToolServerOptions {
   command: string
   args: readonly string[]
   cwd?: string
-  /** Wall-clock ceiling of one tool call, and of the start-up handshake. */
+  /** Wall-clock ceiling of one tool call. */
   timeoutMs: number
+  /** Wall-clock ceiling of the start-up handshake. */
+  startTimeoutMs: number
   /** Name and version Gate announces to the child. */
   clientInfo: { name: string; version: string }
   log: (line: string) => void
@@ -61,7 +63,9 @@ export class StdioToolServer implements ToolServer {
       await server.onNotification?.(notification)
     }
     try {
-      await client.connect(transport, { timeout: options.timeoutMs })
+      await client.connect(transport, { timeout: options.startTimeoutMs })
+      // the first list before the agent is served: a crash right after start still leaves it known
+      if (client.getServerCapabilities()?.tools !== undefined) await server.listTools()
     } catch (err) {
       await client.close().catch(() => {})
       throw new McpConfigError(`cannot start the MCP server "${[options.command, ...options.args].join(' ')}": ${(err as Error).message}`, err)
@@ -71,7 +75,9 @@ export class StdioToolServer implements ToolServer {
   }
 
   listTools(): Promise<readonly ServedTool[]> {
-    if (this.#gone !== undefined) return Promise.reject(new ToolServerError('exited', this.#gone))
+    // once the child is gone its last list stands, so a call of a known tool is still decided (and
+    // its receipt says the call could not complete) rather than denied as unknown
+    if (this.#gone !== undefined) return this.#tools ?? Promise.reject(new ToolServerError('exited', this.#gone))
     this.#tools ??= this.#fetchTools().catch(err => {
       this.#tools = undefined
       throw err

@@ -37,7 +37,8 @@ Options:
   --allow-tool NAME           a wrapped server's tool that runs without a token (repeatable; every other
                               tool of a wrapped server needs a grant)
   --approval-tool NAME        a tool whose every call waits for an approver (repeatable)
-  --tool-timeout-secs N       ceiling of one tool call, and of the wrapped server's start (default 60)
+  --tool-timeout-secs N       ceiling of one tool call (default 60); a wrapped server gets at least
+                              60 s to start
   --listen ADDR               where the control routes (approvals, /v1) listen (default 127.0.0.1:0, a
                               free port, logged at start)
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
@@ -59,6 +60,8 @@ export const MCP_SERVE_FLAG_OPTIONS = {
 
 const NAME = 'mcp serve'
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+// the wrapped server's start (spawn, handshake, first tools/list): npx may download it first
+const START_TIMEOUT_MS = 60_000
 
 export async function run(argv: string[]): Promise<number> {
   return runWithExitCodes(NAME, MCP_SERVE_USAGE, async () => {
@@ -100,7 +103,7 @@ export async function run(argv: string[]): Promise<number> {
       if (mode.kind === 'openapi') {
         toolServer = new OpenApiToolServer({ conversion: conversion!, upstream: mode.upstreamUrl, timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES })
       } else {
-        relay = await StdioToolServer.start({ command: mode.command[0]!, args: mode.command.slice(1), timeoutMs, clientInfo: { name: 'gate', version }, log })
+        relay = await StdioToolServer.start({ command: mode.command[0]!, args: mode.command.slice(1), timeoutMs, startTimeoutMs: Math.max(timeoutMs, START_TIMEOUT_MS), clientInfo: { name: 'gate', version }, log })
         toolServer = relay
       }
     } catch (err) {
