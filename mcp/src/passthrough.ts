@@ -4,8 +4,14 @@
 // resource updates, progress) are relayed each way. Tools are what Gate decides, in mcp-edge.ts.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Protocol, RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
-import { McpError, ResultSchema, SetLevelRequestSchema, type Notification, type Request, type Result } from '@modelcontextprotocol/sdk/types.js'
+import { ErrorCode, McpError, ResultSchema, SetLevelRequestSchema, type Notification, type Request, type Result } from '@modelcontextprotocol/sdk/types.js'
 import type { StdioToolServer } from './stdio-tool-server.js'
+
+const AGENT_CAPABILITY: Record<string, 'sampling' | 'elicitation' | 'roots'> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+}
 
 type AnyProtocol = Protocol<Request, Notification, Result>
 interface RelayExtra {
@@ -21,7 +27,15 @@ export function relayWrappedServer(edge: Server, wrapped: StdioToolServer, timeo
   // the edge answers logging/setLevel itself when it declares logging: the child must get it instead
   if (wrapped.client.getServerCapabilities()?.logging !== undefined) edge.setRequestHandler(SetLevelRequestSchema, (request, extra) => relayRequest(toChild, request, extra, timeoutMs))
   edge.fallbackNotificationHandler = notification => relayNotification(toChild, notification, log)
-  wrapped.client.fallbackRequestHandler = (request, extra) => relayRequest(toAgent, request, extra, timeoutMs)
+  wrapped.client.fallbackRequestHandler = (request, extra) => {
+    // Gate announced sampling, elicitation and roots to the child before any agent connected: a request
+    // the agent did not declare support for is answered here, as the agent's own SDK would
+    const needed = AGENT_CAPABILITY[request.method]
+    if (needed !== undefined && edge.getClientCapabilities()?.[needed] === undefined) {
+      throw new McpError(ErrorCode.MethodNotFound, `the agent connected to Gate does not support ${request.method}`)
+    }
+    return relayRequest(toAgent, request, extra, timeoutMs)
+  }
   wrapped.onNotification = notification => relayNotification(toAgent, notification, log)
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A tiny MCP server for tests, written with the SDK's Server over stdio: tools that answer (echo,
 // write_note, progress, log), misbehave (crash exits, garbage writes a non-JSON line to stdout before
-// answering, hang never answers), one resource and one prompt for the passthrough.
+// answering, hang never answers), ask (sampling through the agent), one resource and one prompt for the passthrough.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import {
@@ -22,6 +22,7 @@ const FIXTURE_TOOLS = [
   { name: 'write_note', description: 'Pretends to write a note', inputSchema: object({ path: { type: 'string' }, content: { type: 'string' } }, ['path', 'content']) },
   { name: 'progress', description: 'Reports progress twice, then answers', inputSchema: object({}) },
   { name: 'log', description: 'Sends a log message, then answers', inputSchema: object({ message: { type: 'string' } }, ['message']) },
+  { name: 'ask', description: 'Asks the agent for a sampled message and answers with its text', inputSchema: object({}) },
   { name: 'crash', description: 'Exits the server process', inputSchema: object({}) },
   { name: 'garbage', description: 'Writes a line that is not JSON to stdout, then answers', inputSchema: object({}) },
   { name: 'hang', description: 'Never answers', inputSchema: object({}) },
@@ -47,6 +48,14 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     case 'log':
       await server.sendLoggingMessage({ level: 'info', data: args.message })
       return text('logged')
+    case 'ask': {
+      try {
+        const sampled = await server.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'say something' } }], maxTokens: 10 })
+        return text(`sampled: ${(sampled.content as { text: string }).text}`)
+      } catch (err) {
+        return { ...text(`sampling failed: ${(err as Error).message}`), isError: true }
+      }
+    }
     case 'crash':
       process.exit(3)
     // falls through: never reached

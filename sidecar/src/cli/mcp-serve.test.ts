@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import { request } from 'undici'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { CreateMessageRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { createSigner, generateSecret, signCapability, verifyCoreReceipt, type CapabilityToken, type CoreReceipt, type ToolGrant } from '@gate/sdk'
 import { widenedDelegation } from '@gate/sdk/testing'
 import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
@@ -69,7 +69,7 @@ t.test('initialize and tools/list: the wrapped server, every tool listed with it
   t.match(gate.client.getServerVersion(), { name: 'gate' })
   t.equal(gate.client.getInstructions(), 'fixture instructions', 'the wrapped server instructions pass through')
   const { tools } = await gate.client.listTools()
-  t.same(tools.map(tool => tool.name), ['echo', 'write_note', 'progress', 'log', 'crash', 'garbage', 'hang'])
+  t.same(tools.map(tool => tool.name), ['echo', 'write_note', 'progress', 'log', 'ask', 'crash', 'garbage', 'hang'])
   t.match(tools[0], { name: 'echo', inputSchema: { required: ['text'] }, _meta: { gate: { policy: 'SessionAllow', why: '--allow-tool echo' } } })
   t.match(tools[1], { _meta: { gate: { policy: 'DenyByDefault', approval_required: false } } })
 })
@@ -171,4 +171,14 @@ t.test('resources, prompts, logging and progress of the wrapped server pass thro
   const result = await gate.client.callTool({ name: 'progress', arguments: {} }, undefined, { onprogress: p => progress.push(p.progress) })
   t.match(result, { content: [{ text: 'done' }] })
   t.same(progress, [1, 2])
+})
+
+t.test("the wrapped server's sampling requests reach an agent that supports sampling, and only such an agent", async t => {
+  const files = await gateFiles(t)
+  const args = ['--allow-ephemeral-receipts', '--authority-seed-file', files.seed, '--allow-tool', 'ask', ...FIXTURE]
+  const sampling = await startGateMcp(t, args, { capabilities: { capabilities: { sampling: {} } } })
+  sampling.client.setRequestHandler(CreateMessageRequestSchema, () => ({ role: 'assistant', content: { type: 'text', text: 'from the agent' }, model: 'test-model' }))
+  t.match(await call(sampling, 'ask', {}), { content: [{ text: 'sampled: from the agent' }] })
+  const plain = await startGateMcp(t, args)
+  t.match(await call(plain, 'ask', {}), { isError: true, content: [{ text: /sampling failed: .*does not support sampling\/createMessage/ }] })
 })
