@@ -36,3 +36,7 @@ t.test('no body argument sends no body', async t => {
   const req = buildOperationRequest({ method: 'POST', path: '/pets', parameters: [], body: { mediaType: 'application/json', required: false } }, {}, new URL('http://api.test'))
   t.same([req.path, req.body, req.headers['content-type']], ['/pets', undefined, undefined])
 })
+
+t.test('a path variable the document did not declare as a parameter fails the call instead of being sent literally', async t => {
+  t.throws(() => buildOperationRequest({ method: 'POST', path: '/pets/{id}/adopt', parameters: [] }, { id: '1' }, base), { name: 'ToolServerError', kind: 'protocol', message: /\{id\} is not a declared path parameter/ })
+})

@@ -4,6 +4,7 @@
 // key), and `body` becomes the request body in the operation's media type (docs/mcp.md, "Request
 // bodies").
 import type { OperationCall } from '@gate/openapi'
+import { ToolServerError } from './errors.js'
 
 export interface OperationRequest {
   method: string
@@ -23,6 +24,10 @@ export function buildOperationRequest(call: OperationCall, args: Record<string, 
     if (p.in === 'path') path = path.split(`{${p.name}}`).join(encodeURIComponent(scalarText(value)))
     else for (const item of Array.isArray(value) ? value : [value]) query.append(p.name, scalarText(item))
   }
+  // a template variable the document never declared as a parameter cannot be filled: sending the
+  // literal `{name}` would call some other resource
+  const unfilled = /\{[^}]*\}/.exec(path)
+  if (unfilled !== null) throw new ToolServerError('protocol', `${call.method} ${call.path}: the path variable ${unfilled[0]} is not a declared path parameter`)
   const prefix = base.pathname.replace(/\/+$/, '')
   const search = query.toString()
   const headers: Record<string, string> = { accept: 'application/json, */*;q=0.5' }
