@@ -9,7 +9,7 @@ import { policyFromBytes, type LoadedPolicy } from '../app/load-policy.js'
 import type { Evaluation } from '../kernel/kernel.js'
 import { createProxy, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
-import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { parseFlags, readSecondsFlag, runWithExitCodes } from './parse-flags.js'
 
 export const API_PROTECT_USAGE = `Usage: gate api protect --upstream URL [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [--upstream-timeout-secs N] [--spec-sha256 HEX] [options]
 
@@ -54,7 +54,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     const upstreamText = values.upstream
     if (typeof upstreamText !== 'string' || upstreamText === '') throw new UsageError('--upstream URL is required')
-    const timeoutSecs = readTimeoutSecs(values['upstream-timeout-secs'])
+    const timeoutSecs = readSecondsFlag(values['upstream-timeout-secs'], '--upstream-timeout-secs', 20)
     const expectedSha256 = readSha256(values['spec-sha256'])
     const specPath = values.spec as string | undefined
     const log = (line: string) => process.stdout.write(`gate ${NAME}: ${line}\n`)
@@ -96,14 +96,6 @@ export async function run(argv: string[]): Promise<number> {
   })
 }
 
-function readTimeoutSecs(value: unknown): number {
-  if (value === undefined) return 20
-  const n = Number(value)
-  if (typeof value !== 'string' || !/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > 3600) {
-    throw new UsageError(`--upstream-timeout-secs must be a whole number of seconds from 1 to 3600, got "${String(value)}"`)
-  }
-  return n
-}
 
 function readSha256(value: unknown): string | undefined {
   if (value === undefined) return undefined

@@ -17,7 +17,7 @@ import { policyFromBytes, type LoadedPolicy } from '../app/load-policy.js'
 import { packageVersion, type RunningService } from '../app/create-service.js'
 import { ToolCallKernel } from '../kernel/tool-call-kernel.js'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, startFromFlags } from './sidecar.js'
-import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { parseFlags, readSecondsFlag, runWithExitCodes } from './parse-flags.js'
 
 export const MCP_SERVE_USAGE = `Usage: gate mcp serve [options] -- COMMAND [ARGS…]
        gate mcp serve --spec FILE --upstream URL [options]
@@ -72,7 +72,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     const mode = readMode(values, positionals)
     const log = (line: string) => process.stderr.write(`gate ${NAME}: ${line}\n`)
-    const timeoutMs = readTimeoutSecs(values['tool-timeout-secs']) * 1000
+    const timeoutMs = readSecondsFlag(values['tool-timeout-secs'], '--tool-timeout-secs', 60) * 1000
     const allowTools = (values['allow-tool'] as string[] | undefined) ?? []
     const approvalTools = (values['approval-tool'] as string[] | undefined) ?? []
     const serverId = (values['server-id'] as string | undefined) ?? (mode.kind === 'openapi' ? GENERATOR_DEFAULTS.serverId : 'mcp')
@@ -168,14 +168,6 @@ async function readSessionCapability(path: string | undefined): Promise<string |
   return env === undefined || env.trim() === '' ? undefined : env.trim()
 }
 
-function readTimeoutSecs(value: unknown): number {
-  if (value === undefined) return 60
-  const n = Number(value)
-  if (typeof value !== 'string' || !/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > 3600) {
-    throw new UsageError(`--tool-timeout-secs must be a whole number of seconds from 1 to 3600, got "${String(value)}"`)
-  }
-  return n
-}
 
 function signalled(): Promise<void> {
   return new Promise(resolve => {

@@ -16,6 +16,7 @@ import {
   type ToolCall,
   type Verdict,
 } from '@gate/sdk'
+import type { ToolCallRequest, ToolPolicy } from '@gate/mcp'
 import { parseCapabilityToken } from './capability-token.js'
 import { readDeclaredCost } from './declared-cost.js'
 import { financialRecord } from './financial-record.js'
@@ -26,44 +27,11 @@ import type { CoreReceiptDraft, WrittenCoreReceipt } from '../stores/receipt-wri
 /** The method an approval of a tool call is bound to (its route pattern is `{server_id}:{tool}`). */
 export const TOOL_CALL_BINDING_METHOD = 'tools/call'
 
-/** Which calls of a tool need a token, and what else its decision needs. */
-export interface ToolPolicy {
-  /** SessionAllow: no token needed (spec 01, e.g. a GET operation); DenyByDefault: a grant. */
-  decision: 'SessionAllow' | 'DenyByDefault'
-  /** Why, for the receipt's evidence (`safe method GET`, `--allow-tool read_file`, ...). */
-  why: string
-  /** Every call waits for an approver (x-gate-approval-required, x-gate-sensitivity: restricted, --approval-tool). */
-  approvalRequired: boolean
-  /** x-gate-budget-limit of the operation: a cap on the declared cost, minor units. */
-  budgetLimit?: bigint
-  /** Other names a grant may use for the tool (an OpenAPI operation's `{METHOD} {path}`). */
-  aliases?: readonly string[]
-}
+/** Which calls of a tool need a token (declared by @gate/mcp, whose edge asks for decisions). */
+export type { ToolPolicy }
 
-/** One tool call to decide (spec 03 tool_call_request, as the MCP edge reads it). */
-export interface ToolCallInput {
-  /** Minted when absent (UUIDv7). */
-  requestId?: string
-  serverId: string
-  tool: string
-  /** The call's arguments; recorded canonicalized in the receipt. */
-  params: Record<string, unknown>
-  /** Capability token text, JSON or base64url of it (per call, else the session's). */
-  capabilityToken?: string
-  /** spec 03 governed_intent; `max_amount` is the declared cost. */
-  governedIntent?: Record<string, unknown>
-  /** Gate approval id of an approved approval for exactly this call. */
-  approvalId?: string
-  /** Authorization members this path does not enforce, by name (a signed approval token, an execution nonce): denied, never ignored. */
-  unenforced?: readonly string[]
-  /** Model identity the agent asserts (spec 03: always asserted provenance). */
-  modelMetadata?: Record<string, unknown>
-  sessionId?: string | null
-  caller: CallerIdentity
-  policy: ToolPolicy
-  /** Found by the edge before any decision: the tool is unknown, or its input_schema rejects the arguments. */
-  inputProblem?: { code: 'tool_unknown' | 'arguments_invalid'; reason: string }
-}
+/** One tool call to decide (spec 03 tool_call_request, as the MCP edge reads it; @gate/mcp ToolCallRequest). */
+export type ToolCallInput = ToolCallRequest
 
 /** A decided call: the verdict (with deny details), its signed, committed receipt, and a pending approval. */
 export interface ToolCallDecision {
