@@ -51,3 +51,21 @@ t.test('a wrapped server that writes garbage, hangs or crashes: isError with an 
   const receipts = r.stdout.trim().split('\n').map(line => JSON.parse(line) as CoreReceipt)
   t.match(receipts, [{ decision: { verdict: 'allow' } }, { id: gateMeta(crashed).receipt_id, decision: { verdict: 'incomplete' }, metadata: { gate_decision_receipt_id: receipts[0]?.id } }])
 })
+
+t.test('a call the agent cancels gets a cancelled final receipt naming its decision', async t => {
+  const files = await gateFiles(t)
+  const gate = await startGateMcp(t, ['--receipt-store', files.db, '--authority-seed-file', files.seed, '--allow-tool', 'hang', ...FIXTURE])
+  const controller = new AbortController()
+  const pending = gate.client.callTool({ name: 'hang', arguments: {} }, undefined, { signal: controller.signal })
+  const list = async () => {
+    const r = await runGate(['receipt', 'list', '--receipt-db', files.db, '--admin-all', '--tool-name', 'hang'])
+    return r.stdout.trim().split('\n').filter(Boolean).map(line => JSON.parse(line) as CoreReceipt)
+  }
+  // the decision is committed before the call reaches the server: cancel once it is in the store
+  while ((await list()).length === 0) {}
+  controller.abort()
+  await t.rejects(pending)
+  let receipts = await list()
+  while (receipts.length < 2) receipts = await list()
+  t.match(receipts, [{ decision: { verdict: 'allow' } }, { decision: { verdict: 'cancelled', reason: 'the agent cancelled the call' }, metadata: { gate_decision_receipt_id: receipts[0]?.id } }])
+})
