@@ -24,3 +24,8 @@ t.test('text stays text; other types become an embedded resource in base64', asy
 t.test('a body that says JSON and is not fails the call as an upstream failure', async t => {
   t.throws(() => toToolResult(answer(200, 'application/json', 'not json')), { name: 'ToolServerError', kind: 'upstream', code: 'gate_evaluation_failed' })
 })
+
+t.test('JSON past the reader limits still reaches the agent as text, without structuredContent', async t => {
+  const deep = '{"a":'.repeat(100) + '1' + '}'.repeat(100)
+  t.same(toToolResult(answer(200, 'application/json', deep)), { content: [{ type: 'text', text: deep }] })
+})

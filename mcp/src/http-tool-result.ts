@@ -3,6 +3,7 @@
 // the bytes in base64. A non-2xx status is a completed call with `isError`. A body that says it is
 // JSON and is not is the upstream breaking its own contract: the call did not complete.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
+import { isJsonReadError, readJson } from '@gate/sdk'
 import { ToolServerError } from './errors.js'
 
 export interface HttpAnswer {
@@ -18,11 +19,15 @@ export function toToolResult(answer: HttpAnswer): CallToolResult {
   const result: CallToolResult = { content: [] }
   if (type === 'application/json' || type.endsWith('+json')) {
     const text = answer.body.toString('utf8')
+    // the project's one JSON reader (depth and node limits): an answer past them still goes to the
+    // agent as text, only without structuredContent
     let parsed: unknown
     try {
-      parsed = JSON.parse(text)
+      parsed = readJson(text).value
     } catch (err) {
-      throw new ToolServerError('upstream', `the upstream answered ${answer.status} with a body that is not the JSON its content-type (${type}) says`, err)
+      if (!isJsonReadError(err) || err.kind === 'syntax') {
+        throw new ToolServerError('upstream', `the upstream answered ${answer.status} with a body that is not the JSON its content-type (${type}) says`, err)
+      }
     }
     result.content.push({ type: 'text', text })
     if (!isError && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) result.structuredContent = parsed as Record<string, unknown>

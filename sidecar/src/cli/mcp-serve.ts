@@ -18,6 +18,7 @@ import { packageVersion, type RunningService } from '../app/create-service.js'
 import { ToolCallKernel } from '../kernel/tool-call-kernel.js'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, startFromFlags } from './sidecar.js'
 import { parseFlags, readSecondsFlag, runWithExitCodes } from './parse-flags.js'
+import { escapeControls } from './terminal-text.js'
 
 export const MCP_SERVE_USAGE = `Usage: gate mcp serve [options] -- COMMAND [ARGS…]
        gate mcp serve --spec FILE --upstream URL [options]
@@ -71,7 +72,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0
     }
     const mode = readMode(values, positionals)
-    const log = (line: string) => process.stderr.write(`gate ${NAME}: ${line}\n`)
+    const log = (line: string) => process.stderr.write(`gate ${NAME}: ${escapeControls(line)}\n`)
     const timeoutMs = readSecondsFlag(values['tool-timeout-secs'], '--tool-timeout-secs', 60) * 1000
     const allowTools = (values['allow-tool'] as string[] | undefined) ?? []
     const approvalTools = (values['approval-tool'] as string[] | undefined) ?? []
@@ -80,12 +81,12 @@ export async function run(argv: string[]): Promise<number> {
     let conversion: ReturnType<typeof convertSpec> | undefined
     const service = await startFromFlags({ ...values, listen: values.listen ?? '127.0.0.1:0' }, NAME, {
       log,
-      policyLoader: async (): Promise<LoadedPolicy> => {
+      policyLoader: async (routeOptions): Promise<LoadedPolicy> => {
         if (mode.kind === 'openapi') {
           const bytes = await readSpec(mode.spec)
           try {
             conversion = convertSpec(bytes.toString('utf8'), { serverId })
-            return policyFromBytes(bytes, mode.spec)
+            return policyFromBytes(bytes, mode.spec, routeOptions)
           } catch (err) {
             if (isOpenApiError(err)) throw new ConfigError(`${mode.spec}: ${err.message}`, err)
             throw err

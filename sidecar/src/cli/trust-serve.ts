@@ -10,6 +10,7 @@ import { createTrustAuthenticator, TRUST_RESPONSE_HEADERS, withTrustHeaders } fr
 import { ConfigError, UsageError } from '../errors.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
 import { checkCanListen, listenFailure } from '../config/listen-check.js'
+import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP, readListenerTimeouts } from '../config/listener-timeouts.js'
 import { Router } from '../http/router.js'
 import { createGateServer } from '../http/server.js'
 import { closeStores, createInlineReceiptWriter, isInMemoryPath, openStores, type Stores } from '../stores/index.js'
@@ -18,6 +19,7 @@ import { createIssuer, createRevoker, createRotatingAuthority, createTrustDeps, 
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
 import { startTransparencyLog } from '../app/transparency-wiring.js'
+import { escapeControls } from './terminal-text.js'
 
 /** Trust-control's default listen address: the sidecar's port + 1, loopback. */
 export const TRUST_DEFAULT_LISTEN = '127.0.0.1:9091'
@@ -51,6 +53,7 @@ Options:
                               GATE_CONTROL_TOKEN environment variable. Tokens are never taken from argv
   --tenant-token TENANT=FILE  a read token for tenant TENANT (the CallerIdentity.tenant of its receipts),
                               read from FILE (repeatable)
+${LISTENER_TIMEOUT_FLAGS_HELP}
   -h, --help                  show this help
 
 ${TRANSPARENCY_FLAGS_HELP}`
@@ -65,6 +68,7 @@ const FLAG_OPTIONS = {
   'service-token-file': { type: 'string' },
   'tenant-token': { type: 'string', multiple: true },
   ...TRANSPARENCY_FLAG_OPTIONS,
+  ...LISTENER_TIMEOUT_FLAG_OPTIONS,
 } as const
 
 const TENANT_TOKEN_FLAG = /^([^=]+)=(.+)$/
@@ -89,7 +93,7 @@ interface TrustServer {
 }
 
 async function startTrustServer(values: Record<string, unknown>): Promise<TrustServer> {
-  const log = (line: string) => process.stdout.write(`gate trust serve: ${line}\n`)
+  const log = (line: string) => process.stdout.write(`gate trust serve: ${escapeControls(line)}\n`)
   // (1) usage: everything checkable without touching a file
   const receiptDb = values['receipt-db'] as string | undefined
   if (receiptDb === undefined || isInMemoryPath(receiptDb)) throw new UsageError('--receipt-db PATH is required (a durable SQLite receipt store)')
@@ -97,6 +101,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   const authorityDb = values['authority-db'] as string | undefined
   if (seedFile !== undefined && authorityDb !== undefined) throw new UsageError('--authority-seed-file and --authority-db are mutually exclusive')
   const listen = parseListenAddress((values.listen as string | undefined) ?? TRUST_DEFAULT_LISTEN)
+  const timeouts = readListenerTimeouts(values)
   const tenantFlags = ((values['tenant-token'] as string[] | undefined) ?? []).map(flag => {
     const match = TENANT_TOKEN_FLAG.exec(flag)
     if (match === null) throw new UsageError(`--tenant-token must be TENANT=FILE, got "${flag}"`)
@@ -172,6 +177,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   addMethodNotAllowed(router)
   const server = createGateServer({
     router,
+    timeouts,
     // spec 03 error bodies everywhere on this service, unknown routes included
     fallback: (req, res, url) => {
       for (const [name, value] of Object.entries(TRUST_RESPONSE_HEADERS)) res.setHeader(name, value)

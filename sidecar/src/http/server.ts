@@ -4,9 +4,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { MethodNotAllowedError, NotFoundError, TargetNotOriginFormError } from '@gate/sdk'
-import { sendError } from '@gate/sdk/server'
+import { chargeBodyTo, createBodyBudget, sendError, type BodyBudget, type BodyBudgetOptions } from '@gate/sdk/server'
+import { LISTENER_TIMEOUT_DEFAULTS, type ListenerTimeouts } from '../config/listener-timeouts.js'
 import { answerClientError } from './client-error.js'
 import type { Router } from './router.js'
+import { listenOnSocket } from './unix-socket.js'
 
 export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>
 
@@ -16,21 +18,46 @@ export interface GateServerOptions {
   fallback?: FallbackHandler
   /** Called with unexpected errors (never with the request's credentials). */
   onError?: (err: unknown) => void
+  /** Header, request, keep-alive and idle timeouts. Default LISTENER_TIMEOUT_DEFAULTS. */
+  timeouts?: ListenerTimeouts
+  /** Bounds of the request bodies buffered at once (server and per connection). Default BODY_BUDGET_DEFAULTS. */
+  bodyBudget?: BodyBudgetOptions
 }
 
 export interface GateServer {
   server: Server
   listen(host: string, port: number): Promise<AddressInfo>
+  /** Listens on a Unix domain socket at `path`, created 0600 (unix-socket.ts); the path must be free. */
+  listenOnSocket(path: string): Promise<void>
   /** Stops accepting, waits for in-flight requests (at most `graceMs`), then closes idle sockets. */
   drain(graceMs: number): Promise<void>
   inFlight(): number
+  /** Request body bytes buffered right now. */
+  readonly bodyBudget: BodyBudget
 }
 
 export function createGateServer(options: GateServerOptions): GateServer {
   let inFlight = 0
   let idle: (() => void) | undefined
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
+  const timeouts = options.timeouts ?? LISTENER_TIMEOUT_DEFAULTS
+  const bodyBudget = createBodyBudget(options.bodyBudget)
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+      // node checks the two request timeouts only this often (30 s by default): slowloris lived on that
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),
+    },
+    handleRequest,
+  )
+  server.timeout = timeouts.socketIdleTimeoutMs
+  // requests the HTTP parser refuses get the spec's error body too (client-error.ts)
+  server.on('clientError', answerClientError)
+
+  function handleRequest(req: IncomingMessage, res: ServerResponse): void {
     inFlight++
+    chargeBodyTo(req, res, bodyBudget)
     res.once('close', () => {
       inFlight--
       if (inFlight === 0) idle?.()
@@ -39,10 +66,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
       options.onError?.(err)
       sendError(res, err)
     })
-  })
-  server.headersTimeout = 20_000
-  // requests the HTTP parser refuses get the spec's error body too (client-error.ts)
-  server.on('clientError', answerClientError)
+  }
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = req.url ?? '/'
@@ -66,6 +90,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
 
   return {
     server,
+    bodyBudget,
     inFlight: () => inFlight,
     listen(host, port) {
       return new Promise((resolve, reject) => {
@@ -76,6 +101,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
         })
       })
     },
+    listenOnSocket: path => listenOnSocket(server, path),
     async drain(graceMs) {
       const closed = new Promise<void>(resolve => server.close(() => resolve()))
       server.closeIdleConnections()

@@ -1,8 +1,8 @@
 // The guards in their fixed order (docs/kernel.md), shared by the HTTP kernel and the tool-call path:
 //   0. AuthorityBoundaryGuard  an authorization extension the authority does not enforce is denied
 //   1. RevocationGuard         a revoked capability is denied before evaluation
-//   2. DefaultPolicyGuard      SessionAllow: allow, nothing further except the budget cost cap
-//      CapabilityGuard         DenyByDefault: token present, verified, id matches, a grant covers the call
+//   2. DefaultPolicyGuard      SessionAllow: allow, then only a restricted route's approval and the budget guard
+//      CapabilityGuard         DenyByDefault: token valid and verified, id matches, the call is within it
 //   3. ToolInputGuard          tool calls: an unknown tool, arguments the input_schema rejects
 //   4. ApprovalGuard           when the route or tool requires approval
 //   5. NonceGuard              DenyByDefault HTTP requests, when strict nonces are on

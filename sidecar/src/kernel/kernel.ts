@@ -7,7 +7,6 @@ import {
   contentHash,
   SAFE_METHODS,
   type CallerIdentity,
-  type CapabilityToken,
   type GateHttpRequest,
   type GuardEvidence,
   type HttpMethod,
@@ -18,10 +17,10 @@ import {
   type Verdict,
 } from '@gate/sdk'
 import { matchRoute, type RouteMatch, type RouteTable } from '@gate/openapi'
-import { parseCapabilityToken } from './capability-token.js'
 import { readDeclaredCost } from './declared-cost.js'
 import { signExecutionNonce } from './execution-nonce.js'
 import { financialRecord } from './financial-record.js'
+import { CapabilityRecorder, readPresentedCapability, type PresentedCapability } from './presented-capability.js'
 import { httpSubject } from './grants.js'
 import { GuardPipeline } from './guard-pipeline.js'
 import type { GuardContext } from './guards/guard.js'
@@ -55,6 +54,8 @@ export interface EvaluateInput {
   approvalId?: string
   /** X-Gate-Execution-Nonce header value (already checked well-formed by the route). */
   nonceId?: string
+  /** The caller presented the control token: a `capability_id` lookup is honoured (presented-capability.ts). */
+  authenticated?: boolean
 }
 
 export interface Evaluation {
@@ -84,6 +85,8 @@ export class Kernel {
   readonly #clock: () => number
   /** The guards in their fixed order; the tool-call path runs the same ones. */
   readonly guards: GuardPipeline
+  /** What a receipt may say about a presented capability (only authentic ids are filed under). */
+  readonly capabilityRecorder: CapabilityRecorder
   readonly #callerHashes = new Map<string, string>()
 
   constructor(options: KernelOptions) {
@@ -93,6 +96,7 @@ export class Kernel {
     this.#ports = options.ports
     this.#clock = options.clock ?? (() => Math.floor(Date.now() / 1000))
     this.guards = new GuardPipeline(options.ports, { trustedIssuers: () => this.trustedIssuers(), ownKeys: () => this.ownKeys(), strictNonces: options.strictNonces === true })
+    this.capabilityRecorder = new CapabilityRecorder(() => this.trustedIssuers())
   }
 
   /** Where receipts, approvals and nonces go (the tool-call path writes through the same ports). */
@@ -133,14 +137,23 @@ export class Kernel {
     const route = this.matchRoute(request.method, request.path)
     const routePattern = route.pattern
     const query = withoutCapabilityParameter(request.query)
-    const ctx = await this.#context(input, route, routePattern, query, now)
+    const presented = await readPresentedCapability(request, input.capabilityHeader ?? request.query?.gate_capability, input.authenticated === true, this.#ports.capabilities)
+    // a revocation another process wrote (gate trust serve) counts from the next request presenting
+    // the capability: fail closed if the store cannot say
+    if (presented.capabilityId !== null || (presented.token?.delegation_chain?.length ?? 0) > 0) await this.#ports.revocations.refresh?.()
+    const ctx = this.#context(input, route, routePattern, query, now, presented)
     const evidence: GuardEvidence[] = []
     const outcome = await this.guards.run(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
     const financial = financialRecord(ctx, verdict)
+    // only an authentic token's id and subject go into the receipt's indexed fields
+    const recorded = this.capabilityRecorder.record(presented, ctx.verifiedToken, { requestCapabilityId: request.capability_id })
+    const metadata: Record<string, unknown> = { gate_http_status_scope: 'decision' }
+    if (financial !== undefined) metadata.financial = financial.metadata
+    if (recorded.presented !== undefined) metadata.gate_presented_capability = recorded.presented
 
-    const context = { tenant: request.caller.tenant ?? null, subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null }
+    const context = { tenant: request.caller.tenant ?? null, subjectKey: recorded.subjectKey }
     const requestId = ctx.boundRequestId ?? request.request_id
     const writing = this.#ports.receipts.write(
       {
@@ -160,8 +173,8 @@ export class Kernel {
         content_hash: ctx.contentHash,
         policy_hash: this.policyHash,
         trust_level: 'mediated',
-        capability_id: ctx.capabilityId,
-        metadata: financial === undefined ? { gate_http_status_scope: 'decision' } : { gate_http_status_scope: 'decision', financial: financial.metadata },
+        capability_id: recorded.capabilityId,
+        metadata,
       },
       { ...context, kind: 'decision', decisionReceiptId: null, ...financial?.columns },
     )
@@ -224,20 +237,8 @@ export class Kernel {
     return this.#ports.receipts.write(body, { ...context, kind: 'decision', decisionReceiptId: null })
   }
 
-  async #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number): Promise<GuardContext> {
+  #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number, presented: PresentedCapability): GuardContext {
     const { request } = input
-    let presentedToken: CapabilityToken | undefined
-    let presentedTokenProblem: string | undefined
-    const tokenText = input.capabilityHeader ?? request.query?.gate_capability
-    if (tokenText !== undefined) {
-      const parsed = parseCapabilityToken(tokenText)
-      if ('token' in parsed) presentedToken = parsed.token
-      else presentedTokenProblem = parsed.problem
-    } else if (typeof request.capability_id === 'string' && request.capability_id !== '') {
-      presentedToken = await this.#ports.capabilities.get(request.capability_id)
-      if (presentedToken === undefined) presentedTokenProblem = `capability ${request.capability_id} was not issued by this sidecar`
-    }
-    const tokenId = typeof presentedToken?.id === 'string' ? presentedToken.id : undefined
     const declared = readDeclaredCost(request.governed_intent)
     return {
       subject: httpSubject({ request, route, routePattern, query, cost: 'cost' in declared ? declared.cost : undefined }),
@@ -246,9 +247,9 @@ export class Kernel {
       declaredCost: 'cost' in declared ? declared.cost : undefined,
       declaredCostProblem: 'problem' in declared ? declared.problem : undefined,
       now,
-      presentedToken,
-      presentedTokenProblem,
-      capabilityId: tokenId ?? request.capability_id ?? null,
+      presentedToken: presented.token,
+      presentedTokenProblem: presented.problem,
+      capabilityId: presented.capabilityId,
       approvalId: input.approvalId,
       nonceId: input.nonceId,
       presentedNonce: request.execution_nonce,

@@ -18,6 +18,7 @@ import {
 } from '@gate/sdk'
 import type { ToolCallRequest, ToolPolicy } from '@gate/mcp'
 import { parseCapabilityToken } from './capability-token.js'
+import type { PresentedCapability } from './presented-capability.js'
 import { readDeclaredCost } from './declared-cost.js'
 import { financialRecord } from './financial-record.js'
 import type { DecisionSubject, GuardContext } from './guards/guard.js'
@@ -97,24 +98,24 @@ export class ToolCallKernel {
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
     const financial = financialRecord(ctx, verdict)
 
-    // Only a token the capability guard verified files the receipt under its id and agent; anything
-    // else presented is kept as a claim in metadata, so a forged token cannot file under a victim's id.
-    const verified = ctx.verifiedToken
+    // Only an authentic token files the receipt under its id and agent (presented-capability.ts);
+    // anything else presented is kept as a claim in metadata, so a forged token cannot file under a
+    // victim's id.
+    const presented: PresentedCapability = { token: presentedToken, problem: ctx.presentedTokenProblem, capabilityId: presentedId, ignoredCapabilityId: undefined }
+    const recorded = kernel.capabilityRecorder.record(presented, ctx.verifiedToken, { requestCapabilityId: undefined })
     const metadata: Record<string, unknown> = { gate_request_id: requestId }
-    if (verified === undefined && presentedToken !== undefined) {
-      metadata.gate_presented_capability = { capability_id: presentedId, verified: false }
-    }
+    if (recorded.presented !== undefined) metadata.gate_presented_capability = recorded.presented
     if (verdict.verdict === 'deny' && verdict.details !== undefined) metadata.gate_deny_details = verdict.details
     if (financial !== undefined) metadata.financial = financial.metadata
     if (input.modelMetadata !== undefined) metadata.model_metadata = { ...input.modelMetadata, provenance: 'asserted' }
     if (input.governedIntent !== undefined) metadata.governed_transaction = { intent_hash: sha256Hex(canonicalJson(input.governedIntent)) }
     if (input.sessionId !== undefined && input.sessionId !== null) metadata.gate_session_id = input.sessionId
-    const context = { tenant: input.caller.tenant ?? null, subjectKey: verified?.subject ?? null }
+    const context = { tenant: input.caller.tenant ?? null, subjectKey: recorded.subjectKey }
     const approvalId = outcome?.approvalId
     const written = await ports.receipts.writeCore(
       {
         timestamp: now,
-        capability_id: verified?.id ?? '',
+        capability_id: recorded.capabilityId ?? '',
         tool_server: input.serverId,
         tool_name: input.tool,
         action: { parameters, parameter_hash: parameterHash },

@@ -1,8 +1,9 @@
 // The revocation store (revision 2). `isRevoked` is on every evaluate's hot path, so it answers
-// synchronously from an in-memory set loaded at open; `revoke` commits before it resolves. Other
-// processes on the same file revoke too (`gate sidecar` or `gate trust serve` beside `gate mcp serve`):
-// `refresh` asks SQLite's `PRAGMA data_version`, which changes only when another connection committed,
-// and then reads the rows past the last seq seen.
+// synchronously from an in-memory set loaded at open; `revoke` commits before it resolves.
+// Other processes on the same file (`gate trust serve`, a second sidecar) revoke too: `refresh` asks
+// SQLite's `PRAGMA data_version`, which changes only when another connection committed, and then reads
+// the rows past the last seq seen. The kernel awaits it before deciding a request that presents a
+// capability, so a revocation made elsewhere is honoured on the next such request, no restart.
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
@@ -68,8 +69,8 @@ export class RevocationStore {
   // what was read: the connection's data_version then, and the highest seq
   #version: number
   #lastSeq: number
-  // one look at a time; a caller arriving while one runs waits for the next (it must see commits made
-  // before it asked), which every caller arriving meanwhile shares
+  // one check at a time; a caller arriving while one runs waits for the next (it must see commits
+  // made before it asked), which every caller arriving meanwhile shares
   #running: Promise<void> | undefined
   #queued: Promise<void> | undefined
 
@@ -101,8 +102,8 @@ export class RevocationStore {
   }
 
   /**
-   * Loads revocations other connections committed since the last look: cheap when there are none (one
-   * PRAGMA). Rejects with gate_store_failed when the file cannot be read (callers fail closed).
+   * Loads revocations other connections committed since the last look. Cheap when there are none
+   * (one PRAGMA). Rejects with gate_store_failed when the file cannot be read (callers fail closed).
    */
   refresh(): Promise<void> {
     if (this.#db.isEphemeral) return Promise.resolve()
@@ -119,14 +120,14 @@ export class RevocationStore {
 
   #start(): Promise<void> {
     this.#queued = undefined
-    const run = this.#look().finally(() => {
+    const run = this.#check().finally(() => {
       if (this.#running === run) this.#running = undefined
     })
     this.#running = run
     return run
   }
 
-  async #look(): Promise<void> {
+  async #check(): Promise<void> {
     try {
       const version = await readDataVersion(this.#db)
       if (version === this.#version) return

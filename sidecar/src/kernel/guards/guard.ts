@@ -43,7 +43,7 @@ export interface GuardContext {
   presentedToken: CapabilityToken | undefined
   /** Why a presented token could not even be read (bad encoding, unknown id). */
   presentedTokenProblem: string | undefined
-  /** Capability id for the receipt: the token's id, else the request's `capability_id`. */
+  /** Presented capability id, unverified (the revocation check reads it; receipts record only authentic ids). */
   capabilityId: string | null
   /** The cost the request declares (governed_intent.max_amount), or why it cannot be read. */
   declaredCost: MonetaryAmount | undefined
