@@ -36,12 +36,12 @@ export interface KernelOptions {
   policyHash: string
   ports: KernelPorts
   /** Issuer keys trusted besides the signer's own (and its earlier keys). */
-  trustedIssuers?: readonly string[]
+  trustedIssuers: readonly string[]
   /** Earlier public keys of this authority, still trusted after a rotation. */
   previousKeys?: () => readonly string[]
-  strictNonces?: boolean
-  nonceTtlSeconds?: number
-  approvalTtlSeconds?: number
+  strictNonces: boolean
+  nonceTtlSeconds: number
+  approvalTtlSeconds: number
   /** Unix seconds; injectable for tests. */
   clock?: () => number
 }
@@ -95,7 +95,7 @@ export class Kernel {
     this.policyHash = options.policyHash
     this.#ports = options.ports
     this.#clock = options.clock ?? (() => Math.floor(Date.now() / 1000))
-    this.guards = new GuardPipeline(options.ports, { trustedIssuers: () => this.trustedIssuers(), ownKeys: () => this.ownKeys(), strictNonces: options.strictNonces === true })
+    this.guards = new GuardPipeline(options.ports, { trustedIssuers: () => this.trustedIssuers(), ownKeys: () => this.ownKeys(), strictNonces: options.strictNonces })
     this.capabilityRecorder = new CapabilityRecorder(() => this.trustedIssuers())
   }
 
@@ -106,7 +106,7 @@ export class Kernel {
 
   /** Pending approval and execution nonce lifetimes, seconds. */
   get lifetimes(): { approvalTtlSeconds: number; nonceTtlSeconds: number } {
-    return { approvalTtlSeconds: this.#options.approvalTtlSeconds ?? 3600, nonceTtlSeconds: this.#options.nonceTtlSeconds ?? 60 }
+    return { approvalTtlSeconds: this.#options.approvalTtlSeconds, nonceTtlSeconds: this.#options.nonceTtlSeconds }
   }
 
   /** This authority's public keys: the current one and any earlier ones kept after rotation. */
@@ -115,7 +115,7 @@ export class Kernel {
   }
 
   trustedIssuers(): string[] {
-    return [...this.ownKeys(), ...(this.#options.trustedIssuers ?? [])]
+    return [...this.ownKeys(), ...this.#options.trustedIssuers]
   }
 
   now(): number {
