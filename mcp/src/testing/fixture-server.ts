@@ -20,7 +20,8 @@ const object = (properties: Record<string, unknown>, required: string[] = []) =>
 const FIXTURE_TOOLS = [
   { name: 'echo', description: 'Echoes its text', inputSchema: object({ text: { type: 'string' } }, ['text']), annotations: { readOnlyHint: true } },
   { name: 'write_note', description: 'Pretends to write a note', inputSchema: object({ path: { type: 'string' }, content: { type: 'string' } }, ['path', 'content']) },
-  { name: 'progress', description: 'Reports progress twice, then answers', inputSchema: object({}) },
+  { name: 'progress', description: 'Reports progress twice, then answers once release is called', inputSchema: object({}) },
+  { name: 'release', description: 'Lets a waiting progress call answer', inputSchema: object({}) },
   { name: 'log', description: 'Sends a log message, then answers', inputSchema: object({ message: { type: 'string' } }, ['message']) },
   { name: 'ask', description: 'Asks the agent for a sampled message and answers with its text', inputSchema: object({}) },
   { name: 'crash', description: 'Exits the server process', inputSchema: object({}) },
@@ -28,6 +29,7 @@ const FIXTURE_TOOLS = [
   { name: 'hang', description: 'Never answers', inputSchema: object({}) },
 ]
 
+const releases: (() => void)[] = []
 const server = new Server({ name: 'gate-fixture', version: '1.0.0' }, { capabilities: { tools: {}, resources: {}, prompts: {}, logging: {} }, instructions: 'fixture instructions' })
 
 server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: FIXTURE_TOOLS }))
@@ -43,8 +45,14 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       if (token !== undefined) {
         for (const progress of [1, 2]) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total: 2 } })
       }
+      // the answer waits for release: the SDK drops progress that arrives in one read with its request's
+      // answer, so a test first sees the progress, then releases the call
+      await new Promise<void>(resolve => releases.push(resolve))
       return text('done')
     }
+    case 'release':
+      for (const release of releases.splice(0)) release()
+      return text('released')
     case 'log':
       await server.sendLoggingMessage({ level: 'info', data: args.message })
       return text('logged')

@@ -46,7 +46,7 @@ t.test('a wrapped server that writes garbage, hangs or crashes: isError with an 
   await gate.waitForOutput(/not restarted/)
   const after = await gate.client.callTool({ name: 'echo', arguments: { text: 'x' } })
   t.match(gateMeta(after), { verdict: 'incomplete', reason: /exited/ }, 'the next call is decided, and fails as the server is gone')
-  t.equal((await gate.client.listTools()).tools.length, 8, 'the last tool list stands')
+  t.equal((await gate.client.listTools()).tools.length, 9, 'the last tool list stands')
   const r = await runGate(['receipt', 'list', '--receipt-db', files.db, '--admin-all', '--tool-name', 'crash'])
   const receipts = r.stdout.trim().split('\n').map(line => JSON.parse(line) as CoreReceipt)
   t.match(receipts, [{ decision: { verdict: 'allow' } }, { id: gateMeta(crashed).receipt_id, decision: { verdict: 'incomplete' }, metadata: { gate_decision_receipt_id: receipts[0]?.id } }])

@@ -69,7 +69,7 @@ t.test('initialize and tools/list: the wrapped server, every tool listed with it
   t.match(gate.client.getServerVersion(), { name: 'gate' })
   t.equal(gate.client.getInstructions(), 'fixture instructions', 'the wrapped server instructions pass through')
   const { tools } = await gate.client.listTools()
-  t.same(tools.map(tool => tool.name), ['echo', 'write_note', 'progress', 'log', 'ask', 'crash', 'garbage', 'hang'])
+  t.same(tools.map(tool => tool.name), ['echo', 'write_note', 'progress', 'release', 'log', 'ask', 'crash', 'garbage', 'hang'])
   t.match(tools[0], { name: 'echo', inputSchema: { required: ['text'] }, _meta: { gate: { policy: 'SessionAllow', why: '--allow-tool echo' } } })
   t.match(tools[1], { _meta: { gate: { policy: 'DenyByDefault', approval_required: false } } })
 })
@@ -160,7 +160,7 @@ t.test('a tool needing approval: pending, approved, allowed once for the same ar
 })
 
 t.test('resources, prompts, logging and progress of the wrapped server pass through', async t => {
-  const { gate } = await setup(t, ['--allow-tool', 'log', '--allow-tool', 'progress'])
+  const { gate } = await setup(t, ['--allow-tool', 'log', '--allow-tool', 'progress', '--allow-tool', 'release'])
   t.same(await gate.client.readResource({ uri: 'fixture://readme' }), { contents: [{ uri: 'fixture://readme', mimeType: 'text/plain', text: 'contents of fixture://readme' }] })
   t.match((await gate.client.listPrompts()).prompts, [{ name: 'greet' }])
   t.match(await gate.client.getPrompt({ name: 'greet', arguments: { who: 'Ada' } }), { messages: [{ content: { text: 'Say hello to Ada' } }] })
@@ -168,9 +168,18 @@ t.test('resources, prompts, logging and progress of the wrapped server pass thro
   await call(gate, 'log', { message: 'hi there' })
   t.match(await logged, { level: 'info', data: 'hi there' })
   const progress: number[] = []
-  const result = await gate.client.callTool({ name: 'progress', arguments: {} }, undefined, { onprogress: p => progress.push(p.progress) })
-  t.match(result, { content: [{ text: 'done' }] })
-  t.same(progress, [1, 2])
+  let seenBoth!: () => void
+  const both = new Promise<void>(resolve => (seenBoth = resolve))
+  const result = gate.client.callTool({ name: 'progress', arguments: {} }, undefined, {
+    onprogress: p => {
+      progress.push(p.progress)
+      if (progress.length === 2) seenBoth()
+    },
+  })
+  await both
+  t.same(progress, [1, 2], "relayed in order under the agent's token")
+  await call(gate, 'release', {})
+  t.match(await result, { content: [{ text: 'done' }] })
 })
 
 t.test("the wrapped server's sampling requests reach an agent that supports sampling, and only such an agent", async t => {
