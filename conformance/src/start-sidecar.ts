@@ -66,7 +66,7 @@ export async function startSidecar(options: { spec?: string; strictNonces: boole
       const timer = setTimeout(() => fail(new Error(`gate sidecar did not start within ${READY_TIMEOUT_MS / 1000} s:\n${output}`)), READY_TIMEOUT_MS)
       const onData = (chunk: Buffer) => {
         output += chunk.toString('utf8')
-        const match = /listening on (http:\/\/\S+)/.exec(output)
+        const match = /listening on (http:\/\/[^\s"]+)/.exec(output)
         if (match === null) return
         clearTimeout(timer)
         ready(match[1]!)

@@ -26,7 +26,7 @@ let gateLog = ''
 const controlUrl = new Promise(resolve =>
   transport.stderr.on('data', chunk => {
     gateLog += chunk
-    const m = /control routes \(approvals\) on (http:\/\/\S+)/.exec(gateLog)
+    const m = /control routes \(approvals\) on (http:\/\/[^\s"]+)/.exec(gateLog)
     if (m !== null) resolve(m[1])
   }),
 )

@@ -133,7 +133,7 @@ export async function run(): Promise<{ ok: boolean }> {
       const gate = await spawnReady(
         execPath,
         [main, 'api', 'protect', '--upstream', upstreamUrl, '--spec', join(dir, 'openapi.yaml'), '--receipt-store', join(dir, store), '--listen', '127.0.0.1:0'],
-        /protecting \S+ with \d+ routes on (http:\/\/\S+)/,
+        /protecting \S+ with \d+ routes on (http:\/\/[^\s"]+)/,
         { ...process.env, GATE_CONTROL_TOKEN: CONTROL_TOKEN },
       )
       stops.push(gate.stop)

@@ -21,7 +21,7 @@ export function startListening(args: string[], env: NodeJS.ProcessEnv = {}): Pro
     let out = ''
     const onData = (c: Buffer) => {
       out += c.toString('utf8')
-      const m = /listening on ((?:http:\/\/|unix:)\S+)/.exec(out)
+      const m = /listening on ((?:http:\/\/|unix:)[^\s"]+)/.exec(out)
       if (m === null) return
       child.stdout!.off('data', onData)
       // keep draining: a full pipe would block the child

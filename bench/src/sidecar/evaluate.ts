@@ -7,7 +7,8 @@
 // (cerbos-peer.ts), driven by the same load generator. BENCH_BASELINE_DIR adds an older build's sidecar
 // (baseline.ts), measured in the same rounds, so before and after compare in one run. The transparency
 // log's cost (issue #31, goal <= 5% of throughput): the GET allow row again on a sidecar started with
-// --no-transparency-log, in the same rounds.
+// --no-transparency-log, in the same rounds. The metrics' cost (issue #32, goal <= 3% of throughput): the
+// GET allow row once more on a sidecar started with --no-metrics, in the same rounds.
 // Each scenario is warmed up for 8 s (BENCH_WARMUP_SECS; a fresh Node process here needs several seconds
 // of load to reach its steady rate), then measured in two interleaved rounds (BENCH_ROUNDS) of 5 s (BENCH_DURATION_SECS) (median). After each
 // measurement the suite waits until the servers are idle, so work a server defers past its row (an older
@@ -38,6 +39,9 @@ const GET_ALLOW = 'gate sidecar: GET allow'
 const GET_ALLOW_NO_LOG = 'gate sidecar, --no-transparency-log: GET allow'
 /** Issue #31: the transparency log costs at most 5% of the GET allow throughput. */
 const TARGET_LOG_COST = 0.05
+const GET_ALLOW_NO_METRICS = 'gate sidecar, --no-metrics: GET allow'
+/** Issue #32: Prometheus metrics cost at most 3% of the GET allow throughput. */
+const TARGET_METRICS_COST = 0.03
 
 interface Runtime {
   /** Shown in the table, e.g. "node v20.20.2 (sqlite3)". */
@@ -63,7 +67,7 @@ function startProcess(execPath: string, args: string[], env: NodeJS.ProcessEnv =
     let out = ''
     child.stdout!.on('data', c => {
       out += c
-      const m = /listening on (http:\/\/\S+)/.exec(out)
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
       if (m) resolve({ url: m[1]!, child })
     })
     child.once('exit', code => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)))
@@ -118,6 +122,10 @@ async function measure(runtime: Runtime, baseline: string | undefined, log: (lin
     const noLog = await startSidecar(runtime.execPath, GATE_MAIN, dir, 'gate sidecar, --no-transparency-log', ['--no-transparency-log'])
     children.push(noLog.child)
     scenarios.push(noLog.scenarios[0]!)
+    // the metrics' cost (issue #32): the same GET allow on a sidecar without them
+    const noMetrics = await startSidecar(runtime.execPath, GATE_MAIN, dir, 'gate sidecar, --no-metrics', ['--no-metrics'])
+    children.push(noMetrics.child)
+    scenarios.push(noMetrics.scenarios[0]!)
     if (baseline !== undefined) {
       const old = await startSidecar(runtime.execPath, baseline, dir, 'baseline gate sidecar')
       children.push(old.child)
@@ -238,6 +246,12 @@ export async function run(): Promise<{ ok: boolean }> {
     process.stdout.write(
       `${runtime.label}: transparency log cost ${(cost * 100).toFixed(1)}% of GET allow throughput (${Math.round(withLog)} vs ${Math.round(withoutLog)} req/s without it): ` +
         `<= ${TARGET_LOG_COST * 100}% ${cost <= TARGET_LOG_COST ? 'MET' : 'MISSED'}\n`,
+    )
+    const withoutMetrics = rows.find(r => r.runtime === runtime.label && r.scenario === GET_ALLOW_NO_METRICS)!.rps
+    const metricsCost = 1 - withLog / withoutMetrics
+    process.stdout.write(
+      `${runtime.label}: metrics cost ${(metricsCost * 100).toFixed(1)}% of GET allow throughput (${Math.round(withLog)} vs ${Math.round(withoutMetrics)} req/s with --no-metrics): ` +
+        `<= ${TARGET_METRICS_COST * 100}% ${metricsCost <= TARGET_METRICS_COST ? 'MET' : 'MISSED'}\n`,
     )
   }
   return { ok }

@@ -42,7 +42,7 @@ export function spawnGate(args: string[], env: Record<string, string> = {}, read
     }, readyTimeoutMs)
     const onData = (chunk: Buffer) => {
       out += chunk.toString('utf8')
-      const m = /listening on (http:\/\/\S+)/.exec(out)
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
       if (m === null) return
       clearTimeout(timer)
       resolve({

@@ -1,7 +1,8 @@
 // Assembles a running Gate service: policy, authority, stores, kernel, routes and the HTTP server.
 // `gate sidecar` runs it as is; `gate api protect` adds the proxy as the fallback handler.
 import { readFile } from 'node:fs/promises'
-import { UNIX_PREFIX } from '@gate/sdk'
+import { HTTP_METHODS, UNIX_PREFIX, type HttpMethod } from '@gate/sdk'
+import { sendError } from '@gate/sdk/server'
 import type { TrustAuthenticator } from '@gate/trust'
 import { createControlAuth } from '../http/control-auth.js'
 import { Router } from '../http/router.js'
@@ -25,6 +26,14 @@ import { revocationReceiptBody } from './revocation-receipt.js'
 import { startTransparencyLog } from './transparency-wiring.js'
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { grantWarnings } from './grant-warnings.js'
+import { createMetricsRoute } from '../routes/metrics.js'
+import type { GateMetrics } from '../observability/metrics.js'
+import { createDecisionObserver } from '../observability/decision-observer.js'
+import { instrumentReceiptWriter } from '../observability/instrumented-writer.js'
+import { createRouteObserver, observeProxy, serverSources } from '../observability/http-metrics.js'
+import { registerTransparencyMetrics } from '../observability/transparency-metrics.js'
+import { errorFields, type Logger } from '../observability/logger.js'
+import type { Level } from 'pino'
 
 /** Resolved settings (config/service-config.ts, the same field names): nothing here defaults them. */
 export interface ServiceOptions {
@@ -43,6 +52,14 @@ export interface ServiceOptions {
   /** The Merkle tree and checkpoints over the receipts. */
   transparency: TransparencySettings
   log: (line: string) => void
+  /** The Prometheus registry served at GET /metrics; undefined turns metrics off (--no-metrics). */
+  metrics?: GateMetrics
+  /** A token that reads the metrics and nothing else (GATE_METRICS_TOKEN). */
+  metricsScrapeToken?: string
+  /** The structured log: decision lines (at `decisionLevel`) and request errors with their causes. */
+  logger: Logger
+  /** Level of the one line per decision (--decision-log-level). */
+  decisionLevel: Level
 }
 
 export interface RunningService {
@@ -72,12 +89,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const listen = parseServiceListenAddress(options.listen)
   // a stale socket is cleared (and anything else there refused) before anything is started
   if (listen.kind === 'unix') await removeStaleSocket(listen.path)
-  const { stores, authority } = options
+  const { stores, authority, metrics } = options
+  // every receipt of the process (decisions, finals, events) goes through the instrumented writer
+  const ports = metrics === undefined ? stores.ports : { ...stores.ports, receipts: instrumentReceiptWriter(stores.ports.receipts, metrics) }
   const kernel = new Kernel({
     signer: authority.signer,
     routeTable: options.policy.routeTable,
     policyHash: options.policy.policyHash,
-    ports: stores.ports,
+    ports,
+    observer: createDecisionObserver({ metrics, logger: options.logger, decisionLevel: options.decisionLevel }),
     trustedIssuers: options.trustedIssuers,
     previousKeys: () => stores.previousKeys(),
     strictNonces: options.strictNonces,
@@ -106,7 +126,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   let transparency
   try {
-    transparency = await startTransparencyLog({ stores: stores.raw, writer: stores.ports.receipts, settings: options.transparency, signer: () => authority.signer, log: options.log })
+    transparency = await startTransparencyLog({ stores: stores.raw, writer: ports.receipts, settings: options.transparency, signer: () => authority.signer, log: options.log })
   } catch (err) {
     await stores.close()
     throw err
@@ -140,12 +160,26 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     }),
     { health: options.fallback === undefined },
   )
+  if (metrics !== undefined) {
+    // /gate/metrics always; /metrics too unless a proxied upstream owns every other path (its own
+    // /metrics is common, and shadowing it would break the upstream's monitoring)
+    const route = createMetricsRoute({ metrics, auth: trustAuth, scrapeToken: options.metricsScrapeToken, sendFailure: sendError })
+    router.add('GET', '/gate/metrics', route)
+    if (options.fallback === undefined) router.add('GET', '/metrics', route)
+  }
+  const fallback = options.fallback?.(kernel)
   const server = createGateServer({
     router,
     timeouts: options.timeouts,
-    fallback: options.fallback?.(kernel),
-    onError: err => options.log(`error: ${err instanceof Error ? err.message : String(err)}`),
+    fallback: fallback === undefined || metrics === undefined ? fallback : observeProxy(metrics, (method, path) => routeLabel(kernel, method, path), fallback),
+    onError: err => options.logger.error({ event: 'request_failed', ...errorFields(err) }, 'request failed'),
+    onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
   })
+  metrics?.setSources({ storeHealth: () => ({ receipts: stores.healthy() }), ...serverSources(server) })
+  if (metrics !== undefined && transparency !== undefined) {
+    // a status that cannot be read now leaves the gauges out, never the start
+    await registerTransparencyMetrics(metrics.registry, () => transparency.status()).catch(err => options.log(`warning: transparency log metrics unavailable: ${(err as Error).message}`))
+  }
   let bound: { url: string; host: string; port: number; socketPath: string | null }
   try {
     if (listen.kind === 'unix') {
@@ -173,6 +207,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await stores.close()
     },
   }
+}
+
+// The proxy's metrics label: the OpenAPI pattern the request matched (undefined: unmatched).
+function routeLabel(kernel: Kernel, method: string, path: string): string | undefined {
+  if (!HTTP_METHODS.includes(method as HttpMethod)) return undefined
+  const route = kernel.matchRoute(method as HttpMethod, path)
+  return route.matched ? route.pattern : undefined
 }
 
 // Revocation signs a receipt (spec 02: gate_receipt_sign_failed covers a revocation receipt that

@@ -56,7 +56,7 @@ async function startGate(t: Test, args: string[]): Promise<GateProcess> {
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
       // the last startup line (spec 01: route count, upstream URL and bound address)
-      const m = /protecting \S+ with \d+ routes on (http:\/\/[^\s]+)/.exec(out.stdout)
+      const m = /protecting \S+ with \d+ routes on (http:\/\/[^\s"]+)/.exec(out.stdout)
       if (m !== null) {
         child.stdout?.off('data', onData)
         resolve(m[1] as string)

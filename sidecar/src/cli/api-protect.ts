@@ -10,7 +10,8 @@ import type { Evaluation } from '../kernel/kernel.js'
 import { createProxy, DEFAULTS as PROXY_DEFAULTS, EGRESS_DEFAULTS, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
 import { parseFlags, readSecondsFlag, runWithExitCodes } from './parse-flags.js'
-import { escapeControls } from './terminal-text.js'
+import { createGateLogger, lineLogger } from '../observability/logger.js'
+import { readObservabilityFlags } from '../config/observability-flags.js'
 
 export const API_PROTECT_USAGE = `Usage: gate api protect --upstream URL [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [--upstream-timeout-secs N] [--spec-sha256 HEX] [options]
 
@@ -58,12 +59,16 @@ export async function run(argv: string[]): Promise<number> {
     const timeoutSecs = readSecondsFlag(values['upstream-timeout-secs'], '--upstream-timeout-secs', PROXY_DEFAULTS.upstreamTimeoutMs / 1000)
     const expectedSha256 = readSha256(values['spec-sha256'])
     const specPath = values.spec as string | undefined
-    const log = (line: string) => process.stdout.write(`gate ${NAME}: ${escapeControls(line)}\n`)
+    // one logger from the first line on: the service gets it too. JSON lines escape every control
+    // character, so a hostile upstream URL or document name cannot drive the terminal.
+    const logger = createGateLogger(`gate ${NAME}`, readObservabilityFlags(values).logLevel)
+    const log = lineLogger(logger)
 
     let upstream: UpstreamTarget | undefined
     let proxy: GateProxy | undefined
     let routes = 0
     const service = await startFromFlags(values, NAME, {
+      logger,
       // runs right after the durable-receipts gate: upstream check, then steps 2, 3 and 5
       policyLoader: async (routeOptions): Promise<LoadedPolicy> => {
         upstream = parseUpstreamUrl(upstreamText)

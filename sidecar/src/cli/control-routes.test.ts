@@ -33,7 +33,7 @@ async function expectControlRoutesClosed(t: Test, gate: GateProcess, headers: Re
 }
 
 function tokenFileOf(gate: GateProcess): string {
-  const m = /control routes \(\/v1\/\*, \/approvals\*\): bearer token in (\S+)/.exec(gate.output())
+  const m = /control routes \(\/v1\/\*, \/approvals\*\): bearer token in ([^\s"]+)/.exec(gate.output())
   if (m === null) throw new Error(`no token file line in:\n${gate.output()}`)
   return m[1]!
 }

@@ -18,7 +18,7 @@ import { packageVersion, type RunningService } from '../app/create-service.js'
 import { ToolCallKernel } from '../kernel/tool-call-kernel.js'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, startFromFlags } from './sidecar.js'
 import { parseFlags, readSecondsFlag, runWithExitCodes } from './parse-flags.js'
-import { escapeControls } from './terminal-text.js'
+import { lineLogger } from '../observability/logger.js'
 
 export const MCP_SERVE_USAGE = `Usage: gate mcp serve [options] -- COMMAND [ARGS…]
        gate mcp serve --spec FILE --upstream URL [options]
@@ -72,7 +72,6 @@ export async function run(argv: string[]): Promise<number> {
       return 0
     }
     const mode = readMode(values, positionals)
-    const log = (line: string) => process.stderr.write(`gate ${NAME}: ${escapeControls(line)}\n`)
     const timeoutMs = readSecondsFlag(values['tool-timeout-secs'], '--tool-timeout-secs', 60) * 1000
     const allowTools = (values['allow-tool'] as string[] | undefined) ?? []
     const approvalTools = (values['approval-tool'] as string[] | undefined) ?? []
@@ -80,7 +79,7 @@ export async function run(argv: string[]): Promise<number> {
     const sessionCapability = await readSessionCapability(values['capability-file'] as string | undefined)
     let conversion: ReturnType<typeof convertSpec> | undefined
     const service = await startFromFlags({ ...values, listen: values.listen ?? '127.0.0.1:0' }, NAME, {
-      log,
+      logToStderr: true,
       policyLoader: async (routeOptions): Promise<LoadedPolicy> => {
         if (mode.kind === 'openapi') {
           const bytes = await readSpec(mode.spec)
@@ -97,6 +96,7 @@ export async function run(argv: string[]): Promise<number> {
         return { routeTable: null, policyHash: sha256Hex(canonicalJson(config)), routeCount: 0, source: `wrapped MCP server ${basename(mode.command[0]!)} (--allow-tool, --approval-tool)` }
       },
     })
+    const log = lineLogger(service.logger)
     const version = await packageVersion()
     let toolServer: ToolServer
     let relay: StdioToolServer | undefined

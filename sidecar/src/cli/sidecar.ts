@@ -14,7 +14,11 @@ import { openServiceStores } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP, type TransparencySettings } from '../config/transparency-flags.js'
-import { escapeControls } from './terminal-text.js'
+import { OBSERVABILITY_FLAG_OPTIONS, OBSERVABILITY_FLAGS_HELP } from '../config/observability-flags.js'
+import { pino } from 'pino'
+import { createGateLogger, errorFields, lineLogger, type Logger } from '../observability/logger.js'
+import { createGateMetrics } from '../observability/metrics.js'
+import { packageVersion } from '../app/create-service.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
@@ -35,7 +39,9 @@ export const SERVICE_POLICY_FLAGS_HELP = `  --case-sensitive-routes     compare 
   --nonce-ttl-secs N          lifetime of an execution nonce (default ${SERVICE_DEFAULTS.nonceTtlSeconds})
   -h, --help                  show this help
 
-${TRANSPARENCY_FLAGS_HELP}`
+${TRANSPARENCY_FLAGS_HELP}
+
+${OBSERVABILITY_FLAGS_HELP}`
 
 export const SIDECAR_USAGE = `Usage: gate sidecar [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [options]
 
@@ -61,6 +67,7 @@ export const SERVICE_FLAG_OPTIONS = {
   'approval-ttl-secs': { type: 'string' },
   'nonce-ttl-secs': { type: 'string' },
   ...TRANSPARENCY_FLAG_OPTIONS,
+  ...OBSERVABILITY_FLAG_OPTIONS,
   ...LISTENER_TIMEOUT_FLAG_OPTIONS,
   ...GLOBAL_FLAG_OPTIONS,
 } as const
@@ -84,11 +91,16 @@ export async function startFromFlags(
   name: string,
   extra: Partial<Parameters<typeof startService>[0]> & {
     policyLoader?: (options: RouteTableOptions) => ReturnType<typeof loadPolicyFile>
+    /** Log to stderr instead of stdout (stdout carries a protocol). */
+    logToStderr?: boolean
   } = {},
-): Promise<RunningService> {
+): Promise<RunningService & { logger: Logger }> {
   const config = readServiceConfig(values)
-  const { global, receiptStore, transparency } = config
-  const log = extra.log ?? ((line: string) => process.stdout.write(`gate ${name}: ${escapeControls(line)}\n`))
+  const { global, receiptStore, transparency, observability } = config
+  // JSON lines escape every control character: no value can drive the terminal (docs/security.md)
+  // `gate mcp serve` keeps stdout for MCP: its log goes to stderr
+  const logger = extra.logger ?? createGateLogger(`gate ${name}`, observability.logLevel, extra.logToStderr === true ? pino.destination({ dest: 2, sync: true }) : undefined)
+  const log = lineLogger(logger)
   const listen = parseServiceListenAddress(config.listen)
   const { policyLoader, ...serviceOptions } = extra
   const routeOptions: RouteTableOptions = { caseSensitive: config.caseSensitiveRoutes }
@@ -120,6 +132,10 @@ export async function startFromFlags(
     nonceTtlSeconds: config.nonceTtlSeconds,
     transparency,
     log,
+    logger,
+    decisionLevel: observability.decisionLevel,
+    metrics: observability.metrics ? createGateMetrics({ service: `gate ${name}`, version: await packageVersion() }) : undefined,
+    metricsScrapeToken: observability.scrapeToken,
     ...serviceOptions,
   })
   log(`policy: ${policy.source} (${policy.routeCount} routes, ${routeOptions.caseSensitive === true ? 'case-sensitive' : 'case-insensitive'} paths, HEAD decided as GET, policy_hash ${policy.policyHash})`)
@@ -132,22 +148,24 @@ export async function startFromFlags(
       ? `control routes (/v1/*, /approvals*): bearer token from ${control.source}`
       : `control routes (/v1/*, /approvals*): bearer token in ${control.file}${control.created ? ' (created now, mode 0600)' : ''}`,
   )
+  log(`metrics: ${observability.metrics ? `GET ${extra.fallback === undefined ? '/metrics and ' : ''}/gate/metrics (the control token${observability.scrapeToken === undefined ? '' : ' or GATE_METRICS_TOKEN'})` : 'off (--no-metrics)'}`)
   log(`listening on ${service.url}`)
-  return service
+  return { ...service, logger }
 }
 
 /** Resolves on SIGTERM/SIGINT after draining in-flight requests and flushing the stores. */
-export function waitForShutdown(service: RunningService): Promise<void> {
+export function waitForShutdown(service: RunningService & { logger: Logger }): Promise<void> {
+  const { logger } = service
   return new Promise(resolve => {
     const stop = (signal: string) => {
-      process.stdout.write(`gate: ${signal} received, draining ${service.server.inFlight()} in-flight request(s)\n`)
+      logger.info({ event: 'shutdown', signal }, `${signal} received, draining ${service.server.inFlight()} in-flight request(s)`)
       service.close().then(
         () => {
-          process.stdout.write('gate: receipts flushed, stopped\n')
+          logger.info({ event: 'stopped' }, 'receipts flushed, stopped')
           resolve()
         },
         err => {
-          process.stderr.write(`gate: shutdown failed: ${(err as Error).message}\n`)
+          logger.error({ event: 'shutdown_failed', ...errorFields(err) }, `shutdown failed: ${(err as Error).message}`)
           process.exitCode = 1
           resolve()
         },

@@ -19,7 +19,14 @@ import { createIssuer, createRevoker, createRotatingAuthority, createTrustDeps, 
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
 import { startTransparencyLog } from '../app/transparency-wiring.js'
-import { escapeControls } from './terminal-text.js'
+import { OBSERVABILITY_FLAG_OPTIONS, OBSERVABILITY_FLAGS_HELP, readObservabilityFlags } from '../config/observability-flags.js'
+import { createGateLogger, errorFields, lineLogger } from '../observability/logger.js'
+import { createGateMetrics } from '../observability/metrics.js'
+import { instrumentReceiptWriter } from '../observability/instrumented-writer.js'
+import { createRouteObserver, serverSources } from '../observability/http-metrics.js'
+import { registerTransparencyMetrics } from '../observability/transparency-metrics.js'
+import { createMetricsRoute } from '../routes/metrics.js'
+import { packageVersion } from '../app/create-service.js'
 
 /** Trust-control's default listen address: the sidecar's port + 1, loopback. */
 export const TRUST_DEFAULT_LISTEN = '127.0.0.1:9091'
@@ -56,7 +63,9 @@ Options:
 ${LISTENER_TIMEOUT_FLAGS_HELP}
   -h, --help                  show this help
 
-${TRANSPARENCY_FLAGS_HELP}`
+${TRANSPARENCY_FLAGS_HELP}
+
+${OBSERVABILITY_FLAGS_HELP}`
 
 const FLAG_OPTIONS = {
   listen: { type: 'string' },
@@ -69,6 +78,7 @@ const FLAG_OPTIONS = {
   'tenant-token': { type: 'string', multiple: true },
   ...TRANSPARENCY_FLAG_OPTIONS,
   ...LISTENER_TIMEOUT_FLAG_OPTIONS,
+  ...OBSERVABILITY_FLAG_OPTIONS,
 } as const
 
 const TENANT_TOKEN_FLAG = /^([^=]+)=(.+)$/
@@ -93,7 +103,10 @@ interface TrustServer {
 }
 
 async function startTrustServer(values: Record<string, unknown>): Promise<TrustServer> {
-  const log = (line: string) => process.stdout.write(`gate trust serve: ${escapeControls(line)}\n`)
+  const observability = readObservabilityFlags(values)
+  // JSON lines escape every control character: no value can drive the terminal (docs/security.md)
+  const logger = createGateLogger('gate trust serve', observability.logLevel)
+  const log = lineLogger(logger)
   // (1) usage: everything checkable without touching a file
   const receiptDb = values['receipt-db'] as string | undefined
   if (receiptDb === undefined || isInMemoryPath(receiptDb)) throw new UsageError('--receipt-db PATH is required (a durable SQLite receipt store)')
@@ -153,7 +166,9 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     pinnedReason: seed === undefined ? undefined : 'the signing key is pinned by --authority-seed-file; run with --authority-db to rotate',
   })
   const now = () => Math.floor(Date.now() / 1000)
-  const receipts = createInlineReceiptWriter({ signer: () => authority.signer(), log: stores.receipts.log })
+  const metrics = observability.metrics ? createGateMetrics({ service: 'gate trust serve', version: await packageVersion() }) : undefined
+  const inlineWriter = createInlineReceiptWriter({ signer: () => authority.signer(), log: stores.receipts.log })
+  const receipts = metrics === undefined ? inlineWriter : instrumentReceiptWriter(inlineWriter, metrics)
   let transparency
   try {
     // a sidecar appending to the same file does not notify this process: look every 2 s as well
@@ -174,6 +189,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   })
   const router = new Router()
   const { rollup } = mountTrustRoutes(router, deps)
+  if (metrics !== undefined) router.add('GET', '/metrics', withTrustHeaders(createMetricsRoute({ metrics, auth, scrapeToken: observability.scrapeToken, sendFailure: sendTrustError })))
   addMethodNotAllowed(router)
   const server = createGateServer({
     router,
@@ -183,8 +199,14 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
       for (const [name, value] of Object.entries(TRUST_RESPONSE_HEADERS)) res.setHeader(name, value)
       sendTrustError(res, new NotFoundError(`route ${req.method ?? 'GET'} ${url.pathname}`))
     },
-    onError: err => log(`error: ${err instanceof Error ? err.message : String(err)}`),
+    onError: err => logger.error({ event: 'request_failed', ...errorFields(err) }, 'request failed'),
+    onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
   })
+  metrics?.setSources({ storeHealth: () => ({ receipts: stores.receipts.log.healthy, budgets: stores.budgets.healthy }), ...serverSources(server) })
+  if (metrics !== undefined && transparency !== undefined) {
+    // a status that cannot be read now leaves the gauges out, never the start
+    await registerTransparencyMetrics(metrics.registry, () => transparency.status()).catch(err => log(`warning: transparency log metrics unavailable: ${(err as Error).message}`))
+  }
   let address
   try {
     address = await server.listen(listen.host, listen.port)
@@ -205,21 +227,22 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   log(`authority: generation ${status.generation}, public key ${status.publicKey}, ${status.trustedPublicKeys.length} trusted key(s)${seed === undefined ? '' : ' (pinned by --authority-seed-file)'}`)
   log(`transparency log: ${transparency === undefined ? 'off (--no-transparency-log)' : `tree and checkpoints in ${transparency.backend.location}`}`)
   log(`tokens: service token${tokenFile === undefined ? ' from GATE_CONTROL_TOKEN' : ' from --service-token-file'}, ${tenantTokens.size} tenant token(s)`)
+  log(`metrics: ${metrics === undefined ? 'off (--no-metrics)' : `GET /metrics (service token${observability.scrapeToken === undefined ? '' : ' or GATE_METRICS_TOKEN'})`}`)
   const url = formatBaseUrl(address.address, address.port)
   log(`listening on ${url}`)
 
   const stopped = new Promise<void>(resolve => {
     const stop = (signal: string) => {
-      log(`${signal} received, draining ${server.inFlight()} in-flight request(s)`)
+      logger.info({ event: 'shutdown', signal }, `${signal} received, draining ${server.inFlight()} in-flight request(s)`)
       void (async () => {
         try {
           await server.drain(25_000)
           await transparency?.flush(5000).catch(err => log(`transparency log: final checkpoint failed: ${(err as Error).message}`))
           await transparency?.close()
           await closeStores(stores)
-          log('stores flushed, stopped')
+          logger.info({ event: 'stopped' }, 'stores flushed, stopped')
         } catch (err) {
-          process.stderr.write(`gate trust serve: shutdown failed: ${(err as Error).message}\n`)
+          logger.error({ event: 'shutdown_failed', ...errorFields(err) }, `shutdown failed: ${(err as Error).message}`)
           process.exitCode = 1
         }
         resolve()
@@ -257,6 +280,8 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const
 function addMethodNotAllowed(router: Router): void {
   for (const path of TRUST_PATHS) {
     const allowed = METHODS.filter(method => router.lookup(method, concretePath(path)).kind === 'found')
+    // a route turned off (/metrics under --no-metrics) stays a 404
+    if (allowed.length === 0) continue
     for (const method of METHODS) {
       if (allowed.includes(method)) continue
       router.add(
@@ -273,6 +298,9 @@ function addMethodNotAllowed(router: Router): void {
 
 const TRUST_PATHS = [
   '/health',
+  '/metrics',
+  '/ui',
+  '/ui/:asset',
   '/v1/authority',
   '/v1/capabilities/issue',
   '/v1/revocations',

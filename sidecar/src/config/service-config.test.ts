@@ -3,6 +3,7 @@ import { CHECKPOINTER_DEFAULTS } from '../transparency/checkpointer.js'
 import { DURABLE_RECEIPTS_MESSAGE } from '../errors.js'
 import { LISTENER_TIMEOUT_DEFAULTS } from './listener-timeouts.js'
 import { readServiceConfig, SERVICE_DEFAULTS } from './service-config.js'
+import { OBSERVABILITY_DEFAULTS } from './observability-flags.js'
 
 t.test('flags left out get their defaults once, in the resolved config', async t => {
   const config = readServiceConfig({ 'allow-ephemeral-receipts': true }, {})
@@ -13,6 +14,7 @@ t.test('flags left out get their defaults once, in the resolved config', async t
     listen: SERVICE_DEFAULTS.listen,
     timeouts: LISTENER_TIMEOUT_DEFAULTS,
     transparency: { enabled: true, everyReceipts: CHECKPOINTER_DEFAULTS.everyReceipts, intervalMs: CHECKPOINTER_DEFAULTS.intervalMs, copyPath: undefined },
+    observability: { ...OBSERVABILITY_DEFAULTS, scrapeToken: undefined },
     caseSensitiveRoutes: false,
     trustedIssuers: [],
     strictNonces: false,
@@ -36,6 +38,8 @@ t.test('given flags win, under the names the service and kernel take', async t =
   )
   t.match(config, { receiptStore: 'r.db', listen: 'unix:/tmp/gate.sock', approvalTtlSeconds: 90, nonceTtlSeconds: 2, strictNonces: true, trustedIssuers: ['ed25519:aa'], caseSensitiveRoutes: true })
   t.equal(readServiceConfig({ 'receipt-db': 'other.db' }, {}).receiptStore, 'other.db', '--receipt-db when --receipt-store is absent')
+  const observed = readServiceConfig({ 'receipt-store': 'r.db', 'no-metrics': true, 'log-level': 'warn', 'decision-log-level': 'info' }, { GATE_METRICS_TOKEN: 'scrape-token-0123456789' })
+  t.same(observed.observability, { metrics: false, logLevel: 'warn', decisionLevel: 'info', scrapeToken: 'scrape-token-0123456789' })
 })
 
 t.test('no durable receipt store is refused first, before the other flags are read', async t => {

@@ -7,6 +7,7 @@ import { readGlobalFlags, type GlobalFlags } from './global-flags.js'
 import { DEFAULT_LISTEN, parseServiceListenAddress } from './listen-address.js'
 import { readListenerTimeouts, type ListenerTimeouts } from './listener-timeouts.js'
 import { readTransparencyFlags, type TransparencySettings } from './transparency-flags.js'
+import { readObservabilityFlags, type ObservabilitySettings } from './observability-flags.js'
 
 /** Defaults of the service flags (the listener's and the transparency log's have their own tables). */
 export const SERVICE_DEFAULTS = Object.freeze({
@@ -28,6 +29,8 @@ export interface ServiceConfig {
   listen: string
   timeouts: ListenerTimeouts
   transparency: TransparencySettings
+  /** --no-metrics, --log-level, --decision-log-level, GATE_METRICS_TOKEN (observability-flags.ts). */
+  observability: ObservabilitySettings
   /** --case-sensitive-routes. */
   caseSensitiveRoutes: boolean
   /** --trusted-issuer, repeatable. */
@@ -62,6 +65,7 @@ export function readServiceConfig(values: Record<string, unknown>, env: NodeJS.P
     listen,
     timeouts,
     transparency: readTransparencyFlags(values),
+    observability: readObservabilityFlags(values, env),
     caseSensitiveRoutes: values['case-sensitive-routes'] === true,
     trustedIssuers: (values['trusted-issuer'] as string[] | undefined) ?? [],
     strictNonces: values['strict-nonces'] === true,

@@ -5,12 +5,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 export type RouteHandler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: URL) => void | Promise<void>
 
 interface PatternRoute {
+  /** The template as added (`/approvals/:id`): a bounded metrics label, unlike the path. */
+  pattern: string
   segments: string[]
   handlers: Map<string, RouteHandler>
 }
 
 export type RouteLookup =
-  | { kind: 'found'; handler: RouteHandler; params: Record<string, string> }
+  | { kind: 'found'; handler: RouteHandler; params: Record<string, string>; pattern: string }
   | { kind: 'method_not_allowed'; allowed: string[] }
   | { kind: 'not_found' }
 
@@ -23,7 +25,7 @@ export class Router {
       const segments = path.split('/')
       let route = this.#patterns.find(p => p.segments.join('/') === segments.join('/'))
       if (route === undefined) {
-        route = { segments, handlers: new Map() }
+        route = { pattern: path, segments, handlers: new Map() }
         this.#patterns.push(route)
       }
       route.handlers.set(method, handler)
@@ -42,7 +44,7 @@ export class Router {
 
   lookup(method: string, path: string): RouteLookup {
     const exact = this.#exact.get(path)
-    if (exact !== undefined) return pick(exact, method, {})
+    if (exact !== undefined) return pick(exact, method, {}, path)
     const parts = path.split('/')
     for (const route of this.#patterns) {
       if (route.segments.length !== parts.length) continue
@@ -56,15 +58,15 @@ export class Router {
           else params[seg.slice(1)] = safeDecode(part)
         } else if (seg !== part) ok = false
       }
-      if (ok) return pick(route.handlers, method, params)
+      if (ok) return pick(route.handlers, method, params, route.pattern)
     }
     return { kind: 'not_found' }
   }
 }
 
-function pick(handlers: Map<string, RouteHandler>, method: string, params: Record<string, string>): RouteLookup {
+function pick(handlers: Map<string, RouteHandler>, method: string, params: Record<string, string>, pattern: string): RouteLookup {
   const h = handlers.get(method) ?? (method === 'HEAD' ? handlers.get('GET') : undefined)
-  if (h !== undefined) return { kind: 'found', handler: h, params }
+  if (h !== undefined) return { kind: 'found', handler: h, params, pattern }
   return { kind: 'method_not_allowed', allowed: [...handlers.keys()] }
 }
 

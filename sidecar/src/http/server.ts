@@ -18,6 +18,8 @@ export interface GateServerOptions {
   fallback?: FallbackHandler
   /** Called with unexpected errors (never with the request's credentials). */
   onError?: (err: unknown) => void
+  /** Called as a routed request starts, with its route template (never the raw path): the HTTP metrics. */
+  onRoute?: (route: string, req: IncomingMessage, res: ServerResponse) => void
   /** Header, request, keep-alive and idle timeouts. Default LISTENER_TIMEOUT_DEFAULTS. */
   timeouts?: ListenerTimeouts
   /** Bounds of the request bodies buffered at once (server and per connection). Default BODY_BUDGET_DEFAULTS. */
@@ -79,7 +81,10 @@ export function createGateServer(options: GateServerOptions): GateServer {
     const pathname = end === -1 ? target : target.slice(0, end)
     const url = new URL(`http://gate.local${target}`)
     const found = options.router.lookup(req.method ?? 'GET', pathname)
-    if (found.kind === 'found') return found.handler(req, res, found.params, url)
+    if (found.kind === 'found') {
+      options.onRoute?.(found.pattern, req, res)
+      return found.handler(req, res, found.params, url)
+    }
     if (options.fallback !== undefined && found.kind === 'not_found') return options.fallback(req, res, url)
     if (found.kind === 'method_not_allowed') {
       res.setHeader('allow', found.allowed.join(', '))

@@ -44,6 +44,14 @@ export interface KernelOptions {
   approvalTtlSeconds: number
   /** Unix seconds; injectable for tests. */
   clock?: () => number
+  /** Told of every decision and every failed evaluation (metrics, the decision log). */
+  observer?: KernelObserver
+}
+
+/** What the kernel reports after each evaluation (observability/decision-observer.ts). */
+export interface KernelObserver {
+  onDecision(evaluation: Evaluation, route: RouteMatch, durationSeconds: number): void
+  onFailure(err: unknown, request: GateHttpRequest, durationSeconds: number): void
 }
 
 export interface EvaluateInput {
@@ -132,9 +140,23 @@ export class Kernel {
 
   /** Evaluates one request, signs its receipt and waits until the receipt is durably stored. */
   async evaluate(input: EvaluateInput): Promise<Evaluation> {
+    const observer = this.#options.observer
+    if (observer === undefined) return this.#evaluate(input, this.matchRoute(input.request.method, input.request.path))
+    const started = performance.now()
+    const route = this.matchRoute(input.request.method, input.request.path)
+    try {
+      const evaluation = await this.#evaluate(input, route)
+      observer.onDecision(evaluation, route, (performance.now() - started) / 1000)
+      return evaluation
+    } catch (err) {
+      observer.onFailure(err, input.request, (performance.now() - started) / 1000)
+      throw err
+    }
+  }
+
+  async #evaluate(input: EvaluateInput, route: RouteMatch): Promise<Evaluation> {
     const { request } = input
     const now = this.#clock()
-    const route = this.matchRoute(request.method, request.path)
     const routePattern = route.pattern
     const query = withoutCapabilityParameter(request.query)
     const presented = await readPresentedCapability(request, input.capabilityHeader ?? request.query?.gate_capability, input.authenticated === true, this.#ports.capabilities)

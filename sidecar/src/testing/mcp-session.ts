@@ -53,6 +53,6 @@ export async function startGateMcp(t: Test, args: string[], options: GateMcpOpti
   } catch (err) {
     throw new Error(`gate mcp serve ${args.join(' ')} did not start: ${(err as Error).message}\n${out}`)
   }
-  const controlUrl = (await waitForOutput(/control routes \(approvals\) on (http:\/\/\S+)/))[1] as string
+  const controlUrl = (await waitForOutput(/control routes \(approvals\) on (http:\/\/[^\s"]+)/))[1] as string
   return { client, controlUrl, output: () => out, waitForOutput, close: () => client.close() }
 }

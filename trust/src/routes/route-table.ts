@@ -13,6 +13,7 @@ import { createAppendReceiptRoute, createListReceiptsRoute } from './listed-rece
 import { createAgentReceiptsRoute, createReceiptByIdRoute, createReceiptQueryRoute } from './receipts.js'
 import { createOperatorReportRoute } from './reports.js'
 import { createTransparencyRoutes } from './transparency.js'
+import { createUiRoutes } from './ui.js'
 
 /** The handler shape of the host's router: `params` from `:name` segments, `url` parsed once. */
 export type TrustHandler = (req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: URL) => void | Promise<void>
@@ -25,7 +26,10 @@ export interface TrustRoute {
 }
 
 export interface TrustRouteOptions {
-  /** Mount `GET /health` (off where it would shadow a proxied upstream's own /health). Default true. */
+  /**
+   * Mount `GET /health` and the receipt explorer at `/ui` (off where they would shadow a proxied
+   * upstream's own paths). Default true.
+   */
   health?: boolean
   /** Share a query engine (and its count cache) with other callers. */
   engine?: ReceiptQueryEngine
@@ -62,7 +66,7 @@ export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = 
     { method: 'GET', path: '/v1/receipts/:receipt_id', handler: createReceiptByIdRoute(read) },
     ...createTransparencyRoutes({ auth: deps.auth, corpus: deps.corpus, transparency: deps.transparency }),
   ]
-  if (options.health !== false) routes.unshift({ method: 'GET', path: '/health', handler: createTrustHealthRoute(deps) })
+  if (options.health !== false) routes.unshift({ method: 'GET', path: '/health', handler: createTrustHealthRoute(deps) }, ...createUiRoutes())
   return routes.map(route => ({ ...route, handler: withTrustHeaders(route.handler) }))
 }
 

@@ -73,7 +73,7 @@ export async function startSidecarProcess(options: SidecarProcessOptions): Promi
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString('utf8')
-      const m = socket === undefined ? /(?:https?:\/\/)?(127\.0\.0\.1):(\d{2,5})\b/.exec(output) : /listening on (unix:\S+)/.exec(output)
+      const m = socket === undefined ? /(?:https?:\/\/)?(127\.0\.0\.1):(\d{2,5})\b/.exec(output) : /listening on (unix:[^\s"]+)/.exec(output)
       if (m !== null && m[2] !== '0') {
         child.stdout?.off('data', onData)
         child.stderr?.off('data', onData)

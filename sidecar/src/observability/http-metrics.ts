@@ -1,0 +1,30 @@
+// Per-request HTTP metrics for the server's own routes and for the proxy fallback, plus the scrape-time
+// sources of a running server. Labels are router templates and OpenAPI route patterns only.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { GateServer, FallbackHandler } from '../http/server.js'
+import { UNMATCHED_ROUTE, type GateMetrics } from './metrics.js'
+
+/** The server's `onRoute` hook: times each routed request until its response closes. */
+export function createRouteObserver(metrics: GateMetrics): (route: string, req: IncomingMessage, res: ServerResponse) => void {
+  return (route, req, res) => {
+    const started = performance.now()
+    res.once('close', () => metrics.recordHttp(route, req.method ?? 'GET', res.statusCode, (performance.now() - started) / 1000))
+  }
+}
+
+/** Wraps the proxy fallback: each proxied request timed by route pattern and answered status class. */
+export function observeProxy(metrics: GateMetrics, routeOf: (method: string, path: string) => string | undefined, handler: FallbackHandler): FallbackHandler {
+  return (req, res, url) => {
+    const started = performance.now()
+    res.once('close', () => metrics.recordProxy(routeOf(req.method ?? 'GET', url.pathname) ?? UNMATCHED_ROUTE, res.statusCode, (performance.now() - started) / 1000))
+    return handler(req, res, url)
+  }
+}
+
+/** Open connections and in-flight requests of `server`, read at scrape time. */
+export function serverSources(server: GateServer): { openConnections: () => Promise<number>; inFlightRequests: () => number } {
+  return {
+    openConnections: () => new Promise(resolve => server.server.getConnections((err, count) => resolve(err === null ? count : 0))),
+    inFlightRequests: () => server.inFlight(),
+  }
+}

@@ -1,0 +1,31 @@
+// A ReceiptWriter that reports to the metrics: each write's latency up to its commit, each committed
+// batch's size, and each failed write as a receipt-store error. Works over either writer (inline or
+// the writer thread), so the numbers mean the same whichever the service chose.
+import type { ReceiptWriter } from '../stores/receipt-writer.js'
+import type { GateMetrics } from './metrics.js'
+
+export function instrumentReceiptWriter(writer: ReceiptWriter, metrics: GateMetrics): ReceiptWriter {
+  writer.onCommitted(batch => metrics.recordReceiptBatch(batch.receiptIds.length))
+  const timed = async <T>(writing: () => Promise<T>): Promise<T> => {
+    const started = performance.now()
+    try {
+      const written = await writing()
+      metrics.recordReceiptWrite((performance.now() - started) / 1000)
+      return written
+    } catch (err) {
+      metrics.recordStoreError('receipts')
+      throw err
+    }
+  }
+  return {
+    write: (body, context) => timed(() => writer.write(body, context)),
+    // a tool call's core receipt (gate mcp serve) counts the same as an HTTP one
+    writeCore: (body, context) => timed(() => writer.writeCore(body, context)),
+    onCommitted: follower => writer.onCommitted(follower),
+    flush: () => writer.flush(),
+    get healthy() {
+      return writer.healthy
+    },
+    close: () => writer.close(),
+  }
+}

@@ -1,0 +1,160 @@
+// The Prometheus metrics of a Gate service (docs/observability.md), on one prom-client registry per
+// process. Labels are bounded by construction: route labels are OpenAPI route patterns or router
+// templates (an unmatched path is "unmatched", never the raw path), reasons are the kernel's
+// `reason_code`s, and no label ever carries an id, a subject or a caller.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Verdict } from '@gate/sdk'
+
+/** The route label of a request no route pattern matched. */
+export const UNMATCHED_ROUTE = 'unmatched'
+
+// Seconds. Evaluation is sub-millisecond when idle and tens of milliseconds under a commit backlog;
+// an upstream hop can take the proxy's whole 20 s timeout.
+const EVALUATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+const PROXY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20]
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+
+/** One decision as the metrics and the decision log see it. */
+export interface DecisionRecord {
+  verdict: Verdict
+  /** The matched route pattern, or UNMATCHED_ROUTE. */
+  route: string
+  method: string
+  durationSeconds: number
+}
+
+/** Live values read at scrape time (never on the request path). */
+export interface MetricSources {
+  /** Store name → healthy (the receipt store: false after a failed commit until one succeeds). */
+  storeHealth?: () => Record<string, boolean>
+  /** Open TCP connections or Unix-socket peers of the service. */
+  openConnections?: () => Promise<number>
+  inFlightRequests?: () => number
+}
+
+export interface GateMetrics {
+  readonly registry: Registry
+  recordDecision(decision: DecisionRecord): void
+  /** An evaluation that produced no decision (fail closed), by `gate_*` code. */
+  recordEvaluationFailure(code: string): void
+  recordReceiptWrite(durationSeconds: number): void
+  recordReceiptBatch(size: number): void
+  recordStoreError(store: string): void
+  recordProxy(route: string, status: number, durationSeconds: number): void
+  recordHttp(route: string, method: string, status: number, durationSeconds: number): void
+  setSources(sources: MetricSources): void
+}
+
+/** The reason label: the deny's reason_code (or guard), "allowed", or the verdict kind. */
+export function reasonLabel(verdict: Verdict): string {
+  if (verdict.verdict === 'allow') return 'allowed'
+  if (verdict.verdict === 'deny') return verdict.details?.reason_code ?? verdict.guard
+  return verdict.verdict
+}
+
+/** Creates the metrics of one service; `service` becomes the constant `service` label of gate_build_info. */
+export function createGateMetrics(options: { service: string; version: string }): GateMetrics {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  let sources: MetricSources = {}
+  new Gauge({
+    name: 'gate_build_info',
+    help: 'Constant 1, labelled with the running service and version.',
+    labelNames: ['service', 'version'],
+    registers: [registry],
+  }).set({ service: options.service, version: options.version }, 1)
+
+  const decisions = new Counter({
+    name: 'gate_decisions_total',
+    help: 'Decisions signed and stored, by verdict, route pattern, method and reason code.',
+    labelNames: ['verdict', 'route', 'method', 'reason'],
+    registers: [registry],
+  })
+  const evaluation = new Histogram({
+    name: 'gate_evaluation_duration_seconds',
+    help: 'Time from request to committed decision receipt, by verdict.',
+    labelNames: ['verdict'],
+    buckets: EVALUATION_BUCKETS,
+    registers: [registry],
+  })
+  const failures = new Counter({
+    name: 'gate_evaluation_failures_total',
+    help: 'Evaluations that ended without a decision (answered 500, fail closed), by error code.',
+    labelNames: ['code'],
+    registers: [registry],
+  })
+  const receiptWrite = new Histogram({
+    name: 'gate_receipt_commit_duration_seconds',
+    help: 'Time from handing a receipt to the writer until its row is committed (signing included).',
+    buckets: EVALUATION_BUCKETS,
+    registers: [registry],
+  })
+  const receiptBatch = new Histogram({
+    name: 'gate_receipt_commit_batch_size',
+    help: 'Receipts per committed transaction of the receipt log (group commit).',
+    buckets: BATCH_BUCKETS,
+    registers: [registry],
+  })
+  const storeErrors = new Counter({
+    name: 'gate_store_errors_total',
+    help: 'Failed store writes, by store.',
+    labelNames: ['store'],
+    registers: [registry],
+  })
+  const proxy = new Histogram({
+    name: 'gate_proxy_duration_seconds',
+    help: 'Proxied requests (gate api protect) from arrival to the end of the answer, by route pattern and status class.',
+    labelNames: ['route', 'status_class'],
+    buckets: PROXY_BUCKETS,
+    registers: [registry],
+  })
+  const http = new Histogram({
+    name: 'gate_http_request_duration_seconds',
+    help: "Requests to the service's own routes, by route template, method and status.",
+    labelNames: ['route', 'method', 'status'],
+    buckets: EVALUATION_BUCKETS,
+    registers: [registry],
+  })
+  new Gauge({
+    name: 'gate_store_healthy',
+    help: '1 while the store accepts writes, 0 after a failed commit until one succeeds.',
+    labelNames: ['store'],
+    registers: [registry],
+    collect() {
+      for (const [store, healthy] of Object.entries(sources.storeHealth?.() ?? {})) this.set({ store }, healthy ? 1 : 0)
+    },
+  })
+  new Gauge({
+    name: 'gate_open_connections',
+    help: 'Client connections open to the service.',
+    registers: [registry],
+    async collect() {
+      if (sources.openConnections !== undefined) this.set(await sources.openConnections())
+    },
+  })
+  new Gauge({
+    name: 'gate_http_requests_in_flight',
+    help: 'Requests being answered.',
+    registers: [registry],
+    collect() {
+      if (sources.inFlightRequests !== undefined) this.set(sources.inFlightRequests())
+    },
+  })
+
+  return {
+    registry,
+    recordDecision(d) {
+      decisions.inc({ verdict: d.verdict.verdict, route: d.route, method: d.method, reason: reasonLabel(d.verdict) })
+      evaluation.observe({ verdict: d.verdict.verdict }, d.durationSeconds)
+    },
+    recordEvaluationFailure: code => failures.inc({ code }),
+    recordReceiptWrite: seconds => receiptWrite.observe(seconds),
+    recordReceiptBatch: size => receiptBatch.observe(size),
+    recordStoreError: store => storeErrors.inc({ store }),
+    recordProxy: (route, status, seconds) => proxy.observe({ route, status_class: `${Math.floor(status / 100)}xx` }, seconds),
+    recordHttp: (route, method, status, seconds) => http.observe({ route, method, status: String(status) }, seconds),
+    setSources(next) {
+      sources = next
+    },
+  }
+}

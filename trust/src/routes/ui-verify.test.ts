@@ -1,0 +1,58 @@
+// The explorer's in-browser verification (trust/ui/receipt-verify.js), run here on Node's WebCrypto:
+// the public canonical-JSON vectors, and core receipts signed by @gate/sdk verified, tampered, signed
+// by an untrusted key, or in a key form the browser cannot check. The browser test
+// (sidecar/src/cli/receipt-explorer.test.ts) runs the same module in Chromium.
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { canonicalJson as sdkCanonicalJson, signHttpReceiptJson, toCoreReceiptWithKeypair, verifyCoreReceipt } from '@gate/sdk'
+import { exampleReceiptBody, exampleSigner } from '@gate/sdk/testing'
+
+interface VerifyModule {
+  canonicalJson(value: unknown): string
+  verifyReceipt(receipt: unknown, trustedKeys: string[]): Promise<{ state: 'verified' | 'not_verified' | 'unchecked'; detail: string }>
+}
+
+const { canonicalJson, verifyReceipt } = (await import(new URL('../../ui/receipt-verify.js', import.meta.url).href)) as VerifyModule
+const vectors = process.env.GATE_VECTORS_DIR ?? new URL('../../../../shared/vectors/', import.meta.url).pathname
+// JSON.parse (all a browser has) rounds integers beyond 2^53: those three vectors need a bigint parser
+const BIG_INTEGER_CASES = ['i64_signed_boundaries', 'u64_above_i64_max', 'integer_above_double_precision']
+
+t.test('canonical JSON reproduces the public vectors JSON.parse can carry', async t => {
+  const { cases } = JSON.parse(readFileSync(`${vectors}/canonical/v1.json`, 'utf8')) as { cases: { id: string; input_json: string; canonical_json: string }[] }
+  const carried = cases.filter(c => !BIG_INTEGER_CASES.includes(c.id))
+  t.equal(carried.length, cases.length - BIG_INTEGER_CASES.length)
+  for (const c of carried) t.equal(canonicalJson(JSON.parse(c.input_json)), c.canonical_json, c.id)
+})
+
+function coreReceipt(): Record<string, unknown> {
+  const signer = exampleSigner()
+  const http = signHttpReceiptJson(exampleReceiptBody(), signer)
+  return JSON.parse(sdkCanonicalJson(toCoreReceiptWithKeypair(http.receipt, signer))) as Record<string, unknown>
+}
+
+t.test('a core receipt signed by a trusted key is verified, as the SDK verifies it', async t => {
+  const receipt = coreReceipt()
+  const key = receipt.kernel_key as string
+  t.equal(verifyCoreReceipt(receipt, { trustedKeys: [key] }).ok, true, 'the SDK agrees')
+  t.match(await verifyReceipt(receipt, [key]), { state: 'verified' })
+})
+
+t.test('tampering, an untrusted signer or a broken signature is never verified', async t => {
+  const receipt = coreReceipt()
+  const key = receipt.kernel_key as string
+  const decision = receipt.decision as Record<string, unknown>
+  t.match(await verifyReceipt({ ...receipt, decision: { ...decision, verdict: decision.verdict === 'allow' ? 'deny' : 'allow' } }, [key]), { state: 'not_verified', detail: /id is not the hash/ })
+  t.match(await verifyReceipt({ ...receipt, policy_hash: 'f'.repeat(64) }, [key]), { state: 'not_verified' })
+  const signature = receipt.signature as string
+  const flipped = (signature[0] === '0' ? '1' : '0') + signature.slice(1)
+  t.match(await verifyReceipt({ ...receipt, signature: flipped }, [key]), { state: 'not_verified', detail: /signature does not verify/ })
+  t.match(await verifyReceipt(receipt, ['a'.repeat(64)]), { state: 'not_verified', detail: /not a trusted authority key/ })
+  t.match(await verifyReceipt(receipt, []), { state: 'not_verified' })
+  t.match(await verifyReceipt({ ...receipt, id: undefined }, [key]), { state: 'not_verified' })
+  t.match(await verifyReceipt([receipt], [key]), { state: 'not_verified', detail: 'not a JSON object' })
+})
+
+t.test('a key form the browser cannot check is reported unchecked, not verified', async t => {
+  const receipt = coreReceipt()
+  t.match(await verifyReceipt({ ...receipt, kernel_key: `p256:04${'ab'.repeat(64)}` }, [`p256:04${'ab'.repeat(64)}`]), { state: 'unchecked' })
+})

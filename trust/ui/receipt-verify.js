@@ -1,0 +1,60 @@
+// Checks a core receipt (spec 03 gate.receipt.v1) in the browser, as @gate/sdk's verifyCoreReceipt does:
+// the id is the SHA-256 of the canonical body (RFC 8785), and the Ed25519 signature by kernel_key covers
+// the canonical {id, body}. WebCrypto only: where it is missing (no secure context, no Ed25519), the
+// receipt is reported unchecked, never verified.
+
+/** RFC 8785 canonical JSON of a value parsed from JSON (keys in UTF-16 code unit order). */
+export function canonicalJson(value) {
+  if (value === null || typeof value !== 'object') {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new Error('non-finite number')
+    return JSON.stringify(value)
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  const keys = Object.keys(value).filter(k => value[k] !== undefined).sort()
+  return `{${keys.map(k => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`
+}
+
+const HEX64 = /^[0-9a-f]{64}$/
+const HEX128 = /^[0-9a-f]{128}$/
+
+function hexToBytes(hex) {
+  const out = new Uint8Array(hex.length / 2)
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16)
+  return out
+}
+
+function bytesToHex(bytes) {
+  return Array.from(new Uint8Array(bytes), b => b.toString(16).padStart(2, '0')).join('')
+}
+
+const utf8 = text => new TextEncoder().encode(text)
+
+/**
+ * The verification of one served receipt: `verified` (id and signature check, signer trusted),
+ * `not_verified` (something failed: `detail` says what) or `unchecked` (this browser cannot check).
+ */
+export async function verifyReceipt(receipt, trustedKeys) {
+  const subtle = globalThis.crypto?.subtle
+  if (subtle === undefined) return { state: 'unchecked', detail: 'this page is not a secure context (use https or a loopback address): WebCrypto is unavailable' }
+  if (receipt === null || typeof receipt !== 'object' || Array.isArray(receipt)) return { state: 'not_verified', detail: 'not a JSON object' }
+  const { id, signature, bbs_signature, ...body } = receipt
+  if (typeof id !== 'string' || typeof signature !== 'string' || typeof body.kernel_key !== 'string') {
+    return { state: 'not_verified', detail: 'id, signature and kernel_key must be strings' }
+  }
+  if (!HEX64.test(body.kernel_key) || !HEX128.test(signature)) {
+    return { state: 'unchecked', detail: 'not an Ed25519 key and signature (only Ed25519 is checked in the browser)' }
+  }
+  const computedId = bytesToHex(await subtle.digest('SHA-256', utf8(canonicalJson(body))))
+  if (computedId !== id) return { state: 'not_verified', detail: 'id is not the hash of the receipt body' }
+  const signed = bbs_signature === undefined ? { id, body } : { id, body, bbs_signature }
+  let valid
+  try {
+    const key = await subtle.importKey('raw', hexToBytes(body.kernel_key), { name: 'Ed25519' }, false, ['verify'])
+    valid = await subtle.verify({ name: 'Ed25519' }, key, hexToBytes(signature), utf8(canonicalJson(signed)))
+  } catch (err) {
+    return { state: 'unchecked', detail: `this browser cannot check Ed25519 signatures (${err.message})` }
+  }
+  if (!valid) return { state: 'not_verified', detail: 'the signature does not verify against kernel_key' }
+  if (!trustedKeys.includes(body.kernel_key)) return { state: 'not_verified', detail: 'signature valid, but kernel_key is not a trusted authority key' }
+  return { state: 'verified', detail: 'id and Ed25519 signature check; signed by a trusted authority key' }
+}
