@@ -13,6 +13,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   'receipt-ingest': () => import('./stores/receipt-ingest.js'),
   'trust-query': () => import('./trust/query.js'),
   transparency: () => import('./transparency/log.js'),
+  mcp: () => import('./mcp/tool-calls.js'),
 }
 
 const wanted = process.argv.slice(2)

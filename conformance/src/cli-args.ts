@@ -6,6 +6,7 @@ export const USAGE = `Usage: gate-conformance --start-sidecar [--spec FILE] [--j
                         [--issuer-seed-file PATH]
        gate-conformance --sidecar URL [--control-token T] [--spec FILE] [--json] [--only ID,...] [--no-sdk]
                         [--strict-nonces] [--issuer-seed-file PATH]
+       gate-conformance --mcp [--json] [--only ID,...] -- COMMAND [ARGS…]
        gate-conformance --list [--json]
        gate-conformance --print-default-spec
 
@@ -33,6 +34,9 @@ Options:
   --strict-nonces        the sidecar was started with strict execution nonces: run the nonces.* checks
                          (and only them; every other check expects a sidecar without strict nonces)
   --request-timeout-ms N deadline of one HTTP exchange (default 5000)
+  --mcp                  run the tool-call section instead: start the MCP edge COMMAND ARGS… over stdio
+                         (e.g. gate mcp serve --allow-ephemeral-receipts -- node server.js, with no session
+                         capability) and check its tools/list and tools/call answers
   --list                 list the checks and exit
   --print-default-spec   print the built-in OpenAPI document (start the sidecar with it) and exit
   -h, --help             show this help
@@ -43,6 +47,8 @@ export type CliCommand =
   | { kind: 'help' }
   | { kind: 'list'; json: boolean }
   | { kind: 'print-default-spec' }
+  /** The tool-call section against the MCP edge `command` starts (--mcp). */
+  | { kind: 'run-mcp'; command: string[]; only: string[]; json: boolean }
   | {
       kind: 'run'
       /** null: start sidecars for the suite (--start-sidecar). */
@@ -60,11 +66,12 @@ export type CliCommand =
 /** Parses argv (without node and the script); throws UsageError. */
 export function parseCliArgs(argv: readonly string[], env: Record<string, string | undefined>): CliCommand {
   let values
+  let positionals: string[]
   try {
-    ;({ values } = parseArgs({
+    ;({ values, positionals } = parseArgs({
       args: [...argv],
       strict: true,
-      allowPositionals: false,
+      allowPositionals: argv.includes('--mcp'),
       options: {
         sidecar: { type: 'string' },
         'start-sidecar': { type: 'boolean' },
@@ -77,6 +84,7 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
         'issuer-seed-file': { type: 'string' },
         'request-timeout-ms': { type: 'string' },
         list: { type: 'boolean' },
+        mcp: { type: 'boolean' },
         'print-default-spec': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -87,6 +95,10 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
   if (values.help === true) return { kind: 'help' }
   if (values.list === true) return { kind: 'list', json: values.json === true }
   if (values['print-default-spec'] === true) return { kind: 'print-default-spec' }
+  if (values.mcp === true) {
+    if (positionals.length === 0) throw new UsageError('--mcp needs the edge to start: -- COMMAND ARGS…')
+    return { kind: 'run-mcp', command: positionals, only: (values.only ?? []).flatMap(v => v.split(',')).map(s => s.trim()).filter(s => s !== ''), json: values.json === true }
+  }
   const start = values['start-sidecar'] === true
   if (start && values.sidecar !== undefined) throw new UsageError('give --sidecar URL or --start-sidecar, not both')
   if (start && values['control-token'] !== undefined) throw new UsageError('--start-sidecar gives the sidecar it starts a control token of its own: leave --control-token out')

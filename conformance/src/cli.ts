@@ -10,6 +10,7 @@ import { formatJson, formatTable } from './report.js'
 import { CHECKS, runConformance } from './run-conformance.js'
 import { loadGateSdkCore } from './sdk-under-test.js'
 import { runAgainstStartedSidecars } from './start-sidecar.js'
+import { runToolCallConformance } from './tool-calls/run-tool-calls.js'
 
 async function main(argv: readonly string[]): Promise<number> {
   let command
@@ -29,6 +30,11 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'list':
       process.stdout.write(command.json ? JSON.stringify(CHECKS, null, 2) + '\n' : CHECKS.map(c => `${c.id}\t${c.required ? 'required' : 'advisory'}\t${c.specRef}\t${c.description}`).join('\n') + '\n')
       return 0
+    case 'run-mcp': {
+      const report = await runToolCallConformance({ command: command.command, only: command.only })
+      process.stdout.write(command.json ? formatJson(report) : formatTable(report))
+      return report.ok ? 0 : 1
+    }
     case 'run':
       break
   }

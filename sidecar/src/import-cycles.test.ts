@@ -7,7 +7,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const SOURCE_DIRS = ['schemas/v1/src', 'sdk/src', 'sdk/express/src', 'sdk/koa/src', 'sdk/fastify/src', 'sdk/next/src', 'proxy/src', 'trust/src', 'sidecar/src', 'conformance/src', 'bench/src']
+const SOURCE_DIRS = ['schemas/v1/src', 'sdk/src', 'sdk/express/src', 'sdk/koa/src', 'sdk/fastify/src', 'sdk/next/src', 'openapi/src', 'mcp/src', 'proxy/src', 'trust/src', 'sidecar/src', 'conformance/src', 'bench/src']
 const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm
 
 function sourceFiles(dir: string): string[] {

@@ -76,9 +76,12 @@ export interface CorpusRow {
   costUnits: number | null
   costCurrency: string | null
   attemptedCostUnits: number | null
-  /** The signed HttpReceipt exactly as stored. */
-  httpJson: string
-  /** The stored core receipt, or null until the row is first read with its signer's key at hand. */
+  /** The signed HttpReceipt exactly as stored; null for a receipt that only has a core form (a tool call's). */
+  httpJson: string | null
+  /**
+   * The stored core receipt: for an HttpReceipt, null until the row is first read with its signer's key
+   * at hand; for a core-only receipt (httpJson null), the signed receipt itself, never null.
+   */
   coreJson: string | null
 }
 

@@ -198,8 +198,9 @@ export class ReceiptQueryEngine {
     const texts: string[] = []
     let signer
     for (const row of rows) {
-      if (row.coreJson !== null && !isLegacyCoreForm(row.coreJson, row.receiptId)) {
-        texts.push(row.coreJson)
+      // a core-only receipt (a tool call's) is its core form: served as signed
+      if (row.httpJson === null || (row.coreJson !== null && !isLegacyCoreForm(row.coreJson, row.receiptId))) {
+        texts.push(row.coreJson ?? 'null')
         continue
       }
       signer ??= this.#deps.authority.signer()

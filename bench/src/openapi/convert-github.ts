@@ -6,7 +6,7 @@
 // Target: Gate at least as fast as openapi-mcp-generator and under 1 s (median).
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { manifestFromSpec } from '@gate/sidecar'
+import { manifestFromSpec } from '@gate/openapi'
 import { getToolsFromOpenApi } from 'openapi-mcp-generator'
 import { median, printTable } from '../measure.js'
 

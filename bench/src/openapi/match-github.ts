@@ -4,7 +4,7 @@
 // tens of thousands per second).
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { matchRoute, routeTableFromSpec } from '@gate/sidecar'
+import { matchRoute, routeTableFromSpec } from '@gate/openapi'
 import { measureRate, printTable } from '../measure.js'
 
 const TARGET_PER_SECOND = 100_000

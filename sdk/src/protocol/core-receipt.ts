@@ -107,6 +107,30 @@ export function signCoreReceipt(body: Record<string, unknown>, signer: Signer): 
   return { id, ...body, signature } as unknown as CoreReceipt
 }
 
+/** A signed core receipt and its canonical JSON: the bytes stored and served. */
+export interface SignedCoreReceipt {
+  receipt: CoreReceipt
+  json: string
+}
+
+/**
+ * `signCoreReceipt` for a receipt to store: the body takes the signer's `kernel_key` (and `algorithm`
+ * when not Ed25519), and any failure, the signer's own included, is a SigningError
+ * (gate_receipt_sign_failed).
+ */
+export function signCoreReceiptJson(body: Record<string, unknown>, signer: Signer): SignedCoreReceipt {
+  const full: Record<string, unknown> = { ...body, kernel_key: signer.publicKey }
+  if (signer.algorithm !== 'ed25519') full.algorithm = signer.algorithm
+  let receipt: CoreReceipt
+  try {
+    receipt = signCoreReceipt(full, signer)
+  } catch (err) {
+    if (err instanceof SigningError) throw err
+    throw new SigningError('the signer failed', err)
+  }
+  return { receipt, json: canonicalJson(receipt) }
+}
+
 /** The content-addressed id of a core receipt body (every field but id, signature and bbs_signature). */
 export function coreReceiptId(body: Record<string, unknown>): string {
   return sha256Hex(canonicalJson(body))

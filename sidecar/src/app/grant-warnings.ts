@@ -2,7 +2,7 @@
 // that covers none of its routes (a typo such as "POST /pet", or a route from another document) only
 // ever matches requests to paths no route matches. The token is issued all the same.
 import { toolPatternMatches, type CapabilityScope } from '@gate/sdk'
-import type { RouteTable } from '../openapi/index.js'
+import type { RouteTable } from '@gate/openapi'
 
 /** One warning per HTTP grant of `scope` that covers no route of `routeTable`; none without a table. */
 export function grantWarnings(scope: CapabilityScope, routeTable: RouteTable | null): string[] {

@@ -3,7 +3,7 @@
 // SHA-256 of zero bytes.
 import { readFile } from 'node:fs/promises'
 import { sha256Hex } from '@gate/sdk'
-import { routeTableFromSpec, type RouteTable, type RouteTableOptions } from '../openapi/index.js'
+import { routeTableFromSpec, type RouteTable, type RouteTableOptions } from '@gate/openapi'
 import { ConfigError } from '../errors.js'
 
 export interface LoadedPolicy {

@@ -9,7 +9,7 @@ import { policyFromBytes, type LoadedPolicy } from '../app/load-policy.js'
 import type { Evaluation } from '../kernel/kernel.js'
 import { createProxy, DEFAULTS as PROXY_DEFAULTS, EGRESS_DEFAULTS, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
-import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { parseFlags, readSecondsFlag, runWithExitCodes } from './parse-flags.js'
 import { createGateLogger, lineLogger } from '../observability/logger.js'
 import { readObservabilityFlags } from '../config/observability-flags.js'
 
@@ -56,7 +56,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     const upstreamText = values.upstream
     if (typeof upstreamText !== 'string' || upstreamText === '') throw new UsageError('--upstream URL is required')
-    const timeoutSecs = readTimeoutSecs(values['upstream-timeout-secs'])
+    const timeoutSecs = readSecondsFlag(values['upstream-timeout-secs'], '--upstream-timeout-secs', PROXY_DEFAULTS.upstreamTimeoutMs / 1000)
     const expectedSha256 = readSha256(values['spec-sha256'])
     const specPath = values.spec as string | undefined
     // one logger from the first line on: the service gets it too. JSON lines escape every control
@@ -102,14 +102,6 @@ export async function run(argv: string[]): Promise<number> {
   })
 }
 
-function readTimeoutSecs(value: unknown): number {
-  if (value === undefined) return PROXY_DEFAULTS.upstreamTimeoutMs / 1000
-  const n = Number(value)
-  if (typeof value !== 'string' || !/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > 3600) {
-    throw new UsageError(`--upstream-timeout-secs must be a whole number of seconds from 1 to 3600, got "${String(value)}"`)
-  }
-  return n
-}
 
 function readSha256(value: unknown): string | undefined {
   if (value === undefined) return undefined

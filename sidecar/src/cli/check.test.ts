@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { validate } from '@gate/schemas'
-import { buildManifest, buildRouteTable, convertSpec } from '../openapi/index.js'
+import { buildManifest, buildRouteTable, convertSpec } from '@gate/openapi'
 import { routeToJson } from './check.js'
 
 const main = fileURLToPath(new URL('./main.js', import.meta.url))

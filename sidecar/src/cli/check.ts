@@ -4,10 +4,7 @@ import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { isOpenApiError } from '../errors.js'
-import { buildManifest } from '../openapi/manifest-from-spec.js'
-import { buildRouteTable } from '../openapi/route-table.js'
-import { convertSpec, type SpecConversion } from '../openapi/convert-spec.js'
-import type { Manifest, RouteEntry, ToolDefinition } from '../openapi/types.js'
+import { buildManifest, buildRouteTable, convertSpec, type Manifest, type RouteEntry, type SpecConversion, type ToolDefinition } from '@gate/openapi'
 import { escapeControls, escapeLines } from './terminal-text.js'
 
 const EXIT_OK = 0

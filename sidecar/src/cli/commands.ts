@@ -37,6 +37,14 @@ export const COMMANDS: Record<string, CommandEntry> = {
       protect: { summary: 'reverse proxy: capability checks and a signed receipt for every request to an upstream API', load: () => import('./api-protect.js') },
     },
   },
+  mcp: {
+    summary: 'MCP commands: gate mcp serve (the guard between an agent and its tools)',
+    // never called: runCommand descends into `sub` first
+    load: () => import('./mcp-serve.js'),
+    sub: {
+      serve: { summary: 'speak MCP over stdio and decide every tool call (a wrapped MCP server or an OpenAPI API) with a signed receipt', load: () => import('./mcp-serve.js') },
+    },
+  },
 }
 
 const USAGE_EXIT = 2

@@ -32,3 +32,13 @@ export async function runWithExitCodes(name: string, usage: string, body: () => 
     return 1
   }
 }
+
+/** A whole number of seconds from 1 to 3600 given as FLAG, or `fallback` when the flag is absent. */
+export function readSecondsFlag(value: unknown, flag: string, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > 3600) {
+    throw new UsageError(`${flag} must be a whole number of seconds from 1 to 3600, got "${String(value)}"`)
+  }
+  return n
+}

@@ -20,6 +20,7 @@ import {
   readJson,
   EXACT_JSON_LIMITS,
   verifyCoreReceipt,
+  type CoreReceipt,
   type GuardEvidence,
   type HttpReceipt,
   type Signer,
@@ -355,8 +356,9 @@ async function explain(argv: string[]): Promise<number> {
     const { status, text } = await createControlClient(global).getText(`/v1/receipts/${id}`)
     if (status === 404) throw new Error(`receipt ${id} not found`)
     if (status !== 200) throw new Error(describeRefusal(`GET /v1/receipts/${id}`, status, errorOf(text)))
-    const body = readJson(text, EXACT_JSON_LIMITS).value as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt }
-    view = { seq: body.seq, kind: body.kind, decisionReceiptId: body.decisionReceiptId, finalReceiptIds: body.finalReceiptIds, http: body.httpReceipt, coreStored: 'decision' in body.receipt }
+    const body = readJson(text, EXACT_JSON_LIMITS).value as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt | null }
+    const form: ExplainView['form'] = body.httpReceipt === null ? { core: body.receipt as unknown as CoreReceipt } : { http: body.httpReceipt, coreStored: 'decision' in body.receipt }
+    view = { seq: body.seq, kind: body.kind, decisionReceiptId: body.decisionReceiptId, finalReceiptIds: body.finalReceiptIds, form }
   } else {
     const store = await openExistingStore(global.receiptDb!)
     try {
@@ -377,8 +379,8 @@ interface ExplainView {
   kind: string
   decisionReceiptId: string | null
   finalReceiptIds: string[]
-  http: HttpReceipt
-  coreStored: boolean
+  /** An HttpReceipt (and whether its core form is stored yet), or a receipt that only has a core form. */
+  form: { http: HttpReceipt; coreStored: boolean } | { core: CoreReceipt }
   tenant?: string | null
   subjectKey?: string | null
 }
@@ -389,8 +391,7 @@ function fromStored(row: StoredReceipt, finals: string[]): ExplainView {
     kind: row.kind,
     decisionReceiptId: row.decisionReceiptId,
     finalReceiptIds: finals,
-    http: JSON.parse(row.httpJson) as HttpReceipt,
-    coreStored: row.coreJson !== null,
+    form: row.httpJson === null ? { core: JSON.parse(row.coreJson!) as CoreReceipt } : { http: JSON.parse(row.httpJson) as HttpReceipt, coreStored: row.coreJson !== null },
     tenant: row.tenant,
     subjectKey: row.subjectKey,
   }
@@ -398,7 +399,8 @@ function fromStored(row: StoredReceipt, finals: string[]): ExplainView {
 
 /** One receipt in words. */
 export function describeReceipt(view: ExplainView): string {
-  const r = view.http
+  if ('core' in view.form) return describeCoreReceipt(view, view.form.core)
+  const r = view.form.http
   const v = r.verdict
   const verdict =
     v.verdict === 'allow'
@@ -422,7 +424,38 @@ export function describeReceipt(view: ExplainView): string {
     `  time:        ${describeUnixTime(r.timestamp)}`,
     `  hashes:      content ${r.content_hash}, policy ${r.policy_hash}`,
     `  signer:      ${r.kernel_key}`,
-    `  core form:   ${view.coreStored ? 'stored' : 'not stored yet (made and stored when trust-control first serves it)'}`,
+    `  core form:   ${view.form.coreStored ? 'stored' : 'not stored yet (made and stored when trust-control first serves it)'}`,
+    `  linkage:     ${linkage(view)}`,
+  ]
+  // every field above came from a receipt: one line each, whatever it holds
+  return lines.map(escapeControls).join('\n') + '\n'
+}
+
+// A tool call's receipt (docs/mcp.md): it only has the core form.
+function describeCoreReceipt(view: ExplainView, r: CoreReceipt): string {
+  const d = r.decision
+  const verdict =
+    d === undefined
+      ? `no decision: ${r.receipt_kind}, evidence only`
+      : d.verdict === 'allow'
+        ? 'allow: the call may proceed'
+        : d.verdict === 'deny'
+          ? `deny by ${d.guard}: ${d.reason}`
+          : `${d.verdict}: ${d.reason}`
+  const details = (r.metadata ?? {})['gate_deny_details'] as { reason_code?: unknown } | undefined
+  const reasonCode = typeof details?.reason_code === 'string' ? `, reason code ${details.reason_code}` : ''
+  const lines = [
+    `receipt ${r.id}`,
+    `  kind:        ${view.kind === 'final' ? 'final receipt (records how the call ended)' : 'decision receipt'}, seq ${view.seq}, ${r.receipt_kind}/${r.boundary_class}/${r.trust_level} (core receipt gate.receipt.v1)`,
+    `  verdict:     ${verdict}${reasonCode}`,
+    `  tool:        ${r.tool_name} on tool server ${r.tool_server}`,
+    `  parameters:  hash ${r.action.parameter_hash} (${Object.keys(r.action.parameters).length} argument(s))`,
+    `  capability:  ${r.capability_id === '' ? 'none presented' : r.capability_id}${view.subjectKey ? ` (agent ${view.subjectKey})` : ''}${view.tenant ? `, tenant ${view.tenant}` : ''}`,
+    `  guards:      ${r.evidence === undefined || r.evidence.length === 0 ? 'no guard evidence recorded' : ''}`,
+    ...(r.evidence ?? []).map((e: GuardEvidence) => `    - ${e.guard_name}: ${e.verdict ? 'passed' : 'failed'}${e.details ? `: ${e.details}` : ''}`),
+    `  time:        ${describeUnixTime(r.timestamp)}`,
+    `  hashes:      content ${r.content_hash}, policy ${r.policy_hash}`,
+    `  signer:      ${r.kernel_key}`,
     `  linkage:     ${linkage(view)}`,
   ]
   // every field above came from a receipt: one line each, whatever it holds

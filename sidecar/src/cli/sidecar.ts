@@ -9,12 +9,13 @@ import { loadAuthority } from '../config/authority-seed.js'
 import { provideServiceControlToken } from '../config/control-token.js'
 import { readServiceConfig, SERVICE_DEFAULTS } from '../config/service-config.js'
 import { loadPolicyFile } from '../app/load-policy.js'
-import type { RouteTableOptions } from '../openapi/index.js'
+import type { RouteTableOptions } from '@gate/openapi'
 import { openServiceStores } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP, type TransparencySettings } from '../config/transparency-flags.js'
 import { OBSERVABILITY_FLAG_OPTIONS, OBSERVABILITY_FLAGS_HELP } from '../config/observability-flags.js'
+import { pino } from 'pino'
 import { createGateLogger, errorFields, lineLogger, type Logger } from '../observability/logger.js'
 import { createGateMetrics } from '../observability/metrics.js'
 import { packageVersion } from '../app/create-service.js'
@@ -90,12 +91,15 @@ export async function startFromFlags(
   name: string,
   extra: Partial<Parameters<typeof startService>[0]> & {
     policyLoader?: (options: RouteTableOptions) => ReturnType<typeof loadPolicyFile>
+    /** Log to stderr instead of stdout (stdout carries a protocol). */
+    logToStderr?: boolean
   } = {},
 ): Promise<RunningService & { logger: Logger }> {
   const config = readServiceConfig(values)
   const { global, receiptStore, transparency, observability } = config
   // JSON lines escape every control character: no value can drive the terminal (docs/security.md)
-  const logger = extra.logger ?? createGateLogger(`gate ${name}`, observability.logLevel)
+  // `gate mcp serve` keeps stdout for MCP: its log goes to stderr
+  const logger = extra.logger ?? createGateLogger(`gate ${name}`, observability.logLevel, extra.logToStderr === true ? pino.destination({ dest: 2, sync: true }) : undefined)
   const log = lineLogger(logger)
   const listen = parseServiceListenAddress(config.listen)
   const { policyLoader, ...serviceOptions } = extra

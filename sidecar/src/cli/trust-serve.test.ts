@@ -236,7 +236,7 @@ const rowIds = new Map<string, string>()
 function rememberServedIds(row: StoredReceipt): void {
   if (rowIds.has(row.receiptId)) return
   rowIds.set(row.receiptId, row.receiptId)
-  rowIds.set(coreReceiptId(coreReceiptBody(JSON.parse(row.httpJson) as HttpReceipt)), row.receiptId)
+  rowIds.set(coreReceiptId(coreReceiptBody(JSON.parse(row.httpJson!) as HttpReceipt)), row.receiptId)
 }
 
 function rowIdOf(receipt: Record<string, unknown>): string {
@@ -305,7 +305,7 @@ t.test('the store holds the real evaluations and the seeded receipts', async t =
   t.same([...outcomes].sort(), ['allow', 'cancelled', 'deny', 'incomplete'])
   const viaEvaluate = model.filter(r => r.routePattern.startsWith('/pets') || r.routePattern === '/admin/export')
   t.ok(viaEvaluate.length >= EVALUATIONS, `${viaEvaluate.length} receipts came through /gate/evaluate`)
-  t.ok(model.some(r => r.outcome === 'deny' && r.httpJson.includes('BudgetGuard')), 'budget denials happened')
+  t.ok(model.some(r => r.outcome === 'deny' && r.httpJson!.includes('BudgetGuard')), 'budget denials happened')
   t.ok(new Set(model.map(r => r.tenant)).size === 4, 'four tenant values (three tenants and none)')
 })
 

@@ -4,7 +4,41 @@
 // parameters, and `body` when the client supplied the parsed body as `arguments.body`. Grant matching
 // and constraints are decided by @gate/sdk's `authorizeCall` on this neutral call.
 import type { GateHttpRequest, MonetaryAmount, ToolCall, ToolGrant } from '@gate/sdk'
-import type { RouteMatch } from '../openapi/index.js'
+import type { RouteMatch } from '@gate/openapi'
+import type { DecisionSubject } from './guards/guard.js'
+
+/** Presenting a token to an HTTP route (spec 01, Authentication), for the deny's hint. */
+export const CAPABILITY_SUGGESTION =
+  'present a valid capability token in the X-Gate-Capability header or the gate_capability query parameter'
+
+/** What the guards decide about an HTTP request: its matched route (or the method rule) as a call. */
+export function httpSubject(input: {
+  request: GateHttpRequest
+  route: RouteMatch
+  routePattern: string
+  query: Record<string, string> | undefined
+  cost: MonetaryAmount | undefined
+}): DecisionSubject {
+  const { request, route, routePattern } = input
+  const operationId = route.matched ? route.route.operationId : undefined
+  const why = route.why === 'side_effects' ? 'x-gate-side-effects: false' : route.matched ? `safe method ${request.method}` : `unmatched route, safe method ${request.method}`
+  return {
+    label: `${request.method} ${routePattern}`,
+    requiredScope: requiredScope({ method: request.method, routePattern }),
+    policy: route.decision,
+    sessionAllowReason: why,
+    // spec 01: x-gate-sensitivity restricted always requires approval, whatever the policy decision
+    approvalRequired: route.matched && (route.route.approvalRequired || route.route.sensitivity === 'restricted'),
+    budgetLimit: route.matched ? route.route.budgetLimit : undefined,
+    bindings: { method: request.method, routePattern },
+    strictNonce: true,
+    toolCall: () => httpToolCall({ ...input, operationId }),
+    requestedCapabilityId: request.capability_id,
+    unenforcedAuthorization: request.supplemental_authorization === undefined ? undefined : 'supplemental_authorization',
+    inputProblem: undefined,
+    capabilityHint: CAPABILITY_SUGGESTION,
+  }
+}
 
 export interface GrantTarget {
   method: string

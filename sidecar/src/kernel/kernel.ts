@@ -1,21 +1,11 @@
-// The evaluator: route match, then guards in a fixed order, then a signed receipt that is durably
-// stored before the answer leaves (docs/kernel.md). Used by the sidecar's /gate/evaluate and, in
-// process, by the reverse proxy.
-//
-// Guard order:
-//   0. AuthorityBoundaryGuard  a request carrying supplemental_authorization is denied (spec 02)
-//   1. RevocationGuard      any route; a revoked capability is denied before evaluation
-//   2. DefaultPolicyGuard   SessionAllow routes: allow, then only a restricted route's approval and the budget guard
-//      CapabilityGuard      DenyByDefault routes: token valid and verified, id matches, the request is within it
-//   3. ApprovalGuard        routes with x-gate-approval-required or x-gate-sensitivity: restricted
-//   4. NonceGuard           DenyByDefault routes when strict nonces are on
-//   5. BudgetGuard          last, so a request denied above never spends an invocation or a cost
+// The evaluator: route match, then guards in a fixed order (guard-pipeline.ts), then a signed receipt
+// that is durably stored before the answer leaves (docs/kernel.md). Used by the sidecar's
+// /gate/evaluate and, in process, by the reverse proxy; agents' tool calls go through the same guards
+// in tool-call-kernel.ts.
 import {
   callerIdentityHash,
-  canonicalJson,
   contentHash,
   SAFE_METHODS,
-  utf8,
   type CallerIdentity,
   type GateHttpRequest,
   type GuardEvidence,
@@ -26,19 +16,14 @@ import {
   type Signer,
   type Verdict,
 } from '@gate/sdk'
-import { randomBytes } from 'node:crypto'
-import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
+import { matchRoute, type RouteMatch, type RouteTable } from '@gate/openapi'
 import { readDeclaredCost } from './declared-cost.js'
+import { signExecutionNonce } from './execution-nonce.js'
 import { financialRecord } from './financial-record.js'
 import { CapabilityRecorder, readPresentedCapability, type PresentedCapability } from './presented-capability.js'
-import { ApprovalGuard } from './guards/approval.js'
-import { AuthorityBoundaryGuard } from './guards/authority-boundary.js'
-import { BudgetGuard } from './guards/budget.js'
-import { CapabilityGuard } from './guards/capability.js'
-import { DefaultPolicyGuard } from './guards/default-policy.js'
-import type { GuardContext, GuardOutcome } from './guards/guard.js'
-import { NonceGuard } from './guards/nonce.js'
-import { RevocationGuard } from './guards/revocation.js'
+import { httpSubject } from './grants.js'
+import { GuardPipeline } from './guard-pipeline.js'
+import type { GuardContext } from './guards/guard.js'
 import type { KernelPorts } from './ports.js'
 import type { ReceiptWriteContext, WrittenReceipt } from '../stores/receipt-writer.js'
 
@@ -106,14 +91,10 @@ export class Kernel {
   readonly #options: KernelOptions
   readonly #ports: KernelPorts
   readonly #clock: () => number
-  readonly #boundary = new AuthorityBoundaryGuard()
-  readonly #revocation: RevocationGuard
-  readonly #defaultPolicy = new DefaultPolicyGuard()
-  readonly #capability: CapabilityGuard
-  readonly #approval: ApprovalGuard
-  readonly #nonce: NonceGuard
-  readonly #budget: BudgetGuard
-  readonly #recorder: CapabilityRecorder
+  /** The guards in their fixed order; the tool-call path runs the same ones. */
+  readonly guards: GuardPipeline
+  /** What a receipt may say about a presented capability (only authentic ids are filed under). */
+  readonly capabilityRecorder: CapabilityRecorder
   readonly #callerHashes = new Map<string, string>()
 
   constructor(options: KernelOptions) {
@@ -122,12 +103,18 @@ export class Kernel {
     this.policyHash = options.policyHash
     this.#ports = options.ports
     this.#clock = options.clock ?? (() => Math.floor(Date.now() / 1000))
-    this.#revocation = new RevocationGuard(options.ports.revocations)
-    this.#capability = new CapabilityGuard(() => this.trustedIssuers())
-    this.#approval = new ApprovalGuard(options.ports.approvals, () => randomBytes(16).toString('hex'))
-    this.#nonce = new NonceGuard(options.ports.nonces, () => this.ownKeys())
-    this.#budget = new BudgetGuard(options.ports.budgets)
-    this.#recorder = new CapabilityRecorder(() => this.trustedIssuers())
+    this.guards = new GuardPipeline(options.ports, { trustedIssuers: () => this.trustedIssuers(), ownKeys: () => this.ownKeys(), strictNonces: options.strictNonces })
+    this.capabilityRecorder = new CapabilityRecorder(() => this.trustedIssuers())
+  }
+
+  /** Where receipts, approvals and nonces go (the tool-call path writes through the same ports). */
+  get ports(): KernelPorts {
+    return this.#ports
+  }
+
+  /** Pending approval and execution nonce lifetimes, seconds. */
+  get lifetimes(): { approvalTtlSeconds: number; nonceTtlSeconds: number } {
+    return { approvalTtlSeconds: this.#options.approvalTtlSeconds, nonceTtlSeconds: this.#options.nonceTtlSeconds }
   }
 
   /** This authority's public keys: the current one and any earlier ones kept after rotation. */
@@ -178,12 +165,12 @@ export class Kernel {
     if (presented.capabilityId !== null || (presented.token?.delegation_chain?.length ?? 0) > 0) await this.#ports.revocations.refresh?.()
     const ctx = this.#context(input, route, routePattern, query, now, presented)
     const evidence: GuardEvidence[] = []
-    const outcome = await this.#runGuards(ctx, evidence)
+    const outcome = await this.guards.run(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
     const financial = financialRecord(ctx, verdict)
     // only an authentic token's id and subject go into the receipt's indexed fields
-    const recorded = this.#recorder.record(presented, ctx.verifiedToken, { requestCapabilityId: request.capability_id })
+    const recorded = this.capabilityRecorder.record(presented, ctx.verifiedToken, { requestCapabilityId: request.capability_id })
     const metadata: Record<string, unknown> = { gate_http_status_scope: 'decision' }
     if (financial !== undefined) metadata.financial = financial.metadata
     if (recorded.presented !== undefined) metadata.gate_presented_capability = recorded.presented
@@ -216,7 +203,7 @@ export class Kernel {
     let executionNonce: SignedExecutionNonce | undefined
     let issuing: Promise<void> | undefined
     if (outcome?.issueNonce === true) {
-      executionNonce = this.#signNonce(requestId, ctx, now)
+      executionNonce = signExecutionNonce(this.signer, { requestId, ctx, now, ttlSeconds: this.lifetimes.nonceTtlSeconds })
       issuing = this.#ports.nonces.issue({
         nonceId: executionNonce.nonce_id,
         requestId: executionNonce.request_id,
@@ -242,7 +229,7 @@ export class Kernel {
         contentHash: ctx.contentHash,
         decisionReceiptId: signed.receipt.id,
         createdAt: now,
-        expiresAt: now + this.#options.approvalTtlSeconds,
+        expiresAt: now + this.lifetimes.approvalTtlSeconds,
       })
     }
 
@@ -276,13 +263,9 @@ export class Kernel {
     const { request } = input
     const declared = readDeclaredCost(request.governed_intent)
     return {
-      request,
-      route,
-      routePattern,
-      operationId: route.matched ? route.route.operationId : undefined,
-      callerIdentityHash: this.#callerHash(request.caller),
+      subject: httpSubject({ request, route, routePattern, query, cost: 'cost' in declared ? declared.cost : undefined }),
+      callerIdentityHash: this.callerHash(request.caller),
       contentHash: contentHash({ body_hash: request.body_hash, method: request.method, path: request.path, query, route_pattern: routePattern }),
-      query,
       declaredCost: 'cost' in declared ? declared.cost : undefined,
       declaredCostProblem: 'problem' in declared ? declared.problem : undefined,
       now,
@@ -295,43 +278,9 @@ export class Kernel {
     }
   }
 
-  async #runGuards(ctx: GuardContext, evidence: GuardEvidence[]): Promise<Extract<GuardOutcome, { pass: false }> | undefined> {
-    const run = async (outcome: GuardOutcome | Promise<GuardOutcome>) => {
-      const o = await outcome
-      if (o.pass) {
-        if (o.evidence !== undefined) evidence.push(o.evidence)
-        return undefined
-      }
-      evidence.push(o.evidence)
-      return o
-    }
-    const outside = await run(this.#boundary.check(ctx))
-    if (outside !== undefined) return outside
-    const denied = await run(this.#revocation.check(ctx))
-    if (denied !== undefined) return denied
-    if (ctx.route.decision === 'SessionAllow') {
-      await run(this.#defaultPolicy.check(ctx))
-    } else {
-      const capability = await run(this.#capability.check(ctx))
-      if (capability !== undefined) return capability
-    }
-    // spec 01: x-gate-sensitivity restricted always requires approval, whatever the policy decision
-    if (ctx.route.matched && (ctx.route.route.approvalRequired || ctx.route.route.sensitivity === 'restricted')) {
-      const approval = await run(this.#approval.check(ctx))
-      if (approval !== undefined) return approval
-    }
-    if (ctx.route.decision === 'DenyByDefault') {
-      if (this.#options.strictNonces) {
-        const nonce = await run(this.#nonce.check(ctx))
-        if (nonce !== undefined) return nonce
-      }
-    }
-    return run(this.#budget.check(ctx))
-  }
-
   // Most traffic comes from a few callers: their hashes are remembered, keyed by the identity's JSON
   // text (equal text, equal canonical form, equal hash). Bounded; cleared when full.
-  #callerHash(caller: CallerIdentity): string {
+  callerHash(caller: CallerIdentity): string {
     const key = JSON.stringify(caller)
     let hash = this.#callerHashes.get(key)
     if (hash === undefined) {
@@ -340,22 +289,6 @@ export class Kernel {
       this.#callerHashes.set(key, hash)
     }
     return hash
-  }
-
-  #signNonce(requestId: string, ctx: GuardContext, now: number): SignedExecutionNonce {
-    const body = {
-      schema: 'gate.execution_nonce.v1' as const,
-      nonce_id: randomBytes(16).toString('hex'),
-      request_id: requestId,
-      caller_identity_hash: ctx.callerIdentityHash,
-      method: ctx.request.method,
-      route_pattern: ctx.routePattern,
-      content_hash: ctx.contentHash,
-      issued_at: now,
-      expires_at: now + this.#options.nonceTtlSeconds,
-      kernel_key: this.signer.publicKey,
-    }
-    return { ...body, signature: this.signer.sign(utf8(canonicalJson(body))) }
   }
 }
 

@@ -6,18 +6,21 @@ import type { GateMetrics } from './metrics.js'
 
 export function instrumentReceiptWriter(writer: ReceiptWriter, metrics: GateMetrics): ReceiptWriter {
   writer.onCommitted(batch => metrics.recordReceiptBatch(batch.receiptIds.length))
+  const timed = async <T>(writing: () => Promise<T>): Promise<T> => {
+    const started = performance.now()
+    try {
+      const written = await writing()
+      metrics.recordReceiptWrite((performance.now() - started) / 1000)
+      return written
+    } catch (err) {
+      metrics.recordStoreError('receipts')
+      throw err
+    }
+  }
   return {
-    async write(body, context) {
-      const started = performance.now()
-      try {
-        const written = await writer.write(body, context)
-        metrics.recordReceiptWrite((performance.now() - started) / 1000)
-        return written
-      } catch (err) {
-        metrics.recordStoreError('receipts')
-        throw err
-      }
-    },
+    write: (body, context) => timed(() => writer.write(body, context)),
+    // a tool call's core receipt (gate mcp serve) counts the same as an HTTP one
+    writeCore: (body, context) => timed(() => writer.writeCore(body, context)),
     onCommitted: follower => writer.onCommitted(follower),
     flush: () => writer.flush(),
     get healthy() {

@@ -5,8 +5,9 @@ import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
-import type { HttpReceipt } from '@gate/sdk'
-import { createReceiptRow, openReceiptStore, type CommittedReceipts, type ReceiptRow } from './receipt-store.js'
+import type { CoreReceipt, HttpReceipt } from '@gate/sdk'
+import { createCoreReceiptRow, createReceiptRow, openReceiptStore, TOOL_CALL_METHOD, type CommittedReceipts, type ReceiptRow } from './receipt-store.js'
+import { STORE_APPLICATION_IDS } from './revision-stamp.js'
 import { openDatabase } from './sqlite-driver.js'
 import { openTestReceiptStore, receiptRow, STORE_DRIVER } from '../testing/receipt-rows.js'
 
@@ -247,4 +248,60 @@ t.test('followers learn of each committed batch after its commit, in commit orde
   t.ok((await Promise.all(readBack)).every(found => found !== undefined), 'each batch was readable from another connection when its followers ran')
   t.same([...a, ...b].map(r => r.seq), Array.from({ length: 43 }, (_, i) => i + 1))
   t.equal(store.log.healthy, true, 'a follower that throws does not fail the commit')
+})
+
+t.test('a core-only receipt (a tool call) is stored without an HTTP form and read back byte for byte', async t => {
+  const store = await open(t, join(t.testdir(), 'receipts.db'))
+  const coreJson = '{"id":"x","tool_server":"fs"}'
+  const appended = row({ method: TOOL_CALL_METHOD, routePattern: 'read_file', toolServer: 'fs', toolName: 'read_file', httpJson: null, coreJson })
+  const { seq } = await store.log.append(appended)
+  t.match(await store.query.getById(appended.receiptId), { seq, httpJson: null, coreJson, toolServer: 'fs', toolName: 'read_file', method: 'tools/call' })
+  await t.rejects(store.log.append(row({ httpJson: null, coreJson: null })), { code: 'gate_receipt_persistence_failed', message: /coreJson must be a non-empty string/ }, 'a row keeps at least one signed form')
+  await t.rejects(store.log.append(row({ httpJson: '' })), { code: 'gate_receipt_persistence_failed', message: /httpJson must be a non-empty string/ })
+})
+
+t.test('createCoreReceiptRow maps a core receipt: its own id, the tool columns, the decision as outcome', async t => {
+  const receipt = { id: '1'.repeat(64), timestamp: 7, capability_id: '', tool_server: 'fs', tool_name: 'write_file', decision: { verdict: 'cancelled', reason: 'r' } } as unknown as CoreReceipt
+  t.match(createCoreReceiptRow(receipt, '{}', { requestId: 'call-1', tenant: 'acme' }), {
+    receiptId: '1'.repeat(64),
+    timestamp: 7,
+    requestId: 'call-1',
+    method: 'tools/call',
+    routePattern: 'write_file',
+    toolServer: 'fs',
+    toolName: 'write_file',
+    outcome: 'cancelled',
+    capabilityId: null,
+    tenant: 'acme',
+    kind: 'decision',
+    httpJson: null,
+    coreJson: '{}',
+  })
+  t.match(createCoreReceiptRow(receipt, '{}', { requestId: 'call-1', decisionReceiptId: '2'.repeat(64) }), { kind: 'final', decisionReceiptId: '2'.repeat(64) })
+})
+
+t.test('a revision 3 file migrates to revision 4: rows kept, http_json nullable, a core-only row fits', async t => {
+  const path = join(t.testdir(), 'receipts.db')
+  const v3 = await openDatabase(path, { driver })
+  await v3.exec(`PRAGMA application_id = ${STORE_APPLICATION_IDS.receipts}`)
+  await v3.exec('PRAGMA user_version = 3')
+  await v3.exec(`CREATE TABLE receipts (seq INTEGER PRIMARY KEY, receipt_id TEXT NOT NULL, id_bucket INTEGER NOT NULL, id_prefix INTEGER NOT NULL,
+    timestamp INTEGER NOT NULL, request_id TEXT NOT NULL, method TEXT NOT NULL, route_pattern TEXT NOT NULL, tool_server TEXT NOT NULL,
+    tool_name TEXT NOT NULL, outcome TEXT NOT NULL, capability_id TEXT, tenant TEXT, subject_key TEXT, cost_units INTEGER, cost_currency TEXT,
+    attempted_cost_units INTEGER, kind TEXT NOT NULL, decision_receipt_id TEXT, http_json TEXT NOT NULL, core_json TEXT)`)
+  await v3.exec('CREATE INDEX receipts_by_id ON receipts (id_bucket, id_prefix)')
+  const old = row()
+  await v3.run(
+    `INSERT INTO receipts VALUES (1, ?, 0, ?, 1700000000, 'req-0', 'POST', '/pets/{id}', 'http', 'POST /pets/{id}', 'allow', NULL, 'acme', NULL, NULL, NULL, NULL, 'decision', NULL, ?, NULL)`,
+    [old.receiptId, Number.parseInt(old.receiptId.slice(0, 13), 16), old.httpJson],
+  )
+  await v3.close()
+  const store = await open(t, path)
+  t.match(await store.query.getById(old.receiptId), { seq: 1, tenant: 'acme', httpJson: old.httpJson, coreJson: null }, 'the old row, found by id')
+  const core = row({ httpJson: null, coreJson: '{"core":1}' })
+  t.same(await store.log.append(core), { seq: 2 })
+  const check = await openDatabase(path, { driver })
+  t.teardown(() => check.close())
+  t.equal((await check.get<{ user_version: number }>('PRAGMA user_version'))?.user_version, 4)
+  t.ok(await check.get("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'receipts_by_id'"), 'the id index is back')
 })

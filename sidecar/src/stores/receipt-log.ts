@@ -1,5 +1,7 @@
-// The receipt log (receipt store revision 3): the table's DDL and the one way rows get into it. Every
-// signed HttpReceipt is kept byte for byte as it was serialized, in `seq` order; appends go through
+// The receipt log (receipt store revision 4): the table's DDL and the one way rows get into it. Every
+// signed receipt is kept byte for byte as it was serialized, in `seq` order: an HttpReceipt in
+// `http_json` (its core form, made on read, in `core_json`), or a receipt that only ever had a core form
+// (a tool call's `gate.receipt.v1`) in `core_json` with `http_json` null. Appends go through
 // group commit, so a write resolves only once its row is committed (commit before reply: a receipt id a
 // client has seen survives `kill -9`), and followers (`onCommitted`) learn of each committed batch in
 // commit order.
@@ -11,7 +13,7 @@
 // `id_prefix` (the id's first 52 bits) and `id_bucket` (seq / 4096), indexed together: a commit touches
 // only the current bucket's ~15 index pages (6.0 KB per receipt, throughput within noise of no index),
 // and a lookup probes the buckets newest first (receipt-query.ts). bench/src/stores/receipt-ingest.ts.
-import { httpReceiptColumns, type HttpReceipt } from '@gate/sdk'
+import { httpReceiptColumns, type CoreReceipt, type HttpReceipt } from '@gate/sdk'
 import type { ReceiptOutcome } from '@gate/trust'
 import { ReceiptPersistenceError, StoreInputError } from '../errors.js'
 import { GroupCommit, type GroupCommitStats } from './group-commit.js'
@@ -31,11 +33,13 @@ export interface ReceiptRow {
   /** Unix seconds. */
   timestamp: number
   requestId: string
+  /** The HTTP method; `tools/call` for a tool call's receipt. */
   method: string
+  /** The route pattern; the tool name for a tool call's receipt. */
   routePattern: string
-  /** Always `http` for HTTP receipts. */
+  /** `http` for HTTP receipts; the tool server id for a tool call's. */
   toolServer: string
-  /** `{METHOD} {route_pattern}`. */
+  /** `{METHOD} {route_pattern}` for HTTP receipts; the tool name for a tool call's. */
   toolName: string
   outcome: ReceiptOutcome
   capabilityId?: string | null
@@ -47,9 +51,12 @@ export interface ReceiptRow {
   attemptedCostUnits?: number | null
   kind: ReceiptRowKind
   decisionReceiptId?: string | null
-  /** The signed HttpReceipt exactly as serialized; stored and served unchanged. */
-  httpJson: string
-  /** The core receipt form, when known (it is otherwise made when the receipt is first read). */
+  /** The signed HttpReceipt exactly as serialized; stored and served unchanged. Null for a core-only receipt. */
+  httpJson: string | null
+  /**
+   * The core receipt form: for an HttpReceipt when known (it is otherwise made when the receipt is first
+   * read); for a core-only receipt (httpJson null), the signed receipt itself, required.
+   */
   coreJson?: string | null
 }
 
@@ -82,11 +89,9 @@ export interface CommittedReceipts {
  */
 export const ID_BUCKET_ROWS = 4096
 
-/** Schema revision 3. */
-export const RECEIPT_SCHEMA: StoreSchema = Object.freeze({
-  store: 'receipts',
-  create: [
-    `CREATE TABLE receipts (
+// The table as of revision 4: `http_json` became nullable (a tool call's receipt has no HTTP form) and
+// every row keeps at least one signed form.
+const RECEIPTS_TABLE_COLUMNS = `(
       seq INTEGER PRIMARY KEY,
       receipt_id TEXT NOT NULL,
       id_bucket INTEGER NOT NULL,
@@ -106,12 +111,31 @@ export const RECEIPT_SCHEMA: StoreSchema = Object.freeze({
       attempted_cost_units INTEGER,
       kind TEXT NOT NULL,
       decision_receipt_id TEXT,
-      http_json TEXT NOT NULL,
-      core_json TEXT
-    )`,
-    'CREATE INDEX receipts_by_id ON receipts (id_bucket, id_prefix)',
+      http_json TEXT,
+      core_json TEXT,
+      CHECK (http_json IS NOT NULL OR core_json IS NOT NULL)
+    )`
+
+const RECEIPTS_BY_ID_INDEX = 'CREATE INDEX receipts_by_id ON receipts (id_bucket, id_prefix)'
+
+/** Schema revision 4. */
+export const RECEIPT_SCHEMA: StoreSchema = Object.freeze({
+  store: 'receipts',
+  create: [`CREATE TABLE receipts ${RECEIPTS_TABLE_COLUMNS}`, RECEIPTS_BY_ID_INDEX],
+  migrations: [
+    {
+      // 3 → 4: SQLite cannot drop a NOT NULL in place, so the table is rebuilt (SQLite's documented
+      // procedure) inside the opening transaction; the query indexes come back when next asked for.
+      from: 3,
+      statements: [
+        `CREATE TABLE receipts_v4 ${RECEIPTS_TABLE_COLUMNS}`,
+        'INSERT INTO receipts_v4 SELECT * FROM receipts',
+        'DROP TABLE receipts',
+        'ALTER TABLE receipts_v4 RENAME TO receipts',
+        RECEIPTS_BY_ID_INDEX,
+      ],
+    },
   ],
-  migrations: [],
 })
 
 /** Rows whose core form is not stored yet (partial, so it holds only those rows). */
@@ -148,6 +172,42 @@ export const RECEIPT_TRUST_INDEXES: readonly string[] = Object.freeze([
   'CREATE INDEX IF NOT EXISTS receipts_by_cost ON receipts (cost_currency, cost_units) WHERE cost_units IS NOT NULL',
   RECEIPT_CORE_PENDING_INDEX,
 ])
+
+/** What a core-only receipt's row needs beyond the receipt: its request id (core receipts carry none). */
+export interface CoreReceiptRowContext extends Omit<ReceiptRowContext, 'coreJson'> {
+  requestId: string
+}
+
+/** The HTTP method column of a tool call's receipt (the MCP method), its route pattern being the tool name. */
+export const TOOL_CALL_METHOD = 'tools/call'
+
+const CORE_OUTCOMES: Readonly<Record<string, ReceiptOutcome>> = { allow: 'allow', deny: 'deny', cancelled: 'cancelled', incomplete: 'incomplete' }
+
+/** Builds the row of a receipt that has only a core form; `coreJson` must be the exact bytes signed and served. */
+export function createCoreReceiptRow(receipt: CoreReceipt, coreJson: string, context: CoreReceiptRowContext): ReceiptRow {
+  const capabilityId = receipt.capability_id === '' ? null : receipt.capability_id
+  return {
+    receiptId: receipt.id,
+    timestamp: receipt.timestamp,
+    requestId: context.requestId,
+    method: TOOL_CALL_METHOD,
+    routePattern: receipt.tool_name,
+    toolServer: receipt.tool_server,
+    toolName: receipt.tool_name,
+    // a receipt without a decision is not a mediated decision; it cannot be stored as an outcome
+    outcome: CORE_OUTCOMES[receipt.decision?.verdict ?? ''] ?? ('' as ReceiptOutcome),
+    capabilityId,
+    tenant: context.tenant ?? null,
+    subjectKey: context.subjectKey ?? null,
+    costUnits: context.costUnits ?? null,
+    costCurrency: context.costCurrency ?? null,
+    attemptedCostUnits: context.attemptedCostUnits ?? null,
+    kind: context.kind ?? (context.decisionReceiptId === undefined || context.decisionReceiptId === null ? 'decision' : 'final'),
+    decisionReceiptId: context.decisionReceiptId ?? null,
+    httpJson: null,
+    coreJson,
+  }
+}
 
 /** Builds the row for a signed HttpReceipt; `httpJson` must be the exact bytes that were signed and served. */
 export function createReceiptRow(receipt: HttpReceipt, httpJson: string, context: ReceiptRowContext = {}): ReceiptRow {
@@ -414,9 +474,13 @@ export function rowValues(row: ReceiptRow): unknown[] {
       throw new StoreInputError('receiptId', '64 lowercase hex characters', row.receiptId)
     }
     if (!Number.isSafeInteger(row.timestamp) || row.timestamp < 0) throw new StoreInputError('timestamp', 'Unix seconds', row.timestamp)
-    for (const field of ['requestId', 'method', 'routePattern', 'toolServer', 'toolName', 'httpJson'] as const) {
+    for (const field of ['requestId', 'method', 'routePattern', 'toolServer', 'toolName'] as const) {
       if (typeof row[field] !== 'string' || row[field] === '') throw new StoreInputError(field, 'a non-empty string', row[field])
     }
+    // a row keeps at least one signed form: the HttpReceipt, or (for a core-only receipt) the core one
+    const signedForm = row.httpJson === null ? 'coreJson' : 'httpJson'
+    const signed = row.httpJson === null ? row.coreJson : row.httpJson
+    if (typeof signed !== 'string' || signed === '') throw new StoreInputError(signedForm, 'a non-empty string', signed)
     if (!OUTCOMES.has(row.outcome)) throw new StoreInputError('outcome', 'allow, deny, cancelled or incomplete', row.outcome)
     if (!KINDS.has(row.kind)) throw new StoreInputError('kind', 'decision or final', row.kind)
     return [

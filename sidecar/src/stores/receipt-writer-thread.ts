@@ -3,9 +3,9 @@
 // are committed together, in one transaction (receipt-log.ts appendRows), and each is answered after
 // that COMMIT with its signed receipts and seqs. Nothing else runs here.
 import { parentPort, workerData } from 'node:worker_threads'
-import { createSigner, signHttpReceiptJson } from '@gate/sdk'
+import { createSigner, signCoreReceiptJson, signHttpReceiptJson } from '@gate/sdk'
 import type { ThreadReady } from '../worker-threads.js'
-import { appendRows, createReceiptRow, rowValues } from './receipt-log.js'
+import { appendRows, createCoreReceiptRow, createReceiptRow, rowValues, type ReceiptRow } from './receipt-log.js'
 import { openDatabase, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
 import type { WriterAnswer, WriterRequest, WriterResult } from './threaded-receipt-writer.js'
 
@@ -26,13 +26,20 @@ try {
       const ids: string[] = []
       const results = batch.items.map((item): WriterResult => {
         let signed
+        let row: ReceiptRow
         try {
-          signed = signHttpReceiptJson(item.body, signer)
+          if (item.form === 'http') {
+            signed = signHttpReceiptJson(item.body, signer)
+            row = createReceiptRow(signed.receipt, signed.json, item.context)
+          } else {
+            signed = signCoreReceiptJson(item.body as unknown as Record<string, unknown>, signer)
+            row = createCoreReceiptRow(signed.receipt, signed.json, item.context)
+          }
         } catch (err) {
           return { error: (err as Error).message, code: 'gate_receipt_sign_failed' }
         }
         try {
-          rows.push(rowValues(createReceiptRow(signed.receipt, signed.json, item.context)))
+          rows.push(rowValues(row))
         } catch (err) {
           return { error: (err as Error).message, code: 'gate_receipt_persistence_failed' }
         }

@@ -2,11 +2,11 @@
 // is committed byte for byte, signs with the signer current at the write, and fails closed.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
-import { createSigner, generateSecret, verifyHttpReceipt, type Signer } from '@gate/sdk'
+import { canonicalJson, createSigner, generateSecret, verifyCoreReceipt, verifyHttpReceipt, type Signer } from '@gate/sdk'
 import { openReceiptStore } from './receipt-store.js'
 import { createInlineReceiptWriter } from './receipt-writer.js'
 
-import { receiptBody as body, STORE_DRIVER as driver } from '../testing/receipt-rows.js'
+import { coreReceiptDraft, receiptBody as body, STORE_DRIVER as driver } from '../testing/receipt-rows.js'
 
 async function setup(t: Test, signer: () => Signer) {
   const store = await openReceiptStore(join(t.testdir(), 'receipts.db'), { driver })
@@ -48,4 +48,16 @@ t.test('a signer that fails rejects with gate_receipt_sign_failed and stores not
   t.same(seen, [1], 'followers of the writer hear of its commits')
   await writer.close()
   await t.rejects(writer.write(body(3)), { code: 'gate_receipt_persistence_failed' })
+})
+
+t.test('writeCore signs a core receipt (gate.receipt.v1) and commits it without an HTTP form', async t => {
+  const signer = createSigner({ secret: generateSecret() })
+  const { store, writer } = await setup(t, () => signer)
+  const written = await writer.writeCore(coreReceiptDraft(1), { requestId: 'call-1', tenant: 'acme' })
+  t.equal(verifyCoreReceipt(written.receipt, { trustedKeys: [signer.publicKey] }).ok, true, 'verifies as a core receipt')
+  t.equal(written.json, canonicalJson(written.receipt), 'stored as canonical JSON')
+  t.match(await store.query.getById(written.receipt.id), { seq: written.seq, httpJson: null, coreJson: written.json, toolServer: 'fs', toolName: 'read_file', requestId: 'call-1', tenant: 'acme', outcome: 'allow' })
+  const bad = createSigner({ secret: generateSecret() })
+  const failing = await setup(t, () => ({ ...bad, sign: () => { throw new Error('the key is gone') } }))
+  await t.rejects(failing.writer.writeCore(coreReceiptDraft(2), { requestId: 'call-2' }), { code: 'gate_receipt_sign_failed' })
 })

@@ -1,16 +1,32 @@
 // The one way a receipt is written: `ReceiptWriter.write` signs a receipt body with the authority key,
 // appends it to the receipt log and resolves once its row is committed, so whoever answers with the
-// receipt answers only with a durable one. The kernel (evaluate, finalize, events), the proxy through
-// the kernel, and trust-control's revocations write through it.
+// receipt answers only with a durable one. The kernel (evaluate, finalize, events, tool calls), the
+// proxy through the kernel, and trust-control's revocations write through it. `write` takes an
+// HttpReceipt body; `writeCore` a core receipt body (`gate.receipt.v1`: a tool call's receipt, which has
+// no HTTP form), stored in the same log in the same commits.
 //
 // Two implementations, chosen once at startup: inline (sign on the calling thread, then the log's group
 // commit) and threaded (threaded-receipt-writer.ts: one thread signs, inserts and commits whole batches,
 // which halves the event loop's CPU per receipt under load; docs/architecture.md).
-import { signHttpReceiptJson, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
-import { createReceiptRow, type CommittedReceipts, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
+import { signCoreReceiptJson, signHttpReceiptJson, type CoreReceipt, type CoreReceiptBody, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
+import { createCoreReceiptRow, createReceiptRow, type CommittedReceipts, type CoreReceiptRowContext, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
 
 /** What the writer is told beyond the receipt body (the row's columns a receipt does not carry). */
 export type ReceiptWriteContext = Omit<ReceiptRowContext, 'coreJson'>
+
+/** What the writer is told beyond a core receipt body: the row's columns, the request id among them. */
+export type CoreReceiptWriteContext = CoreReceiptRowContext
+
+/** A core receipt body to sign: every field but `id`, `kernel_key` and `algorithm` (the signer's). */
+export type CoreReceiptDraft = Omit<CoreReceiptBody, 'id' | 'kernel_key' | 'algorithm'>
+
+/** A core receipt signed and committed. */
+export interface WrittenCoreReceipt {
+  receipt: CoreReceipt
+  /** The receipt exactly as stored and served (canonical JSON). */
+  json: string
+  seq: number
+}
 
 /** A receipt signed and committed. */
 export interface WrittenReceipt {
@@ -27,6 +43,8 @@ export interface ReceiptWriter {
    * it cannot be signed and gate_receipt_persistence_failed when it cannot be committed.
    */
   write(body: HttpReceiptBody, context?: ReceiptWriteContext): Promise<WrittenReceipt>
+  /** `write` for a core receipt body (same failures): signed as `gate.receipt.v1`, stored without an HTTP form. */
+  writeCore(body: CoreReceiptDraft, context: CoreReceiptWriteContext): Promise<WrittenCoreReceipt>
   /** Calls `follower` after each commit of receipts, in commit order (see `ReceiptLog.onCommitted`); returns an unsubscribe. */
   onCommitted(follower: (batch: CommittedReceipts) => void): () => void
   /** Resolves once every receipt written so far is committed (`gate receipt flush`, checkpoints). */
@@ -52,6 +70,11 @@ export function createInlineReceiptWriter(options: InlineReceiptWriterOptions): 
     async write(body, context = {}) {
       const { receipt, json } = signHttpReceiptJson(body, signer())
       const { seq } = await log.append(createReceiptRow(receipt, json, context))
+      return { receipt, json, seq }
+    },
+    async writeCore(body, context) {
+      const { receipt, json } = signCoreReceiptJson(body as unknown as Record<string, unknown>, signer())
+      const { seq } = await log.append(createCoreReceiptRow(receipt, json, context))
       return { receipt, json, seq }
     },
     onCommitted: follower => log.onCommitted(follower),

@@ -38,8 +38,8 @@ async function stampOf(path: string): Promise<{ applicationId: number; revision:
   return { applicationId: id!.application_id, revision: version!.user_version, journal: journal!.journal_mode }
 }
 
-t.test('the revisions are the spec 03 ones and every store has its own application id', async t => {
-  t.same(STORE_REVISIONS, { receipts: 3, revocations: 2, budgets: 10, approvals: 1, nonces: 1, authority: 1, capabilities: 1 })
+t.test('the revisions are the spec 03 ones (receipts one later) and every store has its own application id', async t => {
+  t.same(STORE_REVISIONS, { receipts: 4, revocations: 2, budgets: 10, approvals: 1, nonces: 1, authority: 1, capabilities: 1 })
   const ids = Object.values(STORE_APPLICATION_IDS)
   t.equal(new Set(ids).size, ids.length)
   t.equal(ids.length, 7)
@@ -78,7 +78,7 @@ t.test('a foreign SQLite file (application_id 0, a random table) is refused unto
     name: 'StoreRevisionError',
     path,
     expectedStore: 'receipts',
-    message: new RegExp(`refusing to open ${path.replace(/[/.]/g, '\\$&')} as the Gate receipts store \\(revision 3\\): found a foreign SQLite database \\(application_id 0`),
+    message: new RegExp(`refusing to open ${path.replace(/[/.]/g, '\\$&')} as the Gate receipts store \\(revision 4\\): found a foreign SQLite database \\(application_id 0`),
   })
   t.same(await stampOf(path), { applicationId: 0, revision: 0, journal: 'delete' }, 'not switched to WAL, not stamped')
   t.notOk(existsSync(`${path}-wal`))
@@ -100,18 +100,18 @@ t.test("another store's file is refused, naming both stores", async t => {
   await t.rejects(openStoreDatabase(BUDGET_SCHEMA, path, { driver }), {
     code: 'gate_store_failed',
     expectedStore: 'budgets',
-    found: 'the Gate receipts store (application_id 0x47745263, revision 3)',
+    found: 'the Gate receipts store (application_id 0x47745263, revision 4)',
   })
 })
 
 t.test('a newer revision is refused (migrations run forward only)', async t => {
   const path = join(t.testdir(), 'receipts.db')
   const db = await openStoreDatabase(RECEIPT_SCHEMA, path, { driver })
-  await db.exec('PRAGMA user_version = 4')
+  await db.exec('PRAGMA user_version = 5')
   await db.close()
   await t.rejects(openStoreDatabase(RECEIPT_SCHEMA, path, { driver }), {
     code: 'gate_store_failed',
-    message: /found revision 4, newer than revision 3 this binary supports/,
+    message: /found revision 5, newer than revision 4 this binary supports/,
   })
 })
 

@@ -25,9 +25,12 @@ export const STORE_APPLICATION_IDS: Readonly<Record<StoreName, number>> = Object
   capabilities: 0x47744370, // GtCp
 })
 
-/** Schema revision this binary writes per store (spec 03: receipts 3, budgets 10, revocations 2, authority 1). */
+/**
+ * Schema revision this binary writes per store (spec 03 names receipts 3, budgets 10, revocations 2,
+ * authority 1; receipts moved to 4 when a row could be a tool call's core-only receipt).
+ */
 export const STORE_REVISIONS: Readonly<Record<StoreName, number>> = Object.freeze({
-  receipts: 3,
+  receipts: 4,
   revocations: 2,
   budgets: 10,
   approvals: 1,
@@ -47,7 +50,7 @@ export interface StoreSchema {
   store: StoreName
   /** Statements creating the current revision in a fresh file. */
   create: readonly string[]
-  /** Forward migrations of older revisions; none exist yet for any store. */
+  /** Forward migrations of older revisions (receipts 3 → 4). */
   migrations: readonly StoreMigration[]
 }
 

@@ -3,12 +3,12 @@
 // it unhealthy, and a thread that cannot start or dies leaves the writing to the inline writer.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
-import { createSigner, generateSecret, verifyHttpReceipt } from '@gate/sdk'
+import { createSigner, generateSecret, verifyCoreReceipt, verifyHttpReceipt, type CoreReceipt } from '@gate/sdk'
 import { openReceiptStore, type CommittedReceipts, type ReceiptStore } from './receipt-store.js'
 import { createInlineReceiptWriter } from './receipt-writer.js'
 import { openDatabase } from './sqlite-driver.js'
 import { startThreadedReceiptWriter } from './threaded-receipt-writer.js'
-import { receiptBody as body, STORE_DRIVER as driver } from '../testing/receipt-rows.js'
+import { coreReceiptDraft, receiptBody as body, STORE_DRIVER as driver } from '../testing/receipt-rows.js'
 
 const seed = generateSecret('ed25519')
 const signer = createSigner({ secret: seed })
@@ -107,4 +107,21 @@ t.test('close waits for the writes in flight; later writes reject', async t => {
   t.equal((await Promise.all(pending)).length, 20)
   t.equal((await readAll(store)).length, 20)
   await t.rejects(writer.write(body(99)), { code: 'gate_receipt_persistence_failed' })
+})
+
+t.test('core receipts share the thread and its commits with HTTP receipts; one that cannot be signed fails alone', async t => {
+  const { store, writer, fallback } = await setup(t)
+  t.not(writer, fallback, 'the thread started')
+  const [http, core, bad] = await Promise.allSettled([
+    writer.write(body(1)),
+    writer.writeCore(coreReceiptDraft(2), { requestId: 'call-2', kind: 'final', decisionReceiptId: '1'.repeat(64) }),
+    writer.writeCore(coreReceiptDraft(3, { trust_level: 'advisory' }), { requestId: 'call-3' }),
+  ])
+  t.equal(http.status, 'fulfilled')
+  t.match(bad, { status: 'rejected', reason: { code: 'gate_receipt_sign_failed', message: /mediated_decision requires trust_level mediated/ } })
+  const written = (core as PromiseFulfilledResult<{ receipt: CoreReceipt; json: string; seq: number }>).value
+  t.equal(verifyCoreReceipt(written.receipt, { trustedKeys: [signer.publicKey] }).ok, true)
+  const rows = await readAll(store)
+  t.equal(rows.length, 2)
+  t.match(rows.find(r => r.seq === written.seq), { httpJson: null, coreJson: written.json, kind: 'final', decisionReceiptId: '1'.repeat(64), requestId: 'call-2' })
 })

@@ -9,18 +9,21 @@
 // writer (logged once); one that dies fails the writes it held (their commit is unknown, so their
 // requests fail closed) and leaves every later write to the inline writer.
 import type { Worker } from 'node:worker_threads'
-import { SigningError, type HttpReceipt, type HttpReceiptBody } from '@gate/sdk'
+import { SigningError, type CoreReceipt, type HttpReceipt, type HttpReceiptBody } from '@gate/sdk'
 import { ReceiptPersistenceError } from '../errors.js'
 import { closeWorker, startWorker } from '../worker-threads.js'
 import type { CommittedReceipts } from './receipt-log.js'
 import type { ReceiptStore } from './receipt-store.js'
-import type { ReceiptWriteContext, ReceiptWriter, WrittenReceipt } from './receipt-writer.js'
+import type { CoreReceiptDraft, CoreReceiptWriteContext, ReceiptWriteContext, ReceiptWriter, WrittenCoreReceipt, WrittenReceipt } from './receipt-writer.js'
+
+/** One receipt to write: an HttpReceipt body, or a core receipt body (`writeCore`). */
+export type WriterItem = { form: 'http'; body: HttpReceiptBody; context: ReceiptWriteContext } | { form: 'core'; body: CoreReceiptDraft; context: CoreReceiptWriteContext }
 
 /** Event loop → writer thread: the receipt bodies of one batch, or the request to finish and close. */
-export type WriterRequest = { id: number; items: { body: HttpReceiptBody; context: ReceiptWriteContext }[] } | 'close'
+export type WriterRequest = { id: number; items: WriterItem[] } | 'close'
 
 /** One write's outcome: signed and committed, or why not (`code` says whether signing or the row failed). */
-export type WriterResult = { receipt: HttpReceipt; json: string; seq: number } | { error: string; code: 'gate_receipt_sign_failed' | 'gate_receipt_persistence_failed' }
+export type WriterResult = { receipt: HttpReceipt | CoreReceipt; json: string; seq: number } | { error: string; code: 'gate_receipt_sign_failed' | 'gate_receipt_persistence_failed' }
 
 /** Writer thread → event loop: ready, then one answer per batch (after its COMMIT), or the batch's failure. */
 export type WriterAnswer =
@@ -45,7 +48,7 @@ export interface ThreadedReceiptWriterOptions {
 const WRITER_THREAD = new URL('./receipt-writer-thread.js', import.meta.url)
 
 interface Waiting {
-  resolve: (written: WrittenReceipt) => void
+  resolve: (written: WrittenReceipt | WrittenCoreReceipt) => void
   reject: (err: Error) => void
 }
 
@@ -62,8 +65,20 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     return fallback
   }
   const followers = new Set<(batch: CommittedReceipts) => void>()
+  const writeInline = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> =>
+    item.form === 'http' ? fallback.write(item.body, item.context) : fallback.writeCore(item.body, item.context)
+  const enqueue = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> => {
+    if (gone !== undefined) return writeInline(item)
+    return new Promise((resolve, reject) => {
+      queued.push({ ...item, resolve, reject })
+      if (!scheduled) {
+        scheduled = true
+        setImmediate(send)
+      }
+    })
+  }
   const inFlight = new Map<number, Waiting[]>()
-  let queued: ({ body: HttpReceiptBody; context: ReceiptWriteContext } & Waiting)[] = []
+  let queued: (WriterItem & Waiting)[] = []
   let scheduled = false
   let nextId = 1
   let healthy = true
@@ -88,13 +103,13 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     const batch = queued
     queued = []
     if (gone !== undefined) {
-      for (const w of batch) fallback.write(w.body, w.context).then(w.resolve, w.reject)
+      for (const w of batch) writeInline(w).then(w.resolve, w.reject)
       return
     }
     const id = nextId++
     if (inFlight.size === 0) worker.ref()
     inFlight.set(id, batch)
-    worker.postMessage({ id, items: batch.map(w => ({ body: w.body, context: w.context })) } satisfies WriterRequest)
+    worker.postMessage({ id, items: batch.map(w => ({ form: w.form, body: w.body, context: w.context }) as WriterItem) } satisfies WriterRequest)
   }
   const retire = (why: string) => {
     if (gone !== undefined) return
@@ -127,7 +142,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     answer.results.forEach((result, i) => {
       const w = batch[i]!
       if ('error' in result) w.reject(result.code === 'gate_receipt_sign_failed' ? new SigningError(result.error) : new ReceiptPersistenceError(result.error))
-      else w.resolve(result)
+      else w.resolve(result as WrittenReceipt)
     })
   })
   worker.on('error', err => retire(err.message))
@@ -135,14 +150,10 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
 
   return {
     write(body, context = {}) {
-      if (gone !== undefined) return fallback.write(body, context)
-      return new Promise((resolve, reject) => {
-        queued.push({ body, context, resolve, reject })
-        if (!scheduled) {
-          scheduled = true
-          setImmediate(send)
-        }
-      })
+      return enqueue({ form: 'http', body, context }) as Promise<WrittenReceipt>
+    },
+    writeCore(body, context) {
+      return enqueue({ form: 'core', body, context }) as Promise<WrittenCoreReceipt>
     },
     onCommitted(follower) {
       followers.add(follower)

@@ -79,7 +79,7 @@ export class TransparencyLogStore implements TransparencyLogBackend {
   }
 
   auditedReceiptsAfter(afterSeq: number, limit: number): Promise<AuditedReceipt[]> {
-    return this.#db.all<AuditedReceipt>('SELECT seq, receipt_id AS receiptId, http_json AS httpJson FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?', [afterSeq, limit])
+    return this.#db.all<AuditedReceipt>('SELECT seq, receipt_id AS receiptId, http_json AS httpJson, CASE WHEN http_json IS NULL THEN core_json END AS coreJson FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?', [afterSeq, limit])
   }
 
   async leafHashesFrom(fromIndex: number, limit: number): Promise<Uint8Array[]> {

@@ -2,7 +2,7 @@
 // authority that signs receipts and issues tokens, and request and token builders.
 import { ANONYMOUS_CALLER, sha256Hex, signCapability, type CapabilityScope, type CapabilityToken, type GateHttpRequest, type HttpMethod, type Signer, type ToolGrant } from '@gate/sdk'
 import { exampleSigner } from '@gate/sdk/testing'
-import { routeTableFromSpec } from '../openapi/index.js'
+import { routeTableFromSpec } from '@gate/openapi'
 import { Kernel, type KernelOptions } from '../kernel/kernel.js'
 import { SERVICE_DEFAULTS } from '../config/service-config.js'
 import { createMemoryPorts } from './memory-ports.js'

@@ -16,7 +16,7 @@ export async function checkStoredReceipts(db: string, ids: Iterable<string>, ker
         missing.push(id)
         continue
       }
-      const receipt = JSON.parse(row.httpJson) as HttpReceipt
+      const receipt = JSON.parse(row.httpJson ?? 'null') as HttpReceipt
       receipts.set(id, receipt)
       if (!verifyHttpReceipt(receipt, { trustedKeys: [kernelKey] }).ok) invalid.push(id)
     }

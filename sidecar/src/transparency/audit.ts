@@ -22,9 +22,10 @@ import {
   receiptLeafHash,
   rootAt,
   verifyCheckpointStatement,
+  verifyCoreReceipt,
   type CheckpointStatement,
 } from '@gate/sdk'
-import type { TransparencyLogBackend } from './log-backend.js'
+import type { AuditedReceipt, TransparencyLogBackend } from './log-backend.js'
 
 export type AuditFindingKind = 'missing_row' | 'altered_row' | 'reordered_row' | 'leaf_mismatch' | 'root_mismatch' | 'rolled_back' | 'checkpoint'
 
@@ -124,7 +125,7 @@ export async function auditLog(options: AuditOptions): Promise<AuditReport> {
     if (rows.length === 0) break
     const base = tree.size
     const storedLeaves = base < treeSize ? await backend.leafHashesFrom(base, rows.length) : []
-    const checks = options.treeOnly ? [] : await checkReceipts(rows.map(r => r.httpJson), options.trustedKeys)
+    const checks = options.treeOnly ? [] : await checkReceipts(rows, options.trustedKeys)
     for (const [k, row] of rows.entries()) {
       const index = tree.size
       if (row.seq !== index + 1) {
@@ -206,18 +207,23 @@ function rootDetail(target: { statement: CheckpointStatement; source: string }, 
   return `the receipts do not rebuild the root of ${target.source} checkpoint ${target.statement.tree_size} (${target.statement.root_hash}): ${where}`
 }
 
-async function checkReceipts(httpJsons: readonly string[], trustedKeys: readonly string[]) {
+// Each row's signed form: its HttpReceipt, or for a core-only receipt (a tool call's) the core one.
+async function checkReceipts(rows: readonly Pick<AuditedReceipt, 'httpJson' | 'coreJson'>[], trustedKeys: readonly string[]) {
   const out: { id: unknown; failedStep: string | null; detail: string }[] = []
-  for (let i = 0; i < httpJsons.length; i += VERIFY_CONCURRENCY) {
-    const chunk = httpJsons.slice(i, i + VERIFY_CONCURRENCY)
+  for (let i = 0; i < rows.length; i += VERIFY_CONCURRENCY) {
+    const chunk = rows.slice(i, i + VERIFY_CONCURRENCY)
     out.push(
       ...(await Promise.all(
-        chunk.map(async json => {
+        chunk.map(async row => {
           let receipt: unknown
           try {
-            receipt = JSON.parse(json)
+            receipt = JSON.parse(row.httpJson ?? row.coreJson ?? '')
           } catch {
             return { id: undefined, failedStep: 'parse', detail: 'stored JSON does not parse' }
+          }
+          if (row.httpJson === null) {
+            const core = verifyCoreReceipt(receipt, { trustedKeys })
+            return { id: (receipt as { id?: unknown }).id, failedStep: core.failedStep, detail: core.detail }
           }
           const check = await checkHttpReceiptOffThread(receipt, { trustedKeys })
           return { id: (receipt as { id?: unknown }).id, failedStep: check.failedStep, detail: check.detail ?? '' }

@@ -13,9 +13,10 @@ export interface LogReceipt {
   receiptId: string
 }
 
-/** A committed receipt with its stored bytes, for the audit. */
+/** A committed receipt with its stored bytes, for the audit: its HttpReceipt, or its core form when it has only that. */
 export interface AuditedReceipt extends LogReceipt {
-  httpJson: string
+  httpJson: string | null
+  coreJson: string | null
 }
 
 export interface TransparencyLogBackend extends TreeNodeReader {

@@ -1,8 +1,7 @@
 // x-gate-sensitivity (spec 01): restricted always requires approval, through the approval flow of
 // docs/approvals.md, on every call and whatever the route's policy; the other levels never do.
 import t from 'tap'
-import { createRouteTable } from '../../openapi/index.js'
-import type { RouteEntry, Sensitivity } from '../../openapi/index.js'
+import { createRouteTable, type RouteEntry, type Sensitivity } from '@gate/openapi'
 import { kernelRequest, kernelToken, setupKernel } from '../../testing/kernel-setup.js'
 import { encodeCapabilityToken } from '../capability-token.js'
 

@@ -16,7 +16,7 @@ export class BudgetGuard implements Guard {
       return deny(this.name, `the declared cost cannot be read: ${ctx.declaredCostProblem}`, { details: { reason_code: 'cost_malformed' } })
     }
     const cost = ctx.declaredCost
-    const limit = ctx.route.matched ? ctx.route.route.budgetLimit : undefined
+    const limit = ctx.subject.budgetLimit
     if (limit !== undefined && cost !== undefined && BigInt(cost.units) > limit) {
       ctx.costRefused = true
       return deny(this.name, `declared cost ${cost.units} exceeds the route's budget limit ${limit}`, { details: { reason_code: 'budget_limit_exceeded' } })

@@ -1,14 +1,41 @@
 // The guard interface: each guard looks at the evaluation context and either passes (optionally adding
-// evidence) or decides the verdict. Guards run in a fixed order (kernel/evaluate.ts, docs/kernel.md).
-import type { CapabilityToken, GateHttpRequest, GuardEvidence, MonetaryAmount, SignedExecutionNonce, ToolGrant, Verdict } from '@gate/sdk'
-import type { RouteMatch } from '../../openapi/index.js'
+// evidence) or decides the verdict. Guards run in a fixed order (kernel/guard-pipeline.ts,
+// docs/kernel.md). They read what is decided through `subject`, the same for an HTTP request and an
+// agent's tool call, so both paths decide with one set of guards.
+import type { CapabilityToken, GuardEvidence, MonetaryAmount, SignedExecutionNonce, ToolCall, ToolGrant, Verdict } from '@gate/sdk'
+
+/** What is being decided, in the terms every guard reads (decision-subject.ts builds it). */
+export interface DecisionSubject {
+  /** How denials name it: `POST /pets/{id}`, or `tool fs:write_file`. */
+  label: string
+  /** DenyDetails.required_scope: the canonical grant string a token must hold. */
+  requiredScope: string
+  /** The default policy (spec 01): SessionAllow needs no token, DenyByDefault a grant. */
+  policy: 'SessionAllow' | 'DenyByDefault'
+  /** DefaultPolicyGuard's evidence for a session-scoped allow. */
+  sessionAllowReason: string
+  /** x-gate-approval-required, x-gate-sensitivity: restricted, or a tool the operator gated. */
+  approvalRequired: boolean
+  /** x-gate-budget-limit: a cap on the declared cost, minor units. */
+  budgetLimit: bigint | undefined
+  /** What approvals and nonces are bound to, with the caller identity and content hashes. */
+  bindings: { method: string; routePattern: string }
+  /** Whether the strict execution-nonce preflight applies (with --strict-nonces): HTTP requests only. */
+  strictNonce: boolean
+  /** The call a capability token is checked against (authorizeCall). */
+  toolCall(): ToolCall
+  /** A `capability_id` the request named: it must be the presented token's. */
+  requestedCapabilityId: string | null | undefined
+  /** An authorization extension the authority does not enforce (spec 02): denied at the boundary, never ignored. */
+  unenforcedAuthorization: string | undefined
+  /** Why the call cannot be made as asked (an unknown tool, arguments its input_schema rejects). */
+  inputProblem: { code: string; reason: string } | undefined
+  /** How to present a token, for the deny's hint. */
+  capabilityHint: string
+}
 
 export interface GuardContext {
-  request: GateHttpRequest
-  route: RouteMatch
-  /** Route pattern recorded in the receipt: the matched pattern, or the raw path. */
-  routePattern: string
-  operationId: string | undefined
+  subject: DecisionSubject
   callerIdentityHash: string
   contentHash: string
   now: number
@@ -18,8 +45,6 @@ export interface GuardContext {
   presentedTokenProblem: string | undefined
   /** Presented capability id, unverified (the revocation check reads it; receipts record only authentic ids). */
   capabilityId: string | null
-  /** The query without `gate_capability` (what the content hash and the call's arguments see). */
-  query: Record<string, string> | undefined
   /** The cost the request declares (governed_intent.max_amount), or why it cannot be read. */
   declaredCost: MonetaryAmount | undefined
   declaredCostProblem: string | undefined

@@ -26,12 +26,7 @@ export class NonceGuard implements Guard {
         issueNonce: true,
       }
     }
-    const bindings = {
-      callerIdentityHash: ctx.callerIdentityHash,
-      method: ctx.request.method,
-      routePattern: ctx.routePattern,
-      contentHash: ctx.contentHash,
-    }
+    const bindings = { callerIdentityHash: ctx.callerIdentityHash, ...ctx.subject.bindings, contentHash: ctx.contentHash }
     const result = await this.nonces.consume(nonceId, bindings, ctx.now)
     if (!result.ok) {
       return deny(this.name, `execution nonce ${result.reason === 'mismatch' ? 'is bound to another request' : `is ${result.reason}`}`, {

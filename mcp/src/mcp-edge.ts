@@ -1,0 +1,141 @@
+// The MCP edge: an MCP server (the SDK's Server) that lists the tool server's tools and decides every
+// tools/call through the kernel's tool-call path before the tool server sees it. tools/list shows
+// every tool, each with Gate's policy in its `_meta.gate`; tools/call decides on its own, so a tool
+// left out of a list and called by name is decided (and denied with a receipt) exactly like any other
+// (docs/mcp.md). A denial is an `isError` result naming the reason code and the receipt id, which the
+// model reads; an allowed call returns the tool server's result with the receipt id in `_meta.gate`.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type ServerCapabilities,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js'
+import { ANONYMOUS_CALLER, type CallerIdentity } from '@gate/sdk'
+import { readCallMeta } from './call-meta.js'
+import { isToolServerError } from './errors.js'
+import { InputCheck } from './input-check.js'
+import type { ToolCallDecider, ToolCallVerdict, ToolPolicy } from './ports.js'
+import type { ServedTool, ToolServer } from './tool-server.js'
+
+export interface McpEdgeOptions {
+  /** The `server_id` grants name for this tool server. */
+  serverId: string
+  toolServer: ToolServer
+  decider: ToolCallDecider
+  /** The session's capability token text (--capability-file / GATE_CAPABILITY); a per-call one wins. */
+  sessionCapability?: string
+  /** Operator policy: tools that run without a token (--allow-tool). */
+  allowTools?: readonly string[]
+  /** Operator policy: tools whose every call waits for an approver (--approval-tool). */
+  approvalTools?: readonly string[]
+  /** Where an approver answers (the control URL of `gate mcp serve`), for the pending-approval text. */
+  controlUrl?: string
+  /** Identifies this session in receipts (`gate_session_id`). */
+  sessionId: string
+  serverInfo: { name: string; version: string }
+  /** Capabilities relayed from a wrapped server (resources, prompts, logging, completions). */
+  relayedCapabilities?: ServerCapabilities
+  instructions?: string
+  caller?: CallerIdentity
+}
+
+/** Builds the edge Server; connect it to a transport (stdio-transport.ts) to serve. */
+export function createMcpEdge(options: McpEdgeOptions): Server {
+  const { relayedCapabilities = {} } = options
+  const capabilities: ServerCapabilities = { ...relayedCapabilities, tools: { listChanged: relayedCapabilities.tools?.listChanged === true } }
+  const server = new Server(options.serverInfo, { capabilities, ...(options.instructions === undefined ? {} : { instructions: options.instructions }) })
+  const inputs = new InputCheck()
+  const allow = new Set(options.allowTools ?? [])
+  const approve = new Set(options.approvalTools ?? [])
+  const policyOf = (tool: ServedTool): ToolPolicy => {
+    const name = tool.definition.name
+    const base = allow.has(name) ? { ...tool.policy, decision: 'SessionAllow' as const, why: `--allow-tool ${name}` } : tool.policy
+    return approve.has(name) ? { ...base, approvalRequired: true } : base
+  }
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const tools = await options.toolServer.listTools()
+    return { tools: tools.map(t => listed(t.definition, policyOf(t))) }
+  })
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name } = request.params
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>
+    const meta = readCallMeta(request.params._meta)
+    const tools = await options.toolServer.listTools().catch(() => [] as readonly ServedTool[])
+    const tool = tools.find(t => t.definition.name === name)
+    const decision = await options.decider.decide({
+      serverId: options.serverId,
+      tool: name,
+      params: args,
+      capabilityToken: meta.capabilityToken ?? options.sessionCapability,
+      governedIntent: meta.governedIntent,
+      approvalId: meta.approvalId,
+      unenforced: meta.unenforced,
+      modelMetadata: meta.modelMetadata,
+      sessionId: options.sessionId,
+      caller: options.caller ?? ANONYMOUS_CALLER,
+      // an unknown tool gets the wrapped default: it needs a grant, so a caller without one learns nothing
+      policy: tool === undefined ? { decision: 'DenyByDefault', why: 'unknown tool', approvalRequired: false } : policyOf(tool),
+      inputProblem: inputs.check(options.serverId, name, tool?.definition, args),
+    })
+    if (decision.verdict.verdict !== 'allow') return denial(decision, options.controlUrl)
+    const progressToken = meta.progressToken
+    // progress is relayed in order and before the result: the agent drops progress for a finished call
+    let relayed = Promise.resolve()
+    const onProgress = (p: { progress: number; total?: number; message?: string }) => {
+      relayed = relayed.then(() => extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: progressToken! } })).catch(() => {})
+    }
+    try {
+      const result = await options.toolServer.callTool(name, args, { signal: extra.signal, onProgress: progressToken === undefined ? undefined : onProgress })
+      await relayed
+      return { ...result, _meta: { ...result._meta, gate: { verdict: 'allow', receipt_id: decision.receipt.id } } }
+    } catch (err) {
+      return failed(options.decider, decision, err)
+    }
+  })
+  return server
+}
+
+/** A tool as listed: the server's definition with Gate's policy beside it (annotations stay the server's claims). */
+function listed(definition: Tool, policy: ToolPolicy): Tool {
+  const gate = { policy: policy.decision, approval_required: policy.approvalRequired, why: policy.why }
+  return { ...definition, _meta: { ...definition._meta, gate } }
+}
+
+function denial(decision: ToolCallVerdict, controlUrl: string | undefined): CallToolResult {
+  const { verdict } = decision
+  const details = verdict.verdict === 'deny' ? (verdict.details ?? {}) : {}
+  const reasonCode = typeof details.reason_code === 'string' ? details.reason_code : verdict.verdict
+  const reason = 'reason' in verdict && typeof verdict.reason === 'string' ? verdict.reason : verdict.verdict
+  const lines = [`Gate denied this call: ${reasonCode}: ${reason}`, `receipt: ${decision.receipt.id}`]
+  if (typeof details.hint === 'string') lines.push(`hint: ${details.hint}`)
+  const gate: Record<string, unknown> = { verdict: verdict.verdict, reason_code: reasonCode, receipt_id: decision.receipt.id }
+  for (const key of ['required_scope', 'hint'] as const) if (details[key] !== undefined) gate[key] = details[key]
+  if (decision.approval !== undefined) {
+    const { approval_id: id, resume_path: path, expires_at: expiresAt } = decision.approval
+    Object.assign(gate, { approval_id: id, resume_path: path, expires_at: expiresAt })
+    lines.push(
+      `approval ${id} is pending: an approver answers POST ${controlUrl ?? ''}${path}; once approved, repeat this exact call with _meta.gateApprovalId "${id}"`,
+    )
+  }
+  return { isError: true, content: [{ type: 'text', text: lines.join('\n') }], _meta: { gate } }
+}
+
+// An allowed call that did not complete gets its final receipt (cancelled or incomplete) before the
+// answer; a JSON-RPC error the tool server itself answered is relayed with the receipt id in its data.
+async function failed(decider: ToolCallDecider, decision: ToolCallVerdict, err: unknown): Promise<CallToolResult> {
+  if (err instanceof McpError) {
+    const final = await decider.finish(decision, { verdict: 'incomplete', reason: `the tool server answered JSON-RPC error ${err.code}: ${err.message}` })
+    const data = typeof err.data === 'object' && err.data !== null ? err.data : err.data === undefined ? {} : { data: err.data }
+    throw new McpError(err.code, err.message.replace(/^MCP error -?\d+: /, ''), { ...data, gate: { verdict: 'incomplete', receipt_id: final.receipt.id } })
+  }
+  const cancelled = isToolServerError(err) && err.kind === 'cancelled'
+  const reason = err instanceof Error ? err.message : String(err)
+  const final = await decider.finish(decision, { verdict: cancelled ? 'cancelled' : 'incomplete', reason })
+  const gate = { verdict: cancelled ? 'cancelled' : 'incomplete', reason, receipt_id: final.receipt.id, decision_receipt_id: decision.receipt.id }
+  return { isError: true, content: [{ type: 'text', text: `Gate allowed this call but it did not complete: ${reason}\nreceipt: ${final.receipt.id}` }], _meta: { gate } }
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+// A tiny MCP server for tests, written with the SDK's Server over stdio: tools that answer (echo,
+// write_note, progress, log), misbehave (crash exits, garbage writes a non-JSON line to stdout before
+// answering, hang never answers), ask (sampling through the agent), one resource and one prompt for the passthrough.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import {
+  CallToolRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js'
+
+const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] })
+const object = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object' as const, properties, required, additionalProperties: false })
+
+const FIXTURE_TOOLS = [
+  { name: 'echo', description: 'Echoes its text', inputSchema: object({ text: { type: 'string' } }, ['text']), annotations: { readOnlyHint: true } },
+  { name: 'write_note', description: 'Pretends to write a note', inputSchema: object({ path: { type: 'string' }, content: { type: 'string' } }, ['path', 'content']) },
+  { name: 'progress', description: 'Reports progress twice, then answers once release is called', inputSchema: object({}) },
+  { name: 'release', description: 'Lets a waiting progress call answer', inputSchema: object({}) },
+  { name: 'log', description: 'Sends a log message, then answers', inputSchema: object({ message: { type: 'string' } }, ['message']) },
+  { name: 'ask', description: 'Asks the agent for a sampled message and answers with its text', inputSchema: object({}) },
+  { name: 'crash', description: 'Exits the server process', inputSchema: object({}) },
+  { name: 'garbage', description: 'Writes a line that is not JSON to stdout, then answers', inputSchema: object({}) },
+  { name: 'hang', description: 'Never answers', inputSchema: object({}) },
+]
+
+const releases: (() => void)[] = []
+const server = new Server({ name: 'gate-fixture', version: '1.0.0' }, { capabilities: { tools: {}, resources: {}, prompts: {}, logging: {} }, instructions: 'fixture instructions' })
+
+server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: FIXTURE_TOOLS }))
+server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  const args = (request.params.arguments ?? {}) as Record<string, string>
+  switch (request.params.name) {
+    case 'echo':
+      return text(`echo: ${args.text}`)
+    case 'write_note':
+      return { ...text(`wrote ${args.content!.length} bytes to ${args.path}`), structuredContent: { path: args.path, bytes: args.content!.length } }
+    case 'progress': {
+      const token = request.params._meta?.progressToken
+      if (token !== undefined) {
+        for (const progress of [1, 2]) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, total: 2 } })
+      }
+      // the answer waits for release: the SDK drops progress that arrives in one read with its request's
+      // answer, so a test first sees the progress, then releases the call
+      await new Promise<void>(resolve => releases.push(resolve))
+      return text('done')
+    }
+    case 'release':
+      for (const release of releases.splice(0)) release()
+      return text('released')
+    case 'log':
+      await server.sendLoggingMessage({ level: 'info', data: args.message })
+      return text('logged')
+    case 'ask': {
+      try {
+        const sampled = await server.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'say something' } }], maxTokens: 10 })
+        return text(`sampled: ${(sampled.content as { text: string }).text}`)
+      } catch (err) {
+        return { ...text(`sampling failed: ${(err as Error).message}`), isError: true }
+      }
+    }
+    case 'crash':
+      process.exit(3)
+    // falls through: never reached
+    case 'garbage':
+      process.stdout.write('this line is not JSON\n')
+      return text('answered after garbage')
+    case 'hang':
+      return new Promise<CallToolResult>(() => {})
+    default:
+      return { ...text(`unknown tool ${request.params.name}`), isError: true }
+  }
+})
+server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [{ uri: 'fixture://readme', name: 'readme', mimeType: 'text/plain' }] }))
+server.setRequestHandler(ReadResourceRequestSchema, request => ({ contents: [{ uri: request.params.uri, mimeType: 'text/plain', text: `contents of ${request.params.uri}` }] }))
+server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: [{ name: 'greet', description: 'Greets someone', arguments: [{ name: 'who', required: true }] }] }))
+server.setRequestHandler(GetPromptRequestSchema, request => ({
+  messages: [{ role: 'user', content: { type: 'text', text: `Say hello to ${request.params.arguments?.who}` } }],
+}))
+
+await server.connect(new StdioServerTransport())

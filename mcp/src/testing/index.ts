@@ -1,0 +1,4 @@
+import { fileURLToPath } from 'node:url'
+
+/** The compiled fixture MCP server (fixture-server.ts): run it with `node`. */
+export const FIXTURE_SERVER_PATH = fileURLToPath(new URL('./fixture-server.js', import.meta.url))

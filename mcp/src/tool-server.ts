@@ -1,0 +1,31 @@
+// One interface for the two kinds of tool server behind the MCP edge: a wrapped MCP server (a child
+// process over stdio) and an OpenAPI API (HTTP requests with undici).
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolPolicy } from './ports.js'
+
+/** A tool as the edge lists it, with the policy its server gives it (before operator overrides). */
+export interface ServedTool {
+  definition: Tool
+  policy: ToolPolicy
+}
+
+/** Per-call options of a tool server call. */
+export interface ToolCallOptions {
+  /** Aborted when the agent cancels the call. */
+  signal?: AbortSignal
+  /** Progress the tool server reports, relayed to the agent. */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void
+}
+
+export interface ToolServer {
+  /** What kind of server this is, for logs and the docs' policy rules. */
+  readonly kind: 'mcp' | 'openapi'
+  /** The tools, cached; a wrapped server's list_changed notification refreshes them. */
+  listTools(): Promise<readonly ServedTool[]>
+  /**
+   * Calls one tool. Resolves with the tool's result (an `isError` result is a completed call);
+   * rejects with a ToolServerError when the call did not complete.
+   */
+  callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<CallToolResult>
+  close(): Promise<void>
+}
