@@ -53,7 +53,7 @@ export class PgAuthorityStore {
   /** The current key, creating generation 1 from `createSeed()` when the database has none (once, whichever node is first). */
   async ensureKey(createSeed: () => Uint8Array): Promise<AuthorityState> {
     await this.reload()
-    return this.current() ?? this.rotate(createSeed())
+    return this.current() ?? this.#write(createSeed(), true)
   }
 
   /**
@@ -61,7 +61,12 @@ export class PgAuthorityStore {
    * current key again is a no-op (two nodes binding the same seed file at once); a key an earlier
    * generation used is refused.
    */
-  async rotate(newSeed: Uint8Array): Promise<AuthorityState> {
+  rotate(newSeed: Uint8Array): Promise<AuthorityState> {
+    return this.#write(newSeed, false)
+  }
+
+  // `firstOnly`: create generation 1 unless another node already did (then use its key).
+  async #write(newSeed: Uint8Array, firstOnly: boolean): Promise<AuthorityState> {
     if (!(newSeed instanceof Uint8Array) || newSeed.length !== AUTHORITY_SEED_BYTES) throw new StoreInputError('seed', `${AUTHORITY_SEED_BYTES} bytes`, newSeed)
     const seed = Uint8Array.from(newSeed)
     const publicKey = this.#derivePublicKey(Uint8Array.from(seed))
@@ -71,12 +76,13 @@ export class PgAuthorityStore {
       await tx.get('SELECT pg_advisory_xact_lock($1)', [AUTHORITY_KEYS_LOCK.toString()])
       const rows = await readKeys(tx)
       const last = rows[rows.length - 1]
-      if (last?.public_key === publicKey) return
+      if (last?.public_key === publicKey || (firstOnly && last !== undefined)) return
       if (rows.some(r => r.public_key === publicKey)) throw new StoreInputError('seed', 'a key not used by an earlier generation', publicKey)
       await tx.run('UPDATE authority_keys SET seed = NULL, retired_at = $1 WHERE retired_at IS NULL', [rotatedAt])
       await tx.run('INSERT INTO authority_keys (generation, public_key, seed, created_at) VALUES ($1, $2, $3, $4)', [(last?.generation ?? 0) + 1, publicKey, Buffer.from(seed), rotatedAt])
     })
     await this.reload()
+    if (firstOnly && this.#current !== undefined) return this.current()!
     if (this.#current?.publicKey !== publicKey) throw new StoreFailedError('authority', this.path, 'the rotated key was committed but another node moved past it')
     return this.current()!
   }

@@ -13,8 +13,10 @@ import { checkCapturePlan, type CapabilityUsage } from '../budget-store.js'
 import type { PgDatabase, PgExecutor } from './pg-database.js'
 
 // The refusal is the transaction's answer, but nothing it wrote may stay: thrown to roll back.
-class CaptureRefused {
-  constructor(readonly result: CaptureResult) {}
+class CaptureRefused extends Error {
+  constructor(readonly result: CaptureResult) {
+    super('capture refused')
+  }
 }
 
 const GRANT_COLUMNS = 'capability_id AS "capabilityId", grant_key AS "grantKey", used, max_invocations AS "maxInvocations", updated_at AS "updatedAt"'

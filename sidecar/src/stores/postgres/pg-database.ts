@@ -209,10 +209,11 @@ export class PgDatabase implements PgExecutor {
 
 /** A driver error as Gate's error: unavailable (503) or failed (500); Gate errors pass through. */
 export function toStoreError(err: unknown, store: string, location: string): Error {
-  if (err instanceof StoreUnavailableError || err instanceof StoreFailedError) return err
-  if (typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('gate_')) return err as Error
+  if (err instanceof StoreUnavailableError) return err
   if (isUnavailable(err)) return new StoreUnavailableError(store, location, pgErrorText(err), err)
-  return new StoreFailedError(store, location, pgErrorText(err), err)
+  if (err instanceof pg.DatabaseError || !(err instanceof Error)) return new StoreFailedError(store, location, pgErrorText(err), err)
+  // Gate's own errors and a transaction's deliberate throws pass through
+  return err
 }
 
 function executorOf(client: pg.PoolClient): PgExecutor {
