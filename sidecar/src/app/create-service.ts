@@ -20,7 +20,7 @@ import type { ServiceStores } from './service-stores.js'
 import { CHECKPOINTER_DEFAULTS } from '../transparency/checkpointer.js'
 import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
-import { startTransparencyLog } from './transparency-wiring.js'
+import { sqliteTransparencyBackend, startTransparencyLog } from './transparency-wiring.js'
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { grantWarnings } from './grant-warnings.js'
 
@@ -93,7 +93,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   let transparency
   try {
-    transparency = await startTransparencyLog({ stores: stores.raw, writer: stores.ports.receipts, settings: options.transparency ?? { enabled: true, ...CHECKPOINTER_DEFAULTS }, signer: () => authority.signer, log: options.log })
+    transparency = await startTransparencyLog({ receipts: stores.raw.receipts, openBackend: sqliteTransparencyBackend(stores.raw), writer: stores.ports.receipts, settings: options.transparency ?? { enabled: true, ...CHECKPOINTER_DEFAULTS }, signer: () => authority.signer, log: options.log })
   } catch (err) {
     await stores.close()
     throw err

@@ -2,6 +2,7 @@
 // fallback (the proxy), errors turned into the spec's bodies, and a drain that waits for in-flight
 // requests on shutdown. Plain node:http was chosen by measurement (docs/performance.md).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { MethodNotAllowedError, NotFoundError, TargetNotOriginFormError } from '@gate/sdk'
 import { sendError } from '@gate/sdk/server'
@@ -16,6 +17,8 @@ export interface GateServerOptions {
   fallback?: FallbackHandler
   /** Called with unexpected errors (never with the request's credentials). */
   onError?: (err: unknown) => void
+  /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP without. */
+  tls?: { cert: Buffer; key: Buffer }
 }
 
 export interface GateServer {
@@ -29,7 +32,8 @@ export interface GateServer {
 export function createGateServer(options: GateServerOptions): GateServer {
   let inFlight = 0
   let idle: (() => void) | undefined
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 60_000 }, (req, res) => {
+  const settings = { keepAliveTimeout: 65_000, requestTimeout: 60_000 }
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     inFlight++
     res.once('close', () => {
       inFlight--
@@ -39,7 +43,8 @@ export function createGateServer(options: GateServerOptions): GateServer {
       options.onError?.(err)
       sendError(res, err)
     })
-  })
+  }
+  const server: Server = options.tls === undefined ? createServer(settings, onRequest) : createTlsServer({ ...settings, cert: options.tls.cert, key: options.tls.key }, onRequest)
   server.headersTimeout = 20_000
   // requests the HTTP parser refuses get the spec's error body too (client-error.ts)
   server.on('clientError', answerClientError)
