@@ -24,6 +24,7 @@ import {
   verifyCoreReceipt,
   type CallerIdentity,
   type HttpReceipt,
+  type HttpReceiptBody,
   type Signer,
 } from '@gate/sdk'
 import { readFileSync } from 'node:fs'
@@ -843,7 +844,7 @@ t.test('the sidecar mounts the same trust routes behind its control token', { sk
   t.match(health.body, { clustered: false, authority: { publicKey: signer.publicKey } })
 })
 
-t.test('gate trust serve: --help describes every flag; usage errors exit 2, startup failures exit 1', { skip: pg ? 'the SQLite suite covers the CLI; trust-serve-postgres.test.ts the PostgreSQL flags' : false }, async t => {
+t.test('gate trust serve: --help describes every flag; usage errors exit 2, startup failures exit 1', { skip: pg ? 'the SQLite suite covers the CLI; trust-migrate.test.ts the PostgreSQL flags' : false }, async t => {
   const help = await runGate(['trust', 'serve', '--help'])
   t.equal(help.code, 0)
   for (const flag of ['--listen', '--receipt-db', '--revocation-db', '--budget-db', '--authority-seed-file', '--authority-db', '--service-token-file', '--tenant-token', 'GATE_CONTROL_TOKEN', '9091']) {
@@ -883,6 +884,114 @@ t.test('unknown routes and methods answer in the spec 03 body form', async t => 
   t.equal(method.headers.allow, 'GET')
   t.same(Object.keys(method.body as object), ['error'])
 })
+
+t.test('receipt ingest: enrolled signers only, verified before storing, idempotent by receipt id', async t => {
+  const sidecarSigner = createSigner({ secret: generateSecret('ed25519') })
+  const stranger = createSigner({ secret: generateSecret('ed25519') })
+  const ingest = (body: unknown, token = SERVICE_TOKEN) => call(`${trust.url}/v1/receipts/ingest`, { body, headers: auth(token) })
+  const item = (n: number, sign: Signer, extra: Record<string, unknown> = {}) => ({ receipt: JSON.parse(signHttpReceiptJson(ingestBody(n), sign).json), tenant: 'acme', subjectKey: agents[0], ...extra })
+  const before = await store.query.latestSeq()
+
+  const unknown = await ingest({ receipts: [item(1, stranger)] })
+  t.equal(unknown.status, 400, 'a signer never enrolled is refused')
+  t.match((unknown.body as { error: string }).error, /receipts\[0\] rejected: its signer [0-9a-f]{64} is not an enrolled key/)
+
+  const enrol = await call(`${trust.url}/v1/keys/enroll`, { body: { publicKey: sidecarSigner.publicKey, label: 'sidecar-eu-1' }, headers: auth(SERVICE_TOKEN) })
+  t.match(enrol.body, { publicKey: sidecarSigner.publicKey, label: 'sidecar-eu-1', created: true, enrolledAt: Number })
+  const again = await call(`${trust.url}/v1/keys/enroll`, { body: { publicKey: sidecarSigner.publicKey, label: 'renamed' }, headers: auth(SERVICE_TOKEN) })
+  t.match(again.body, { label: 'sidecar-eu-1', created: false }, 'enrolling again keeps the first label')
+  t.equal((await call(`${trust.url}/v1/keys/enroll`, { body: { publicKey: sidecarSigner.publicKey, label: 'x' }, headers: auth(TENANT_TOKENS.acme!) })).status, 403)
+  t.equal((await call(`${trust.url}/v1/keys/enroll`, { body: { publicKey: 'nope', label: 'x' }, headers: auth(SERVICE_TOKEN) })).status, 400)
+  t.match((await get('/v1/keys')).body, { keys: [{ publicKey: sidecarSigner.publicKey, label: 'sidecar-eu-1' }] })
+
+  const batch = Array.from({ length: 40 }, (_, n) => item(n, sidecarSigner, n % 2 === 0 ? { costUnits: 10 * n, costCurrency: 'EUR' } : {}))
+  const tampered = { ...batch[7]!, receipt: { ...batch[7]!.receipt, route_pattern: '/pets/{id}/sold' } }
+  const refused = await ingest({ receipts: [...batch.slice(0, 7), tampered, ...batch.slice(8)] })
+  t.equal(refused.status, 400, 'one receipt whose signature does not verify refuses the batch')
+  t.match((refused.body as { error: string }).error, /receipts\[7\] rejected: (receipt_id|signature)/)
+  t.equal(await store.query.latestSeq(), before, 'nothing of a refused batch was stored')
+
+  const stored = await ingest({ receipts: batch })
+  t.equal(stored.status, 200)
+  const result = stored.body as { received: number; stored: number; duplicates: number; results: { receiptId: string; seq: number; stored: boolean }[] }
+  t.match(result, { received: 40, stored: 40, duplicates: 0 })
+  t.same(result.results.map(r => r.seq), Array.from({ length: 40 }, (_, i) => before + 1 + i), 'stored in order, consecutive seqs')
+  const replay = await ingest({ receipts: [batch[3], batch[3], item(99, sidecarSigner)] })
+  t.match(replay.body, { received: 3, stored: 1, duplicates: 2 }, 'a receipt posted again is stored once')
+  t.equal((replay.body as typeof result).results[0]!.seq, result.results[3]!.seq)
+  t.equal(await store.query.latestSeq(), before + 41)
+  const row = await store.query.getById(result.results[2]!.receiptId)
+  t.match(row, { tenant: 'acme', subjectKey: agents[0], costUnits: 20, costCurrency: 'EUR' })
+  t.equal(row?.httpJson, signHttpReceiptJson(ingestBody(2), sidecarSigner).json, 'stored as signed, byte for byte')
+  const served = await get(`/v1/receipts/${result.results[2]!.receiptId}`)
+  t.match(served.body, { httpReceipt: { kernel_key: sidecarSigner.publicKey } })
+  const acme = await pageAll({ agentSubject: agents[0]!, since: String(now + 1000) }, TENANT_TOKENS.acme!)
+  t.equal(acme.ids.length, 41, 'ingested receipts are queryable, by tenant and agent')
+
+  const limits: [unknown, RegExp][] = [
+    [{ receipts: [] }, /receipts must be an array of 1 to 1000 items/],
+    [{ receipts: Array.from({ length: 1001 }, () => batch[0]) }, /receipts must be an array of 1 to 1000/],
+    [{ receipts: [{ ...batch[0], surprise: 1 }] }, /unknown member "surprise"/],
+    [{ receipts: [{ ...batch[0], costCurrency: 'eur' }] }, /costCurrency must be three uppercase/],
+    [{ receipts: [{ receipt: 'x' }] }, /receipt must be a signed HttpReceipt object/],
+  ]
+  for (const [body, message] of limits) {
+    const r = await ingest(body)
+    t.equal(r.status, 400, String(message))
+    t.match((r.body as { error: string }).error, message)
+  }
+  const huge = await call(`${trust.url}/v1/receipts/ingest`, { rawBody: '{"receipts":["' + 'y'.repeat(9 * 1024 * 1024) + '"]}', headers: { ...auth(SERVICE_TOKEN), 'content-type': 'application/json' } })
+  t.equal(huge.status, 400, 'a body over the 8 MiB limit is refused')
+  t.equal((await ingest({ receipts: batch }, TENANT_TOKENS.acme!)).status, 403, 'ingest needs the service token')
+  t.equal(await store.query.latestSeq(), before + 41, 'nothing else was stored')
+})
+
+t.test('central budget captures: concurrent requests never pass the maximum', async t => {
+  const capture = (plan: unknown) => call(`${trust.url}/v1/budgets/capture`, { body: plan, headers: auth(SERVICE_TOKEN) })
+  const plan = { invocations: [{ owner: `cap_${uuidv7()}`, key: '0:POST /pets', max: 12, fixedMax: false, kind: 'grant' }] }
+  const results = await Promise.all(Array.from({ length: 30 }, () => capture(plan)))
+  t.ok(results.every(r => r.status === 200))
+  const allowed = results.map(r => r.body as { allowed: boolean; used?: number[] }).filter(b => b.allowed)
+  t.equal(allowed.length, 12)
+  t.same(allowed.map(b => b.used![0]).sort((a, b) => a! - b!), Array.from({ length: 12 }, (_, i) => i + 1))
+  t.match(results.find(r => !(r.body as { allowed: boolean }).allowed)!.body, { allowed: false, failed: { kind: 'invocation', index: 0, used: 12 } })
+  const bad: [unknown, RegExp][] = [
+    [{ invocations: [{ owner: '', key: 'k', max: 1, fixedMax: false, kind: 'grant' }] }, /owner must be a non-empty string/],
+    [{ invocations: [{ owner: 'o', key: 'k', max: -1, fixedMax: false, kind: 'grant' }] }, /max must be a non-negative integer/],
+    [{ invocations: [], cost: { owner: 'o', key: 'k', units: 1, currency: 'usd', maxUnits: 5 } }, /currency must be three uppercase/],
+    [{ invocations: [] }, /at least one counter or a cost/],
+    [{ invocations: [], extra: true }, /unknown member "extra"/],
+  ]
+  for (const [body, message] of bad) {
+    const r = await capture(body)
+    t.equal(r.status, 400)
+    t.match((r.body as { error: string }).error, message)
+  }
+  t.equal((await call(`${trust.url}/v1/budgets/capture`, { body: plan, headers: auth(TENANT_TOKENS.acme!) })).status, 403)
+})
+
+/** An HttpReceipt body a sidecar would sign (request n), timestamped after the suite's other receipts. */
+function ingestBody(n: number): HttpReceiptBody {
+  return {
+    request_id: `ingest-${n}`,
+    route_pattern: '/pets/{id}',
+    method: 'GET',
+    caller_identity_hash: sha256Hex(`ingest-caller-${n}`),
+    verdict: { verdict: 'allow' },
+    receipt_kind: 'mediated_decision',
+    boundary_class: 'prevent',
+    tool_origin: 'caller_executed',
+    redaction_mode: 'none',
+    evidence: [],
+    response_status: 200,
+    timestamp: now + 2000 + n,
+    content_hash: sha256Hex(`ingest-content-${n}`),
+    policy_hash: sha256Hex('policy'),
+    trust_level: 'mediated',
+    capability_id: null,
+    metadata: { gate_http_status_scope: 'decision' },
+  }
+}
 
 // ---------------------------------------------------------------- helpers
 
