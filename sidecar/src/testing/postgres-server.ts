@@ -33,11 +33,13 @@ export interface PostgresServer {
   destroy(): Promise<void>
 }
 
-/** Where the binaries are, or why there are none. */
-export function findPostgresBin(): string | undefined {
-  const env = process.env.GATE_PG_BIN
-  if (env !== undefined && env !== '') return existsSync(join(env, 'initdb')) ? env : undefined
-  const root = '/usr/lib/postgresql'
+/** Where the Debian package puts each version's server binaries (/usr/lib/postgresql/<version>/bin). */
+export const DEBIAN_POSTGRES_ROOT = '/usr/lib/postgresql'
+
+/** The directory of the server binaries (GATE_PG_BIN, else the newest Debian version), or undefined. */
+export function findPostgresBin(env: NodeJS.ProcessEnv = process.env, root = DEBIAN_POSTGRES_ROOT): string | undefined {
+  const pinned = env.GATE_PG_BIN
+  if (pinned !== undefined && pinned !== '') return existsSync(join(pinned, 'initdb')) ? pinned : undefined
   if (!existsSync(root)) return undefined
   const versions = readdirSync(root)
     .filter(v => existsSync(join(root, v, 'bin', 'initdb')))
@@ -47,22 +49,32 @@ export function findPostgresBin(): string | undefined {
 
 /**
  * Undefined when PostgreSQL tests can run here; else the reason to skip them. In CI a missing server is
- * an error (thrown), never a skip.
+ * an error (thrown), never a skip; so is a GATE_PG_BIN that names no server.
  */
-export function postgresSkipReason(): string | undefined {
-  if (process.env.GATE_TEST_DATABASE_URL !== undefined && process.env.GATE_TEST_DATABASE_URL !== '') return undefined
-  if (findPostgresBin() !== undefined) return undefined
-  const reason = 'no PostgreSQL found: install the Debian postgresql package (apt-get install postgresql), or set GATE_PG_BIN or GATE_TEST_DATABASE_URL (README, Testing)'
-  if (process.env.CI === 'true' || process.env.CI === '1') throw new Error(`CI requires PostgreSQL for these tests: ${reason}`)
+export function postgresSkipReason(env: NodeJS.ProcessEnv = process.env, root = DEBIAN_POSTGRES_ROOT): string | undefined {
+  if (env.GATE_TEST_DATABASE_URL !== undefined && env.GATE_TEST_DATABASE_URL !== '') return undefined
+  if (findPostgresBin(env, root) !== undefined) return undefined
+  const pinned = env.GATE_PG_BIN
+  if (pinned !== undefined && pinned !== '') throw new Error(`GATE_PG_BIN=${pinned} holds no initdb: point it at the directory of the PostgreSQL server binaries`)
+  const reason = `no PostgreSQL found in ${root}: install the Debian postgresql package (apt-get install postgresql), or set GATE_PG_BIN or GATE_TEST_DATABASE_URL (docs/postgres.md, Testing)`
+  if (env.CI === 'true' || env.CI === '1') throw new Error(`CI requires PostgreSQL for these tests: ${reason}`)
   return reason
 }
 
+/** Options of `startPostgres`. */
+export interface StartPostgresOptions {
+  /** The loopback port to listen on; default a free one. */
+  port?: number
+  /** Ignore GATE_TEST_DATABASE_URL and always start a server (the developer server of dev-postgres.ts). */
+  own?: boolean
+}
+
 /** Starts a server (or wraps GATE_TEST_DATABASE_URL's); call `postgresSkipReason` first. */
-export async function startPostgres(): Promise<PostgresServer> {
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresServer> {
   const external = process.env.GATE_TEST_DATABASE_URL
-  if (external !== undefined && external !== '') return externalServer(external)
+  if (options.own !== true && external !== undefined && external !== '') return externalServer(external)
   const bin = findPostgresBin()
-  if (bin === undefined) throw new Error('no PostgreSQL binaries (see postgresSkipReason)')
+  if (bin === undefined) throw new Error('no PostgreSQL binaries: install the Debian postgresql package (apt-get install postgresql), or set GATE_PG_BIN to the directory holding initdb and postgres')
   const asRoot = process.getuid?.() === 0
   const dir = mkdtempSync(join(tmpdir(), 'gate-pg-'))
   const data = join(dir, 'data')
@@ -79,7 +91,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   const [initCommand, initArgs] = as(join(bin, 'initdb'), ['-D', data, '-U', SUPERUSER, `--pwfile=${join(dir, 'pw')}`, '--auth-host=scram-sha-256', '--auth-local=trust', '-E', 'UTF8', '--locale=C', '--no-sync'])
   const init = spawnSync(initCommand, initArgs, { encoding: 'utf8' })
   if (init.status !== 0) throw new Error(`initdb failed (${init.status}): ${init.stderr}${init.stdout}`)
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   let child: ChildProcess | undefined
   let exited: Promise<void> = Promise.resolve()
 
