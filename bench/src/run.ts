@@ -9,6 +9,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   openapi: () => import('./openapi/convert-github.js'),
   'route-match': () => import('./openapi/match-github.js'),
   sdk: () => import('./sdk/middleware-overhead.js'),
+  'sdk-steps': () => import('./sdk/cpu-budget.js'),
   'receipt-ingest': () => import('./stores/receipt-ingest.js'),
   'trust-query': () => import('./trust/query.js'),
   transparency: () => import('./transparency/log.js'),

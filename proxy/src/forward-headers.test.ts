@@ -1,5 +1,5 @@
 import t from 'tap'
-import { selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
+import { forwardedHeaders, selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
 
 t.test('request headers lose hop-by-hop, host, content-length and Gate credentials; the rest keep case and order', async t => {
   const raw = [
@@ -41,4 +41,11 @@ t.test('response headers lose hop-by-hop and Connection-named headers', async t 
     'content-length': '3',
   })
   t.same({ ...out }, { 'content-type': 'text/plain', 'set-cookie': ['a=1', 'b=2'], 'content-length': '3' })
+})
+
+t.test("the client's forwarding claims are dropped; Gate's own name the peer it saw", async t => {
+  const raw = ['X-Forwarded-For', '10.0.0.1', 'x-forwarded-host', 'admin.internal', 'X-Forwarded-Proto', 'https', 'X-Forwarded-Prefix', '/admin', 'Forwarded', 'for=10.0.0.1', 'X-Real-IP', '10.0.0.1', 'X-Kept', '1']
+  t.same(selectRequestHeaders(raw, undefined), ['X-Kept', '1'])
+  const req = { socket: { remoteAddress: '127.0.0.1' }, headers: { host: 'gate.local:9090' } } as unknown as Parameters<typeof forwardedHeaders>[0]
+  t.same(forwardedHeaders(req), ['x-forwarded-proto', 'http', 'x-forwarded-for', '127.0.0.1', 'x-forwarded-host', 'gate.local:9090'])
 })

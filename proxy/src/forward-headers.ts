@@ -2,6 +2,12 @@
 // (plus any header the Connection header names, RFC 9110 §7.6.1), `host`, `content-length`, and the
 // Gate credentials `x-gate-capability` and `x-gate-execution-nonce`. Responses come back without their
 // hop-by-hop headers. Runs on every request, so it walks `rawHeaders` once and allocates one array.
+//
+// Documented additions (docs/security.md): the client's `Forwarded`, `X-Forwarded-*` and `X-Real-IP`
+// are dropped and Gate sets its own X-Forwarded-For/-Host/-Proto (an upstream that trusts them must
+// learn the address Gate saw, not one the client wrote); method-override headers never get here
+// (the proxy refuses the request).
+import type { IncomingMessage } from 'node:http'
 
 /** RFC 9110 §7.6.1 hop-by-hop headers, plus the legacy `proxy-connection` (spec 01's list). */
 export const HOP_BY_HOP_HEADERS: ReadonlySet<string> = new Set([
@@ -25,6 +31,9 @@ const DROPPED_REQUEST_HEADERS: ReadonlySet<string> = new Set([
   // The proxy has already answered `100 Continue` and read the whole body, so the expectation is met;
   // undici also refuses to send it (NotSupportedError). Not in spec 01's list: a documented addition.
   'expect',
+  // client-written forwarding claims (and every x-forwarded-*, below): Gate sets its own
+  'forwarded',
+  'x-real-ip',
 ])
 
 /**
@@ -37,9 +46,19 @@ export function selectRequestHeaders(rawHeaders: readonly string[], connection: 
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
     const lower = name.toLowerCase()
-    if (DROPPED_REQUEST_HEADERS.has(lower) || named?.has(lower) === true) continue
+    if (DROPPED_REQUEST_HEADERS.has(lower) || named?.has(lower) === true || lower.startsWith('x-forwarded-')) continue
     out.push(name, rawHeaders[i + 1] as string)
   }
+  return out
+}
+
+/** The forwarding headers Gate sets itself, as a flat [name, value, ...] array: the peer it saw. */
+export function forwardedHeaders(req: Pick<IncomingMessage, 'socket' | 'headers'>): string[] {
+  const out = ['x-forwarded-proto', (req.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http']
+  const peer = req.socket.remoteAddress
+  if (peer !== undefined) out.push('x-forwarded-for', peer)
+  const host = req.headers.host
+  if (typeof host === 'string' && host !== '') out.push('x-forwarded-host', host)
   return out
 }
 

@@ -311,6 +311,9 @@ t.test('requests refused before evaluation carry no receipt', async t => {
     ['/p?a=1&a=2', {}, 400],
     ['/p', { headers: { 'x-gate-execution-nonce': '' } }, 400],
     ['/p', { headers: { 'x-gate-execution-nonce': 'ABC' } }, 400],
+    ['/p', { headers: { 'x-gate-capability': ['e30', 'e30'] } }, 400],
+    ['/p', { headers: { 'x-gate-approval-id': ['a1', 'a2'] } }, 400],
+    ['/p', { headers: { 'x-gate-approval-id': 'two words' } }, 400],
     ['/p', { method: 'POST', body: Buffer.alloc(1025) }, 400],
     ['/p', { method: 'PROPFIND' }, 405],
   ]

@@ -10,12 +10,11 @@
 // client got. A body that later fails mid-stream (upstream reset, timeout) ends the client connection
 // abruptly; its receipt keeps the status that was sent.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { HTTP_METHODS, sha256Hex, uuidv7, type GateHttpRequest, type HttpMethod } from '@gate/sdk'
+import { buildGateHttpRequest, HTTP_METHODS, readGateHeaders, refuseMethodOverride, type HttpMethod } from '@gate/sdk'
 import { readBody, sendError } from '@gate/sdk/server'
 import { extractCallerIdentity } from './caller-identity.js'
 import { ProtectError } from './errors.js'
-import { selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
-import { readGateHeaders } from './gate-headers.js'
+import { forwardedHeaders, selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
 import { resolveProxyOptions, type ProxyOptions, type ResolvedProxyOptions } from './options.js'
 import type { ProxyEvaluation, ProxyEvaluator } from './ports.js'
 import {
@@ -61,9 +60,11 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
     let target, gate, body: Buffer
     try {
       target = parseRequestTarget(req.url ?? '/')
-      gate = readGateHeaders(req.headers, target.capability)
+      gate = readGateHeaders(req.headers, req.rawHeaders, target.capability)
       // a request with neither Content-Length nor Transfer-Encoding has no body (RFC 9112 §6.3)
       body = hasNoBody(req) ? EMPTY : await readBody(req, maxBodyBytes)
+      // the upstream must run the method Gate decided on (sdk method-override.ts)
+      refuseMethodOverride(req.headers, target.query, body)
     } catch (err) {
       // spec 01, Limits: an oversized body answers 400 (gate_bad_request), not 413; readBody drops the
       // rest of it so the client can read the answer (or sendError closes when it is too large for that)
@@ -72,18 +73,14 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
 
     let evaluation: E
     try {
-      const hasBody = body.length > 0
-      const request: GateHttpRequest = {
-        request_id: uuidv7(),
+      const request = buildGateHttpRequest({
         method,
-        route_pattern: evaluator.matchRoute(method, target.path).pattern,
         path: target.path,
+        routePattern: evaluator.matchRoute(method, target.path).pattern,
         caller: extractCallerIdentity(req.headers),
-        body_hash: hasBody ? sha256Hex(body) : null,
-        body_length: body.length,
-        timestamp: Math.floor(Date.now() / 1000),
-      }
-      if (target.query !== undefined) request.query = target.query
+        body,
+        query: target.query,
+      })
       evaluation = await evaluator.evaluate({ request, capabilityHeader: gate.capability, approvalId: gate.approvalId, nonceId: gate.nonceId })
     } catch (err) {
       // no verdict, no forwarding (fail closed)
@@ -122,7 +119,9 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
   }
 
   async function forward(req: IncomingMessage, res: ServerResponse, evaluation: E, path: string, body: Buffer): Promise<void> {
-    const request = { method: req.method as string, path, headers: selectRequestHeaders(req.rawHeaders, req.headers.connection), body: body.length > 0 ? body : null }
+    const headers = selectRequestHeaders(req.rawHeaders, req.headers.connection)
+    headers.push(...forwardedHeaders(req))
+    const request = { method: req.method as string, path, headers, body: body.length > 0 ? body : null }
     const outcome = await client.relay(request, res, async (statusCode, upstreamHeaders) => {
       let finalId: string
       try {

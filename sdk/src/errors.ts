@@ -171,6 +171,14 @@ export class ControlAuthError extends GateError {
   }
 }
 
+/** A request asking for another method than its own (X-HTTP-Method-Override, `_method`): refused, never forwarded. */
+export class MethodOverrideError extends BadRequestError {
+  constructor(carrier: string) {
+    super(`method override (${carrier}) is refused: Gate decides on the request's own method, so send the request with the method it means`)
+    this.name = 'MethodOverrideError'
+  }
+}
+
 /** A state transition that is no longer possible (an approval answered twice, an expired one). */
 export class ConflictError extends GateError {
   constructor(message: string) {

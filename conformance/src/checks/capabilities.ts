@@ -11,6 +11,12 @@ import { describeVerdict, expectAllow, expectCapabilityDeny, expectDeny } from '
 import { buildRequest } from '../gate-request.js'
 import { concretePath } from '../policy.js'
 
+/** The control token as the bearer of an evaluate call: an authenticated caller (the SDK's sidecarToken). */
+function controlBearer(ctx: CheckContext): EvaluateHeaders {
+  ctx.control() // skips the check without a control token
+  return { authorization: `Bearer ${ctx.controlToken}` }
+}
+
 /** The deny-by-default route tokens are presented to: an unsafe route without overrides, else the method rule. */
 export function tokenTarget(ctx: CheckContext): { method: GateHttpRequest['method']; pattern: string; request(extra?: Partial<GateHttpRequest>): GateHttpRequest } {
   // a restricted route asks for an approval on every call (spec 01): not a route to present tokens to
@@ -144,6 +150,8 @@ export const CAPABILITY_CHECKS = [
       const target = tokenTarget(ctx)
       const id = `cap_conformance_unknown_${sha256Hex(ctx.unique()).slice(0, 16)}`
       expectCapabilityDeny(await ctx.evaluate(target.request({ capability_id: id })), `${target.method} ${target.pattern} with capability_id ${id}`)
+      // from a caller the sidecar looks ids up for, too
+      if (ctx.controlToken !== null) expectCapabilityDeny(await ctx.evaluate(target.request({ capability_id: id }), controlBearer(ctx)), `${target.method} ${target.pattern} with capability_id ${id} and the control token`)
     },
   }),
   defineCheck({
@@ -203,17 +211,36 @@ export const CAPABILITY_CHECKS = [
   }),
   defineCheck({
     id: 'capabilities.capability-id-field',
-    description: 'capability_id in the GateHttpRequest naming a token the sidecar issued (no header) allows and is recorded in the receipt',
-    specRef: '02 States ("capability_id in the request"); docs/capabilities.md',
+    description: 'capability_id in the GateHttpRequest naming a token the sidecar issued (no header), from a caller presenting the control token, allows and is recorded in the receipt',
+    specRef: '02 States ("capability_id in the request"); docs/capabilities.md; docs/security.md (capability_id lookups)',
     required: true,
     needs: ['control-token'],
     async run(ctx) {
       const target = tokenTarget(ctx)
       const token = await ctx.issueToken([grantFor(target)])
-      const e = await ctx.evaluate(target.request({ capability_id: token.id }))
+      const e = await ctx.evaluate(target.request({ capability_id: token.id }), controlBearer(ctx))
       const what = `${target.method} ${target.pattern} with capability_id ${token.id}`
       expectAllow(e, what)
       expectCapabilityEvidence(e, token, what)
+    },
+  }),
+  defineCheck({
+    id: 'capabilities.capability-id-needs-control-token',
+    description: "capability_id naming an issued token, from a caller without the control token, counts as no token: denied by CapabilityGuard, the receipt's capability_id null, and the holder's max_invocations untouched",
+    specRef: 'Gate: docs/security.md (capability_id lookups only for authenticated callers; issue 24)',
+    required: true,
+    needs: ['control-token'],
+    async run(ctx) {
+      const target = tokenTarget(ctx)
+      const token = await ctx.issueToken([{ ...grantFor(target), max_invocations: 1 }])
+      for (const attempt of [1, 2]) {
+        const what = `${target.method} ${target.pattern} with only capability_id ${token.id}, no control token (attempt ${attempt})`
+        const e = await ctx.evaluate(target.request({ capability_id: token.id }))
+        expectCapabilityDeny(e, what)
+        if ((e.answer.receipt.capability_id ?? null) !== null) fail(`${what}: the receipt is filed under capability_id ${String(e.answer.receipt.capability_id)}`)
+      }
+      const holder = await ctx.evaluate(target.request(), { capability: encodeToken(token) })
+      expectAllow(holder, `${target.method} ${target.pattern} by the holder afterwards (its one invocation must be left)`)
     },
   }),
   defineCheck({
@@ -231,7 +258,7 @@ export const CAPABILITY_CHECKS = [
       const presentations: [string, GateHttpRequest, EvaluateHeaders][] = [
         ['in X-Gate-Capability', target.request(), headers],
         ['in gate_capability', target.request({ query: { gate_capability: encodeToken(token) } }), {}],
-        ['by capability_id', target.request({ capability_id: token.id }), {}],
+        ['by capability_id', target.request({ capability_id: token.id }), controlBearer(ctx)],
       ]
       for (const [how, request, h] of presentations) {
         const e = await ctx.evaluate(request, h)
@@ -330,20 +357,27 @@ export const CAPABILITY_CHECKS = [
   }),
   defineCheck({
     id: 'capabilities.control-requires-token',
-    description: 'POST /v1/capabilities/issue without the control token, or with a wrong one, is refused with 401 or 403',
+    description: 'the control routes (POST /v1/capabilities/issue, /v1/revocations, /approvals/{id}/respond) refuse a caller without the control token, or with a wrong one, with 401 or 403, even from loopback and claiming X-Forwarded-For 127.0.0.1',
     specRef: '01 Authentication 3 (helper routes sit behind a sidecar-control token); docs/security.md',
     required: true,
-    needs: ['control-token'],
     async run(ctx) {
-      const body = JSON.stringify({ subjectPublicKey: ctx.untrustedSigner.publicKey, scope: { grants: [{ server_id: 'http', tool_name: '*' }] }, ttlSeconds: 60 })
+      const wrong = `${ctx.controlToken ?? 'gate-conformance-guess'}x`
+      const routes: [string, unknown][] = [
+        ['/v1/capabilities/issue', { subjectPublicKey: ctx.untrustedSigner.publicKey, scope: { grants: [{ server_id: 'http', tool_name: '*' }] }, ttlSeconds: 31_536_000 }],
+        ['/v1/revocations', { capabilityId: `cap_conformance_${ctx.unique()}` }],
+        [`/approvals/conformance-${ctx.unique()}/respond`, { decision: 'approve' }],
+      ]
       const variants: [string, Record<string, string>][] = [
         ['no Authorization header', {}],
-        ['a wrong bearer token', { authorization: `Bearer ${ctx.controlToken ?? ''}x` }],
-        ['the token without "Bearer"', { authorization: ctx.controlToken ?? '' }],
+        ['no Authorization header, X-Forwarded-For 127.0.0.1', { 'x-forwarded-for': '127.0.0.1', forwarded: 'for=127.0.0.1' }],
+        ['a wrong bearer token', { authorization: `Bearer ${wrong}` }],
+        ['the token without "Bearer"', { authorization: ctx.controlToken ?? wrong }],
       ]
-      for (const [what, headers] of variants) {
-        const res = await ctx.http.send({ method: 'POST', path: '/v1/capabilities/issue', headers: { 'content-type': 'application/json', ...headers }, body })
-        if (res.status !== 401 && res.status !== 403) fail(`POST /v1/capabilities/issue with ${what}: expected 401 or 403, got ${res.status}`)
+      for (const [path, body] of routes) {
+        for (const [what, headers] of variants) {
+          const res = await ctx.http.send({ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+          if (res.status !== 401 && res.status !== 403) fail(`POST ${path} with ${what}: expected 401 or 403, got ${res.status} ${res.text.slice(0, 200)}`)
+        }
       }
     },
   }),

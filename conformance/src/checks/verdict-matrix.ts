@@ -28,6 +28,24 @@ async function evaluateRoute(ctx: CheckContext, route: PolicyRoute): Promise<[Ev
   return [await ctx.evaluate(ctx.requestFor(route)), what]
 }
 
+/** `path` with the literal segments of `pattern` upper-cased (parameter values as they were). */
+function upperLiterals(path: string, pattern: string): string {
+  return mapLiterals(path, pattern, s => s.toUpperCase())
+}
+
+/** `path` with the literal segments of `pattern` in alternating case (`AdMiN`). */
+function alternateLiterals(path: string, pattern: string): string {
+  return mapLiterals(path, pattern, s => [...s].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c.toLowerCase())).join(''))
+}
+
+function mapLiterals(path: string, pattern: string, f: (segment: string) => string): string {
+  const templates = pattern.split('/')
+  return path
+    .split('/')
+    .map((segment, i) => (/\{[^{}]+\}/.test(templates[i] ?? '') ? segment : f(segment)))
+    .join('/')
+}
+
 export const VERDICT_MATRIX_CHECKS = [
   defineCheck({
     id: 'evaluate.allow-safe-get',
@@ -125,6 +143,44 @@ export const VERDICT_MATRIX_CHECKS = [
       for (const route of routes) {
         const [e, what] = await evaluateRoute(ctx, route)
         expectCapabilityDeny(e, what)
+      }
+    },
+  }),
+  defineCheck({
+    id: 'evaluate.head-decided-as-get',
+    description: 'HEAD on the path of a deny-by-default GET route is denied by CapabilityGuard without a capability (servers answer HEAD with the GET handler); on a safe GET route it is a session-scoped allow',
+    specRef: 'Gate: docs/security.md (route matching; issue 24); 01 States',
+    required: true,
+    async run(ctx) {
+      const protectedGets = ctx.routes(r => r.method === 'GET' && r.decision === 'DenyByDefault')
+      if (protectedGets.length === 0) skip(`the document (${ctx.policy.source}) has no deny-by-default GET route`)
+      const hasHead = (pattern: string) => ctx.policy.routes.some(r => r.method === 'HEAD' && r.pattern === pattern)
+      for (const route of protectedGets) {
+        const what = `HEAD ${concretePath(route.pattern)} (GET ${route.pattern} is deny-by-default)`
+        const e = await ctx.evaluate(ctx.requestFor({ ...route, method: 'HEAD' }))
+        expectCapabilityDeny(e, what)
+      }
+      const safe = ctx.routes(r => r.method === 'GET' && r.decision === 'SessionAllow' && !hasHead(r.pattern))
+      for (const route of safe) {
+        const [e, what] = [await ctx.evaluate(ctx.requestFor({ ...route, method: 'HEAD' })), `HEAD ${concretePath(route.pattern)}`]
+        expectSessionAllow(e, what)
+        expectPattern(e, route.pattern, what)
+      }
+    },
+  }),
+  defineCheck({
+    id: 'evaluate.letter-case-denied',
+    description: "a path that differs from a deny-by-default route's only in letter case (GET /ADMIN/EXPORT for GET /admin/export) is denied by CapabilityGuard without a capability, never the looser method rule",
+    specRef: 'Gate: docs/security.md (route matching: case-insensitive by default, the closest safe policy otherwise; issue 24)',
+    required: true,
+    async run(ctx) {
+      const routes = ctx.routes(r => r.decision === 'DenyByDefault' && /[a-z]/.test(r.pattern.replace(/\{[^{}]*\}/g, '')))
+      if (routes.length === 0) skip(`the document (${ctx.policy.source}) has no deny-by-default route with a letter in a literal segment`)
+      for (const route of routes) {
+        const exact = concretePath(route.pattern)
+        for (const path of [upperLiterals(exact, route.pattern), alternateLiterals(exact, route.pattern)]) {
+          expectCapabilityDeny(await ctx.evaluate(ctx.requestFor({ ...route, pattern: path })), `${route.method} ${path} (route ${route.method} ${route.pattern})`)
+        }
       }
     },
   }),

@@ -55,6 +55,8 @@ export const SIDECAR_FAULTS = [
   'nonce-unchecked', // any nonce header value is accepted
   'deny-safe-get', // GET on a matched route is deny-by-default
   'deny-head-options', // HEAD and OPTIONS are deny-by-default
+  'head-method-rule', // HEAD is decided by the method rule, not as GET of its route
+  'case-sensitive-method-rule', // a path differing from a route only in letter case gets the method rule
   'allow-mutating-without-token', // matched deny-by-default routes allow without a token
   'allow-unmatched', // unmatched paths are allowed whatever the method
   'ignore-side-effects', // x-gate-side-effects is not read
@@ -77,6 +79,7 @@ export const SIDECAR_FAULTS = [
   'ignore-query-token', // gate_capability is not read
   'query-token-wins', // gate_capability wins over the header
   'ignore-capability-id', // capability_id is not looked up
+  'capability-id-without-auth', // capability_id is looked up for any caller, not only one with the control token
   'ignore-revocation', // revocations are not checked
   'ignore-max-invocations', // a grant's max_invocations is not counted
   'ignore-delegation-scope', // a child its delegatee signed is trusted like its signer: no attenuation proof
@@ -281,7 +284,9 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     const request = parseRequest(text)
     const nonceHeader = readNonce(req)
     const header = single(req.headers['x-gate-capability'])
-    const { verdict, evidence, capabilityId, pattern, approval, executionNonce } = decide(request, header, single(req.headers['x-gate-approval-id']), nonceHeader)
+    // the control token as a bearer: an authenticated caller, who may name a token by capability_id
+    const authenticated = req.headers.authorization === `Bearer ${controlToken}`
+    const { verdict, evidence, capabilityId, pattern, approval, executionNonce } = decide(request, header, single(req.headers['x-gate-approval-id']), nonceHeader, authenticated)
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : verdict.verdict === 'incomplete' ? 428 : 200
     const receipt = signReceipt(request, verdict, evidence, pattern, capabilityId, status)
     const answerVerdict = has('answer-verdict-differs') && verdict.verdict === 'deny' ? { ...verdict, reason: `${verdict.reason} (summary)` } : verdict
@@ -339,7 +344,12 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   }
 
   function matchRoute(method: string, path: string): RouteMatch {
-    const candidates = routes.filter(r => r.method === method && (patternMatches(r.pattern, path) || (has('param-matches-rest') && matchesRest(r.pattern, path))))
+    // letter case ignored, as Gate does by default (docs/security.md)
+    const matches = (pattern: string) => patternMatches(pattern, path) || (!has('case-sensitive-method-rule') && patternMatches(pattern.toLowerCase(), path.toLowerCase()))
+    const of = (m: string) => routes.filter(r => r.method === m && (matches(r.pattern) || (has('param-matches-rest') && matchesRest(r.pattern, path))))
+    let candidates = of(method)
+    // HEAD is decided as GET of the same route (servers answer it with the GET handler)
+    if (candidates.length === 0 && method === 'HEAD' && !has('head-method-rule')) candidates = of('GET')
     candidates.sort((a, b) => paramCount(a.pattern) - paramCount(b.pattern))
     const route = candidates[0]
     if (route === undefined) return { matched: false, pattern: has('unmatched-pattern-wildcard') ? '*' : path, route: undefined }
@@ -368,7 +378,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     executionNonce?: SignedExecutionNonce
   }
 
-  function decide(request: GateHttpRequest, header: string | undefined, approvalHeader: string | undefined, nonceHeader: string | undefined): Decision {
+  function decide(request: GateHttpRequest, header: string | undefined, approvalHeader: string | undefined, nonceHeader: string | undefined, authenticated: boolean): Decision {
     const method = String(request.method)
     const m = matchRoute(method, String(request.path))
     const pattern = has('trust-client-route-pattern') ? request.route_pattern : m.pattern
@@ -393,7 +403,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       const parsed = parseToken(tokenText)
       if (typeof parsed === 'string') tokenProblem = parsed
       else token = parsed
-    } else if (typeof request.capability_id === 'string' && !has('ignore-capability-id')) {
+    } else if (typeof request.capability_id === 'string' && !has('ignore-capability-id') && (authenticated || has('capability-id-without-auth'))) {
       token = issued.get(request.capability_id)
       presentedById = true
       if (token === undefined) tokenProblem = `capability ${request.capability_id} was not issued here`

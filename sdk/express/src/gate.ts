@@ -57,6 +57,7 @@ function toGateInput(req: Request): GateRequestInput {
     path: q < 0 ? url : url.slice(0, q),
     rawQuery: q < 0 ? '' : url.slice(q + 1),
     headers: req.headers,
+    rawHeaders: req.rawHeaders,
     body: req.rawBody ?? req,
     routePattern: typeof req.route?.path === 'string' ? req.route.path : null,
   }

@@ -24,6 +24,7 @@ const startApp: StartApp = async options => {
 }
 
 await runAdapterSuite(t, 'fastify', startApp)
+await runAdapterSuite(t, 'fastify', startApp, { transport: 'unix' })
 
 t.test('registered at the root, the hook reaches routes in child scopes and sends their route pattern', async t => {
   const fake = await startFakeSidecar()

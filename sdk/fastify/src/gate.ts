@@ -46,6 +46,7 @@ function toGateInput(request: FastifyRequest, payload: NodeBodyStream): GateRequ
     path: pathOf(request.url),
     rawQuery: q < 0 ? '' : request.url.slice(q + 1),
     headers: request.headers,
+    rawHeaders: request.raw.rawHeaders,
     body: payload,
     routePattern: request.routeOptions.url ?? null,
   }

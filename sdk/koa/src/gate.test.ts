@@ -27,6 +27,7 @@ const startApp: StartApp = async (options, parser) => {
 }
 
 await runAdapterSuite(t, 'koa', startApp)
+await runAdapterSuite(t, 'koa', startApp, { transport: 'unix' })
 
 t.test('a parser before Gate: the hash covers the raw bytes it kept', async t => {
   const fake = await startFakeSidecar()

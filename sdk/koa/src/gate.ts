@@ -47,6 +47,7 @@ function toGateInput(ctx: Koa.Context): GateRequestInput {
     path: ctx.path,
     rawQuery: ctx.querystring,
     headers: ctx.headers,
+    rawHeaders: ctx.req.rawHeaders,
     body: typeof rawBody === 'string' ? rawBody : ctx.req,
     routePattern: typeof matched === 'string' ? matched : null,
   }

@@ -64,5 +64,7 @@ const startApp: StartApp = async options => {
   }
 }
 
-await runAdapterSuite(t, 'next withGate', startApp)
-await runAdapterSuite(t, 'next edge middleware', startApp, { prefix: '/edge', stripsQueryToken: false })
+await runAdapterSuite(t, 'next withGate', startApp, { keepsFieldLines: false })
+// route handlers run on Node and reach the sidecar over its socket; the edge middleware keeps fetch over TCP
+await runAdapterSuite(t, 'next withGate', startApp, { keepsFieldLines: false, transport: 'unix' })
+await runAdapterSuite(t, 'next edge middleware', startApp, { prefix: '/edge', stripsQueryToken: false, keepsFieldLines: false })

@@ -13,25 +13,37 @@ export function extractCallerIdentity(headers: Headers, identityCookie: string |
   const bearer = readBearer(single(headers.authorization))
   if (bearer !== undefined) {
     const hash = sha256Hex(bearer)
-    return identity(`bearer:${hash.slice(0, 16)}`, { method: 'bearer', token_hash: hash })
+    return identity(`bearer:${hash}`, `bearer:${hash.slice(0, 16)}`, () => ({ method: 'bearer', token_hash: hash }))
   }
   const apiKey = usable(single(headers['x-api-key']))
   if (apiKey !== undefined) {
     const hash = sha256Hex(apiKey)
-    return identity(`apikey:${hash.slice(0, 16)}`, { method: 'api_key', key_name: 'x-api-key', key_hash: hash })
+    return identity(`apikey:${hash}`, `apikey:${hash.slice(0, 16)}`, () => ({ method: 'api_key', key_name: 'x-api-key', key_hash: hash }))
   }
   if (identityCookie !== null) {
     const value = usable(readCookie(headers.cookie, identityCookie))
     if (value !== undefined) {
       const hash = sha256Hex(value)
-      return identity(`cookie:${hash.slice(0, 16)}`, { method: 'cookie', cookie_name: identityCookie, cookie_hash: hash })
+      return identity(`cookie:${identityCookie}:${hash}`, `cookie:${hash.slice(0, 16)}`, () => ({ method: 'cookie', cookie_name: identityCookie, cookie_hash: hash }))
     }
   }
   return ANONYMOUS_CALLER
 }
 
-function identity(subject: string, auth_method: CallerIdentity['auth_method']): CallerIdentity {
-  return { subject, auth_method, verified: false, tenant: null, agent_id: null }
+/** Identities handed out, by credential hash: a repeat caller gets the same frozen object (hashes only). */
+const identities = new Map<string, CallerIdentity>()
+const IDENTITY_CACHE_LIMIT = 1024
+
+/** The frozen identity for `key` (method, name and full credential hash), made once. */
+function identity(key: string, subject: string, authMethod: () => CallerIdentity['auth_method']): CallerIdentity {
+  let found = identities.get(key)
+  if (found === undefined) {
+    found = Object.freeze({ subject, auth_method: Object.freeze(authMethod()), verified: false, tenant: null, agent_id: null })
+    // oldest first out: a Map iterates in insertion order
+    if (identities.size >= IDENTITY_CACHE_LIMIT) identities.delete(identities.keys().next().value as string)
+    identities.set(key, found)
+  }
+  return found
 }
 
 /** spec 01: an empty credential, one with surrounding whitespace or a control character is ignored. */

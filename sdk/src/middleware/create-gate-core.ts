@@ -1,11 +1,14 @@
-// The Node core: undici transport, the ajv-compiled validators of @gate/schemas, and receipt signatures
-// verified on the libuv pool while the app's event loop is busy.
+// The Node core: the socket transport (undici for https), the ajv-compiled validators of
+// @gate/schemas, and receipt signatures verified on the libuv pool while the app's event loop is busy.
 import { getValidator, validate } from '@gate/schemas'
 import { checkHttpReceipt, checkHttpReceiptOffThread } from '../protocol/http-receipt.js'
 import { createLoopPressure } from '../server/loop-pressure.js'
 import { createGateCoreOn } from './gate-core.js'
 import type { GateCore } from './gate-types.js'
-import type { GateMiddlewareOptions } from './options.js'
+import type { GateMiddlewareOptions, ResolvedGateOptions } from './options.js'
+import type { SidecarTransport } from './sidecar-client.js'
+import { parseSidecarUrl } from './sidecar-url.js'
+import { createSocketTransport } from './socket-transport.js'
 import { createUndiciTransport } from './undici-transport.js'
 
 const EVALUATE_RESPONSE_SCHEMA = 'gate.http.evaluate_response.v1'
@@ -22,13 +25,21 @@ export function createGateCore(options?: GateMiddlewareOptions): GateCore {
   const busy = createLoopPressure({ threshold: OFF_THREAD_VERIFY_UTILIZATION })
   const core = createGateCoreOn(
     {
-      createTransport: o => createUndiciTransport(o.sidecarUrl, o),
+      createTransport: createNodeTransport,
       check: validate,
-      checkReceipt: (receipt, trustedKeys) => (busy() ? checkHttpReceiptOffThread(receipt, { trustedKeys }) : checkHttpReceipt(receipt, { trustedKeys })),
+      checkReceipt: (receipt, trustedKeys, receiptText) =>
+        busy() ? checkHttpReceiptOffThread(receipt, { trustedKeys, receiptText }) : checkHttpReceipt(receipt, { trustedKeys, receiptText }),
     },
     options,
   )
   // compiled now, with the app: on first use it put ~190 ms (ajv set-up included) into the first request
   getValidator(EVALUATE_RESPONSE_SCHEMA)
   return core
+}
+
+/** http and unix: the socket transport; https: an undici Pool (TLS is undici's to do). */
+export function createNodeTransport(options: ResolvedGateOptions): SidecarTransport {
+  const target = parseSidecarUrl(options.sidecarUrl)
+  if (target.kind === 'https') return createUndiciTransport(options.sidecarUrl, options)
+  return createSocketTransport(target, options.sidecarUrl, options)
 }

@@ -77,3 +77,20 @@ t.test('the fetch-based core allows, denies and fails closed like the Node one',
   const unreachable = await down.decide({ ...base, method: 'GET' })
   t.equal(!unreachable.allowed && unreachable.status, 503)
 })
+
+t.test('a unix: sidecar is reached over its socket where node:net exists, and refused up front where it does not', async t => {
+  const fake = await startFakeSidecar('honest', 'unix')
+  t.teardown(() => fake.close())
+  const core = createEdgeGateCore({ sidecarUrl: fake.url })
+  t.teardown(() => core.close())
+  t.equal((await core.decide({ method: 'GET', path: '/pets', rawQuery: '', headers: {}, body: null })).allowed, true, 'Next.js route handlers on the Node runtime')
+  // the edge runtime has no node:net; a runtime without it cannot be started here, so its absence is simulated
+  const proc = process as unknown as { getBuiltinModule: (id: string) => unknown }
+  const real = proc.getBuiltinModule
+  proc.getBuiltinModule = (id: string) => (id === 'node:net' ? undefined : real.call(process, id))
+  try {
+    t.throws(() => createEdgeGateCore({ sidecarUrl: fake.url }), { code: 'gate_invalid_config', message: /^sidecarUrl must be an http:\/\/ or https:\/\/ URL on this runtime/ })
+  } finally {
+    proc.getBuiltinModule = real
+  }
+})

@@ -4,10 +4,14 @@ import t, { type Test } from 'tap'
 import { validate } from '@gate/schemas'
 import { createGateCore, type GateDenied, type GateOutcome, type GateRequestInput } from '../index.js'
 import { checkHttpReceipt } from '../protocol/http-receipt.js'
+import { canonicalJson } from '../protocol/canonical-json.js'
+import { isCanonicalJsonText, jsonObjectMembers } from '../protocol/json-text.js'
 import { createGateCoreOn } from './gate-core.js'
 import { createUndiciTransport } from './undici-transport.js'
 import { sha256Hex } from '../protocol/sha256.js'
-import { closedPortUrl, GATE_CLI, hasSidecarBuild, startFakeSidecar, startSidecarProcess, type FakeSidecar } from './testing/index.js'
+import { ANONYMOUS_CALLER } from '../protocol/content-hash.js'
+import { uuidv7 } from '../protocol/request-id.js'
+import { call, closedPortUrl, GATE_CLI, hasSidecarBuild, startFakeSidecar, startSidecarProcess, unreachableSidecarUrl, type FakeSidecar, type TestTransport } from './testing/index.js'
 
 function input(over: Partial<GateRequestInput> = {}): GateRequestInput {
   return { method: 'GET', path: '/pets', rawQuery: '', headers: { host: 'app.test', accept: 'application/json' }, body: null, ...over }
@@ -15,8 +19,8 @@ function input(over: Partial<GateRequestInput> = {}): GateRequestInput {
 
 const fakes: FakeSidecar[] = []
 
-async function fakeFor(t: Test, mode?: Parameters<typeof startFakeSidecar>[0]): Promise<FakeSidecar> {
-  const fake = await startFakeSidecar(mode)
+async function fakeFor(t: Test, mode?: Parameters<typeof startFakeSidecar>[0], transport: TestTransport = 'tcp'): Promise<FakeSidecar> {
+  const fake = await startFakeSidecar(mode, transport)
   fakes.push(fake)
   t.teardown(() => fake.close())
   return fake
@@ -53,6 +57,22 @@ t.test('an allowed GET carries the receipt id and a request that validates again
   t.equal(sent.body_hash, null)
   t.equal(sent.body_length, 0)
   t.same(sent.caller, { subject: 'anonymous', auth_method: { method: 'anonymous' }, verified: false, tenant: null, agent_id: null })
+})
+
+t.test('sidecarToken goes to /gate/evaluate as a bearer; without it no Authorization is sent', async t => {
+  const fake = await fakeFor(t)
+  await coreFor(t, { sidecarUrl: fake.url, sidecarToken: 'the-sidecar-control-token-01' }).decide(input())
+  t.equal(fake.evaluations[0]!.headers.authorization, 'Bearer the-sidecar-control-token-01')
+  await coreFor(t, { sidecarUrl: fake.url, sidecarToken: null }).decide(input({ headers: { host: 'app.test', authorization: 'Bearer caller-credential' } }))
+  t.equal(fake.evaluations[1]!.headers.authorization, undefined, "the caller's own credential never goes to the sidecar")
+})
+
+t.test('a method override is refused before the sidecar is asked', async t => {
+  const fake = await fakeFor(t)
+  const core = coreFor(t, { sidecarUrl: fake.url })
+  assertErrorBody(t, await core.decide(input({ method: 'POST', headers: { host: 'app.test', 'x-http-method-override': 'DELETE' } })), 400, 'gate_bad_request')
+  assertErrorBody(t, await core.decide(input({ method: 'POST', rawQuery: '_method=DELETE' })), 400, 'gate_bad_request')
+  t.equal(fake.evaluations.length, 0)
 })
 
 t.test('a POST body is hashed over its bytes and the capability goes in X-Gate-Capability only', async t => {
@@ -169,21 +189,23 @@ t.test('a body over maxBodyBytes answers 413 without calling the sidecar', async
   t.equal(fake.evaluations.length, 0)
 })
 
-t.test('sidecar failures map to 503, 504 and 502, fail closed', async t => {
-  const down = coreFor(t, { sidecarUrl: await closedPortUrl(), sidecarPublicKey: 'a'.repeat(64) })
-  assertErrorBody(t, await down.decide(input()), 503, 'gate_sidecar_unreachable')
+for (const transport of ['tcp', 'unix'] as const) {
+  t.test(`sidecar failures map to 503, 504 and 502, fail closed (${transport})`, async t => {
+    const down = coreFor(t, { sidecarUrl: await unreachableSidecarUrl(transport), sidecarPublicKey: 'a'.repeat(64) })
+    assertErrorBody(t, await down.decide(input()), 503, 'gate_sidecar_unreachable')
 
-  for (const mode of ['hang', 'stall-body'] as const) {
-    const fake = await fakeFor(t, mode)
-    const core = coreFor(t, { sidecarUrl: fake.url, timeoutMs: 150 })
-    assertErrorBody(t, await core.decide(input()), 504, 'gate_timeout')
-  }
-  for (const mode of ['status-500', 'invalid-json', 'schema-violation', 'huge-answer'] as const) {
-    const fake = await fakeFor(t, mode)
-    const core = coreFor(t, { sidecarUrl: fake.url })
-    assertErrorBody(t, await core.decide(input()), 502, 'gate_evaluation_failed')
-  }
-})
+    for (const mode of ['hang', 'stall-body'] as const) {
+      const fake = await fakeFor(t, mode, transport)
+      const core = coreFor(t, { sidecarUrl: fake.url, timeoutMs: 150 })
+      assertErrorBody(t, await core.decide(input()), 504, 'gate_timeout')
+    }
+    for (const mode of ['status-500', 'invalid-json', 'schema-violation', 'huge-answer'] as const) {
+      const fake = await fakeFor(t, mode, transport)
+      const core = coreFor(t, { sidecarUrl: fake.url })
+      assertErrorBody(t, await core.decide(input()), 502, 'gate_evaluation_failed')
+    }
+  })
+}
 
 t.test('receipts that do not verify or bind answer 502 gate_invalid_receipt', async t => {
   for (const mode of ['impostor', 'other-request', 'other-content'] as const) {
@@ -197,6 +219,41 @@ t.test('receipts that do not verify or bind answer 502 gate_invalid_receipt', as
   const viaSidecar = coreFor(t, { sidecarUrl: fake.url, verifyReceipts: 'sidecar' })
   assertErrorBody(t, await viaSidecar.decide(input()), 502, 'gate_invalid_receipt')
   t.ok(fake.calls.some(c => c.path === '/gate/verify'), 'verifyReceipts sidecar asks /gate/verify')
+})
+
+t.test('a receipt is checked over the bytes received: a forgery fails however it is written, a genuine receipt passes however it is written', async t => {
+  const fake = await fakeFor(t)
+  const core = coreFor(t, { sidecarUrl: fake.url })
+  const receiptOf = (answer: string) => {
+    const members = jsonObjectMembers(answer)!
+    const m = members.find(x => x.key === 'receipt')!
+    return { text: answer.slice(m.valueStart, m.end), before: answer.slice(0, m.valueStart), after: answer.slice(m.end) }
+  }
+  const forge = (receiptText: string) => receiptText.replace('"response_status":200', '"response_status":201')
+  const cases: [string, (answer: string) => string, boolean][] = [
+    ['as sent (canonical)', a => a, true],
+    ['the receipt pretty-printed', a => {
+      const r = receiptOf(a)
+      return r.before + JSON.stringify(JSON.parse(r.text), null, 2) + r.after
+    }, true],
+    ['a signed member changed, still canonical', a => {
+      const r = receiptOf(a)
+      return r.before + forge(r.text) + r.after
+    }, false],
+    ['a genuine receipt, then a forged one under the same name (JSON.parse keeps the last)', a => {
+      const r = receiptOf(a)
+      return `${a.slice(0, -1)},"receipt":${forge(r.text)}}`
+    }, false],
+    ['a forged receipt under an escaped name, before the genuine one', a => `{"rec\\u0065ipt":${forge(receiptOf(a).text)},${a.slice(1)}`, true],
+    ['the genuine receipt, then a forged one under an escaped name', a => `${a.slice(0, -1)},"rec\\u0065ipt":${forge(receiptOf(a).text)}}`, false],
+  ]
+  for (const [what, rewrite, allowed] of cases) {
+    fake.rewrite = rewrite
+    const outcome = await core.decide(input())
+    if (allowed) t.equal(outcome.allowed, true, what)
+    else assertErrorBody(t, outcome, 502, 'gate_invalid_receipt')
+  }
+  fake.rewrite = undefined
 })
 
 t.test('with the event loop busy, receipts are checked off the thread and still fail closed', async t => {
@@ -366,6 +423,24 @@ t.test('against the real gate sidecar', { skip: hasSidecarBuild() ? false : `no 
     const outcome = await core.decide(input({ path: '/pets/3', rawQuery: 'x=1' }))
     t.equal(outcome.allowed, true)
     t.equal(outcome.allowed && outcome.gate?.receipt?.route_pattern, '/pets/{id}')
+  })
+
+  await t.test('the real sidecar sends each receipt in its canonical form, which is checked over those bytes', async t => {
+    for (const [method, path, headers] of [
+      ['GET', '/pets', {}],
+      ['POST', '/pets', {}],
+      ['POST', '/pets', { 'x-gate-capability': Buffer.from((await sidecar.issue(['POST /pets'])).token).toString('base64url') }],
+    ] as [string, string, Record<string, string>][]) {
+      const request = { request_id: uuidv7(), method, path, route_pattern: path, caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000) }
+      const res = await call(sidecar.url, 'POST', '/gate/evaluate', { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(request) })
+      const m = jsonObjectMembers(res.text)!.find(x => x.key === 'receipt')!
+      const text = res.text.slice(m.valueStart, m.end)
+      t.ok(isCanonicalJsonText(text), `${method} ${path}: canonical`)
+      t.equal(canonicalJson(JSON.parse(text)), text, `${method} ${path}: re-canonicalizing gives the same bytes`)
+      const key = (await call(sidecar.url, 'GET', '/gate/live')).json.kernel_key as string
+      t.same(checkHttpReceipt(res.json.receipt, { trustedKeys: [key], receiptText: text }), checkHttpReceipt(res.json.receipt, { trustedKeys: [key] }), `${method} ${path}: the same answer both ways`)
+      t.equal(checkHttpReceipt(res.json.receipt, { trustedKeys: [key], receiptText: text }).response.ok, true)
+    }
   })
 
   await t.test('a capability in the query is honoured by the real sidecar', async t => {

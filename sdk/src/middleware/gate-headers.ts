@@ -1,48 +1,67 @@
-// The Gate headers a client sends through the app to the sidecar: the capability token
-// (X-Gate-Capability, or the gate_capability query parameter; the header wins, spec 01), the approval id
-// of an approved retry, and the execution nonce id of a strict-nonce retry.
-import type { GateRequestInput } from './gate-types.js'
+// The Gate request headers (spec 01, Authentication; spec 02, Errors), read the same way by the SDK
+// middleware, `gate api protect` and the sidecar's /gate/evaluate (docs/security.md, "Gate request
+// headers"): the capability token (X-Gate-Capability, else the gate_capability query parameter; the
+// header wins), the approval id of an approved retry, and the execution nonce id of a strict-nonce
+// retry. One rule for all three: a Gate header sent on more than one field line is ambiguous (which
+// token, which nonce?) and refused with 400, even when the lines agree; a present one must be non-blank
+// and well-formed.
 import { InvalidGateHeaderError } from '../errors.js'
 
-/** The Gate headers to pass on to the sidecar. */
-export interface GateClientHeaders {
-  /** The token as the sidecar will receive it in X-Gate-Capability (base64url when not header-safe). */
+/** Request headers with lowercase names, as Node's `req.headers` or a record of Web `Headers`. */
+export type GateHeaderSource = Readonly<Record<string, string | readonly string[] | undefined>>
+
+/** The Gate headers of one request. */
+export interface GateRequestHeaders {
+  /** The capability token text: the header's value, else the query parameter's. */
   capability: string | undefined
   approvalId: string | undefined
+  /** The 32 lowercase hex nonce id. */
   nonceId: string | undefined
 }
 
+export const CAPABILITY_HEADER = 'x-gate-capability'
+export const APPROVAL_ID_HEADER = 'x-gate-approval-id'
+export const EXECUTION_NONCE_HEADER = 'x-gate-execution-nonce'
+
 const NONCE_ID = /^[0-9a-f]{32}$/
-const HEADER_SAFE = /^[\x21-\x7e]+$/
+/** Visible ASCII, no space: an approval id is one token. */
+const TOKEN = /^[\x21-\x7e]+$/
 
-/** Reads the Gate headers; a malformed or ambiguous one throws InvalidGateHeaderError (400). */
-export function readGateHeaders(headers: GateRequestInput['headers'], queryCapability: string | undefined): GateClientHeaders {
-  const headerToken = single(headers, 'x-gate-capability')
-  const token = headerToken ?? queryCapability
-  const approvalId = single(headers, 'x-gate-approval-id')
-  if (approvalId !== undefined && !HEADER_SAFE.test(approvalId)) throw new InvalidGateHeaderError('x-gate-approval-id', 'is not a printable token')
-  const nonceId = single(headers, 'x-gate-execution-nonce')
-  // spec 02: a blank or malformed nonce header is a 400 at the sidecar; refuse it here the same way
-  if (nonceId !== undefined && !NONCE_ID.test(nonceId)) throw new InvalidGateHeaderError('x-gate-execution-nonce', 'must be the 32 lowercase hex nonce id')
-  return { capability: token === undefined ? undefined : toHeaderValue(token.trim()), approvalId, nonceId }
+/**
+ * Reads the Gate headers; a repeated, blank or malformed one throws InvalidGateHeaderError (400
+ * gate_bad_request). `rawHeaders` (Node's `req.rawHeaders`: name, value, name, value, ...) shows
+ * repeated field lines, which `headers` has already joined with ", "; without it (Web `Headers`, which
+ * merge field lines before anyone sees them) a joined value is judged by the value rules alone.
+ */
+export function readGateHeaders(headers: GateHeaderSource, rawHeaders: readonly string[] | undefined, queryCapability?: string): GateRequestHeaders {
+  const capability = single(headers, rawHeaders, CAPABILITY_HEADER)
+  const approvalId = single(headers, rawHeaders, APPROVAL_ID_HEADER)
+  if (approvalId !== undefined && !TOKEN.test(approvalId)) throw new InvalidGateHeaderError(APPROVAL_ID_HEADER, 'must be one printable token')
+  const nonceId = single(headers, rawHeaders, EXECUTION_NONCE_HEADER)
+  // spec 02: a blank or malformed nonce header is a 400
+  if (nonceId !== undefined && !NONCE_ID.test(nonceId)) throw new InvalidGateHeaderError(EXECUTION_NONCE_HEADER, 'is malformed: expected the 32 lowercase hex nonce id')
+  return { capability: capability ?? queryCapability, approvalId, nonceId }
 }
 
-function single(headers: GateRequestInput['headers'], name: string): string | undefined {
-  const v = headers[name]
-  if (v === undefined || typeof v === 'string') return v
-  if (v.length === 0) return undefined
-  if (v.some(x => x !== v[0])) throw new InvalidGateHeaderError(name, 'is repeated with different values')
-  return v[0]
+/** The header's one value; undefined when absent. */
+function single(headers: GateHeaderSource, rawHeaders: readonly string[] | undefined, name: string): string | undefined {
+  const raw = headers[name]
+  if (raw === undefined) return undefined
+  const value = typeof raw === 'string' ? raw : raw.length === 1 ? raw[0] : raw.length === 0 ? undefined : null
+  if (value === undefined) return undefined
+  // the common request carries no Gate header at all: field lines are counted only when one is there
+  if (value === null || (rawHeaders !== undefined && countFieldLines(rawHeaders, name) > 1)) {
+    throw new InvalidGateHeaderError(name, 'is repeated: send it once')
+  }
+  if (value.trim() === '') throw new InvalidGateHeaderError(name, 'is blank')
+  return value
 }
 
-/** The sidecar accepts the token's JSON or base64url of it; a query-decoded JSON token may not fit a header. */
-function toHeaderValue(token: string): string {
-  if (HEADER_SAFE.test(token.replace(/ /g, '!'))) return token
-  return base64url(new TextEncoder().encode(token))
-}
-
-function base64url(bytes: Uint8Array): string {
-  let binary = ''
-  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i] as number)
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
+function countFieldLines(rawHeaders: readonly string[], name: string): number {
+  let n = 0
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const raw = rawHeaders[i] as string
+    if (raw.length === name.length && raw.toLowerCase() === name) n++
+  }
+  return n
 }

@@ -34,6 +34,11 @@ export interface GateRequestInput {
   rawQuery: string
   /** Request headers with lowercased names. */
   headers: Readonly<Record<string, string | readonly string[] | undefined>>
+  /**
+   * Node's `req.rawHeaders` (name, value, name, value, ...), where the framework has it: it shows a Gate
+   * header sent on two field lines, which `headers` joins into one value (refused as ambiguous).
+   */
+  rawHeaders?: readonly string[]
   body: GateBodySource
   /** The framework's matched route (`/pets/:id` or `/pets/{id}`); the sidecar re-matches anyway. */
   routePattern?: string | null

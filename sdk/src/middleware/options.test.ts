@@ -16,6 +16,18 @@ t.test('sidecarUrl wins over GATE_SIDECAR_URL, which wins over the default', asy
   t.throws(() => resolveGateOptions({}, { GATE_SIDECAR_URL: 'ftp://x' }), { code: 'gate_invalid_config', message: /^GATE_SIDECAR_URL must be/ })
 })
 
+t.test('sidecarUrl unix:/absolute/path names a Unix socket, from the option or GATE_SIDECAR_URL', async t => {
+  t.equal(resolveGateOptions({ sidecarUrl: 'unix:/run/gate/gate.sock' }, {}).sidecarUrl, 'unix:/run/gate/gate.sock')
+  t.equal(resolveGateOptions({}, { GATE_SIDECAR_URL: 'unix:/run/gate.sock' }).sidecarUrl, 'unix:/run/gate.sock')
+  const cases: [string, RegExp][] = [
+    ['unix:gate.sock', /^sidecarUrl must be unix: followed by an absolute path/],
+    ['unix:', /^sidecarUrl must be unix: followed by an absolute path/],
+    [`unix:/${'x'.repeat(107)}`, /^sidecarUrl must be unix: followed by a path of at most 107 bytes/],
+    ['unix:/a\0b', /^sidecarUrl must be unix: followed by a path without NUL bytes/],
+  ]
+  for (const [sidecarUrl, message] of cases) t.throws(() => createGateCore({ sidecarUrl }), { code: 'gate_invalid_config', message }, sidecarUrl)
+})
+
 t.test('bad options are refused at construction, naming the option', async t => {
   const cases: [Record<string, unknown>, RegExp][] = [
     [{ timeoutMs: '5s' }, /^timeoutMs must be a positive integer, got "5s"$/],
@@ -32,6 +44,7 @@ t.test('bad options are refused at construction, naming the option', async t => 
     [{ identify: 'me' }, /^identify must be a function or null/],
     [{ skip: ['healthz'] }, /^skip\[\] must be a path starting with "\/" or a RegExp/],
     [{ connections: -1 }, /^connections must be a positive integer/],
+    [{ sidecarToken: 'short' }, /^sidecarToken must be a token of at least 16 characters/],
     [{ timeout: 5000 }, /^unknown option "timeout"; known options: sidecarUrl, timeoutMs/],
   ]
   for (const [options, message] of cases) {
@@ -44,4 +57,12 @@ t.test('the resolved options are frozen and carry every default', async t => {
   t.ok(Object.isFrozen(resolved))
   t.ok(Object.isFrozen(resolved.skip))
   t.equal(resolved.connections, DEFAULTS.connections)
+})
+
+t.test('sidecarToken wins over GATE_SIDECAR_TOKEN; null means none; both are held to the token rule', async t => {
+  t.equal(resolveGateOptions({ sidecarToken: 'from-the-option-0123' }, { GATE_SIDECAR_TOKEN: 'from-the-environment-0123' }).sidecarToken, 'from-the-option-0123')
+  t.equal(resolveGateOptions({}, { GATE_SIDECAR_TOKEN: 'from-the-environment-0123' }).sidecarToken, 'from-the-environment-0123')
+  t.equal(resolveGateOptions({ sidecarToken: null }, { GATE_SIDECAR_TOKEN: 'from-the-environment-0123' }).sidecarToken, null, 'null turns the environment off')
+  t.equal(resolveGateOptions({}, {}).sidecarToken, null)
+  t.throws(() => resolveGateOptions({}, { GATE_SIDECAR_TOKEN: 'short' }), { code: 'gate_invalid_config', message: /^GATE_SIDECAR_TOKEN must be/ })
 })

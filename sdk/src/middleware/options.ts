@@ -5,13 +5,19 @@ import type { CallerIdentity } from '../types.js'
 import { parsePublicKey } from '../protocol/keys.js'
 import type { GateRequestInput } from './gate-types.js'
 import { UnknownOptionError } from '../errors.js'
+import { socketPathProblem, UNIX_PREFIX } from './sidecar-url.js'
+import { checkControlToken } from '../server/control-token-rule.js'
 
 /** A custom caller identity (hashes only), or null/undefined for the built-in chain. */
 export type IdentifyHook = (input: GateRequestInput) => CallerIdentity | null | undefined | Promise<CallerIdentity | null | undefined>
 
 /** Options of the middleware core and every adapter; every field optional. */
 export interface GateMiddlewareOptions {
-  /** Sidecar base URL. Default: `GATE_SIDECAR_URL`, else `http://127.0.0.1:9090` (spec 02, transport rule 2). */
+  /**
+   * Sidecar base URL: `http://host:port`, `https://…`, or `unix:/absolute/path.sock` for a sidecar
+   * started with `--listen unix:PATH` (cheapest: no loopback TCP; Node only, the edge runtime needs
+   * http). Default: `GATE_SIDECAR_URL`, else `http://127.0.0.1:9090` (spec 02, transport rule 2).
+   */
   sidecarUrl?: string
   /** Deadline of one sidecar call, response headers and body together. Default 5000. */
   timeoutMs?: number
@@ -22,8 +28,13 @@ export interface GateMiddlewareOptions {
    */
   onSidecarError?: 'deny' | 'allow'
   /**
-   * Receipt signature check. Default `'local'`: verified here against `sidecarPublicKey`, or the key read
-   * once from `GET /gate/live` on first use. `'sidecar'`: `POST /gate/verify`. `'off'`: bindings only.
+   * Receipt signature check (docs/performance.md, "The middleware's own cost", has what each costs).
+   * Default `'local'` (spec 02): verified here against `sidecarPublicKey`, or the key read once from
+   * `GET /gate/live` on first use; a receipt that does not verify answers 502 gate_invalid_receipt.
+   * `'sidecar'`: asks `POST /gate/verify` instead, a second round trip per request, and trusts the
+   * sidecar's answer about its own signature. `'off'`: the receipt is still bound to the request (id,
+   * method, caller, content), but its signature is not checked, so whoever can answer on the sidecar's
+   * address can forge allows.
    */
   verifyReceipts?: 'local' | 'sidecar' | 'off'
   /** The sidecar signer's public key (wire form), pinned. Default: read once from `/gate/live`. */
@@ -44,6 +55,12 @@ export interface GateMiddlewareOptions {
   skip?: readonly (string | RegExp)[]
   /** Sidecar connections kept alive (Node transport). Default 16. */
   connections?: number
+  /**
+   * The sidecar's control token, sent as `Authorization: Bearer` on /gate/evaluate. Only an
+   * authenticated caller may name a token by `capability_id` (docs/security.md). Default:
+   * `GATE_SIDECAR_TOKEN`, else none. At least 16 visible ASCII characters.
+   */
+  sidecarToken?: string | null
 }
 
 /** The options after validation and defaults: what inner code receives. */
@@ -59,6 +76,7 @@ export interface ResolvedGateOptions {
   readonly identify: IdentifyHook | null
   readonly skip: readonly (string | RegExp)[]
   readonly connections: number
+  readonly sidecarToken: string | null
 }
 
 /** The defaults (spec 02: 5000 ms, 127.0.0.1:9090, fail closed; 10 MiB matches the evaluate read limit). */
@@ -74,6 +92,7 @@ export const DEFAULTS: ResolvedGateOptions = Object.freeze({
   identify: null,
   skip: Object.freeze([]),
   connections: 16,
+  sidecarToken: null,
 })
 
 /** Never sent to the sidecar in `headers`: raw credentials and Gate's own credential header (spec 02, Authentication). */
@@ -124,6 +143,14 @@ export function resolveGateOptions(options: GateMiddlewareOptions = {}, env: Rec
   const identify = pick('identify')
   if (identify !== null && typeof identify !== 'function') throw new InvalidConfigError('identify', 'a function or null', identify)
 
+  const fromTokenEnv = env.GATE_SIDECAR_TOKEN !== undefined && env.GATE_SIDECAR_TOKEN !== ''
+  const sidecarToken =
+    o.sidecarToken !== undefined && o.sidecarToken !== null
+      ? checkControlToken(o.sidecarToken, 'sidecarToken')
+      : o.sidecarToken === undefined && fromTokenEnv
+        ? checkControlToken(env.GATE_SIDECAR_TOKEN, 'GATE_SIDECAR_TOKEN')
+        : null
+
   const skip = pick('skip')
   if (!Array.isArray(skip)) throw new InvalidConfigError('skip', 'an array of paths or RegExps', skip)
   for (const s of skip) {
@@ -142,15 +169,21 @@ export function resolveGateOptions(options: GateMiddlewareOptions = {}, env: Rec
     identify: identify as IdentifyHook | null,
     skip: Object.freeze([...(skip as (string | RegExp)[])]),
     connections,
+    sidecarToken,
   })
 }
 
 function checkUrl(option: string, value: unknown): string {
+  if (typeof value === 'string' && value.startsWith(UNIX_PREFIX)) {
+    const problem = socketPathProblem(value.slice(UNIX_PREFIX.length))
+    if (problem !== undefined) throw new InvalidConfigError(option, `unix: followed by ${problem}`, value)
+    return value
+  }
   let url: URL
   try {
     url = new URL(String(value))
   } catch {
-    throw new InvalidConfigError(option, 'an http:// or https:// URL', value)
+    throw new InvalidConfigError(option, 'an http:// or https:// URL, or unix:/path', value)
   }
   if (typeof value !== 'string' || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
     throw new InvalidConfigError(option, 'an http:// or https:// URL without credentials, query or fragment', value)

@@ -15,12 +15,15 @@ export interface ParsedQuery {
   strippedRawQuery: string | null
 }
 
+/** What every request without a query shares (frozen). */
+const NO_QUERY: ParsedQuery = Object.freeze({ query: Object.freeze({}), capability: undefined, strippedRawQuery: null })
+
 /** Parses a raw query string (no leading `?`); a key present twice throws DuplicateQueryKeyError (400). */
 export function parseQuery(rawQuery: string): ParsedQuery {
   const entries = new Map<string, string>()
   let capability: string | undefined
   let kept: string[] | null = null
-  if (rawQuery === '') return { query: {}, capability, strippedRawQuery: null }
+  if (rawQuery === '') return NO_QUERY
   const pairs = rawQuery.split('&')
   for (let i = 0; i < pairs.length; i++) {
     const pair = pairs[i] as string

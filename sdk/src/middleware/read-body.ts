@@ -23,6 +23,16 @@ export async function readBody(source: GateBodySource, headers: GateRequestInput
   return bytes.length === 0 ? null : bytes
 }
 
+/**
+ * True when the request is known to have no body without reading anything (no source, or a Node stream
+ * whose headers frame no body): the common GET skips readBody and its promise.
+ */
+export function isKnownBodyless(source: GateBodySource, headers: GateRequestInput['headers']): boolean {
+  if (source !== null && !(typeof source === 'object' && isNodeStream(source) && !hasBody(headers))) return false
+  const declared = headers['content-length']
+  return declared === undefined || declared === '0'
+}
+
 /** RFC 9112 §6.3: a request has a body only with Transfer-Encoding or a non-zero Content-Length. */
 function hasBody(headers: GateRequestInput['headers']): boolean {
   if (headers['transfer-encoding'] !== undefined) return true

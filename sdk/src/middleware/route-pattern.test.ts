@@ -28,3 +28,12 @@ t.test('one trailing slash is ignored on either side, as the sidecar routes it',
   t.ok(patternMatchesPath('/', '/'))
   t.notOk(patternMatchesPath('/', '/pets'))
 })
+
+t.test("the readings the sidecar decides by: letter case, ; parameters, an encoded slash", async t => {
+  t.ok(patternMatchesPath('/admin/export', '/ADMIN/Export'))
+  t.ok(patternMatchesPath('/files/{name}.json', '/FILES/a.JSON'))
+  t.ok(patternMatchesPath('/admin/export', '/admin;x=1/export;jsessionid=2'))
+  t.ok(patternMatchesPath('/pets/{id}/records', '/pets/x%2Frecords'))
+  t.notOk(patternMatchesPath('/pets/{id}/records', '/pets/x%2Fother'))
+  t.notOk(patternMatchesPath('/admin/export', '/admin/import;x'))
+})

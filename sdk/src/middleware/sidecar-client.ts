@@ -3,6 +3,9 @@
 // reads it; anything but a 200 with a valid body is gate_evaluation_failed.
 import type { EvaluateResponse, GateHttpRequest, HealthResponse, HttpReceipt, VerifyReceiptResponse } from '../types.js'
 import { EvaluationFailedError, SidecarUnavailableError } from '../errors.js'
+import { readJson } from '../protocol/json-reader.js'
+import { jsonObjectMembers, type JsonMember } from '../protocol/json-text.js'
+import { APPROVAL_ID_HEADER, CAPABILITY_HEADER, EXECUTION_NONCE_HEADER } from './gate-headers.js'
 
 /** A sidecar answer: status and body text. */
 export interface TransportResponse {
@@ -30,9 +33,17 @@ export interface SidecarEvaluation extends EvaluateResponse {
 
 /** The Gate headers of one evaluate call. */
 export interface EvaluateHeaders {
-  capability?: string
-  approvalId?: string
-  nonceId?: string
+  /** The capability token text (header or query); sent in X-Gate-Capability, base64url when not header-safe. */
+  capability?: string | undefined
+  approvalId?: string | undefined
+  nonceId?: string | undefined
+}
+
+/** An evaluate answer, schema-checked, with the text of its receipt as the sidecar sent it. */
+export interface SidecarAnswer {
+  value: SidecarEvaluation
+  /** The receipt's JSON text, byte for byte (what `value.receipt` was parsed from); undefined when it cannot be told apart. */
+  receiptText: string | undefined
 }
 
 /** Largest sidecar answer read; an evaluate answer is a few KiB. */
@@ -41,29 +52,37 @@ export const MAX_SIDECAR_ANSWER_BYTES = 1024 * 1024
 /** /gate/verify statuses that mean the sidecar cannot verify right now (with every 5xx). */
 const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([404, 408, 429])
 
-const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json', accept: 'application/json' })
+const JSON_HEADERS: Record<string, string> = Object.freeze({ 'content-type': 'application/json', accept: 'application/json' })
+const HEADER_SAFE = /^[\x21-\x7e]+$/
 
 /** The sidecar calls of the middleware, answers schema-checked. */
 export class SidecarClient {
   readonly #transport: SidecarTransport
   readonly #check: SchemaCheck
+  /** The headers of every evaluate call: JSON, and the control token as a bearer when one is given. */
+  readonly #evaluateHeaders: Record<string, string>
 
-  constructor(transport: SidecarTransport, check: SchemaCheck) {
+  /** `sidecarToken`: the control token, sent as a bearer on /gate/evaluate (capability_id lookups). */
+  constructor(transport: SidecarTransport, check: SchemaCheck, sidecarToken: string | null = null) {
     this.#transport = transport
     this.#check = check
+    this.#evaluateHeaders = sidecarToken === null ? JSON_HEADERS : Object.freeze({ ...JSON_HEADERS, authorization: `Bearer ${sidecarToken}` })
   }
 
   /** POST /gate/evaluate. */
-  async evaluate(request: GateHttpRequest, extra: EvaluateHeaders): Promise<SidecarEvaluation> {
-    const headers: Record<string, string> = { ...JSON_HEADERS }
-    if (extra.capability !== undefined) headers['x-gate-capability'] = extra.capability
-    if (extra.approvalId !== undefined) headers['x-gate-approval-id'] = extra.approvalId
-    if (extra.nonceId !== undefined) headers['x-gate-execution-nonce'] = extra.nonceId
+  async evaluate(request: GateHttpRequest, extra: EvaluateHeaders): Promise<SidecarAnswer> {
+    let headers: Record<string, string> = this.#evaluateHeaders
+    if (extra.capability !== undefined || extra.approvalId !== undefined || extra.nonceId !== undefined) {
+      headers = { ...this.#evaluateHeaders }
+      if (extra.capability !== undefined) headers[CAPABILITY_HEADER] = toHeaderValue(extra.capability.trim())
+      if (extra.approvalId !== undefined) headers[APPROVAL_ID_HEADER] = extra.approvalId
+      if (extra.nonceId !== undefined) headers[EXECUTION_NONCE_HEADER] = extra.nonceId
+    }
     const res = await this.#transport.send('POST', '/gate/evaluate', headers, JSON.stringify(request))
     const value = this.#decode(res, 'gate.http.evaluate_response.v1', '/gate/evaluate') as SidecarEvaluation
     const approval = (value as { approval?: unknown }).approval
     if (approval !== undefined && !isApprovalHandle(approval)) throw new EvaluationFailedError('/gate/evaluate: approval is not {approval_id, resume_path}')
-    return value
+    return { value, receiptText: receiptTextOf(res.text) }
   }
 
   /** GET /gate/live: liveness and the signer's public key. */
@@ -74,7 +93,7 @@ export class SidecarClient {
 
   /** POST /gate/verify. */
   async verify(receipt: HttpReceipt): Promise<VerifyReceiptResponse> {
-    const res = await this.#transport.send('POST', '/gate/verify', { ...JSON_HEADERS }, JSON.stringify(receipt))
+    const res = await this.#transport.send('POST', '/gate/verify', JSON_HEADERS, JSON.stringify(receipt))
     // spec 02: these statuses mean "cannot answer now", not "answered wrongly"
     if (UNAVAILABLE_STATUSES.has(res.status) || res.status >= 500) throw new SidecarUnavailableError(res.status, describeErrorBody(res.text))
     return this.#decode(res, 'gate.http.verify_response.v1', '/gate/verify') as VerifyReceiptResponse
@@ -88,7 +107,8 @@ export class SidecarClient {
     if (res.status !== 200) throw new EvaluationFailedError(`${route} answered ${res.status}${describeErrorBody(res.text)}`)
     let value: unknown
     try {
-      value = JSON.parse(res.text)
+      // the project's one JSON reader: a lying sidecar's deeply nested answer is refused unbuilt
+      value = readJson(res.text).value
     } catch (err) {
       throw new EvaluationFailedError(`${route} answered invalid JSON`, err)
     }
@@ -96,6 +116,36 @@ export class SidecarClient {
     if (!result.ok) throw new EvaluationFailedError(`${route} answer fails ${schemaId}: ${result.errors.slice(0, 3).join('; ')}`)
     return value
   }
+}
+
+/**
+ * The text of the answer's one top-level `receipt` member: the bytes JSON.parse read `receipt` from.
+ * Undefined when a member name holds an escape (`"rec\u0065ipt"` is `receipt` too, and JSON.parse keeps
+ * the last of two) or there is not exactly one.
+ */
+export function receiptTextOf(text: string): string | undefined {
+  const members = jsonObjectMembers(text)
+  if (members === undefined) return undefined
+  let found: JsonMember | undefined
+  for (const m of members) {
+    if (m.key.includes('\\')) return undefined
+    if (m.key !== 'receipt') continue
+    if (found !== undefined) return undefined
+    found = m
+  }
+  return found === undefined ? undefined : text.slice(found.valueStart, found.end)
+}
+
+/** The sidecar accepts the token's JSON or base64url of it; a query-decoded JSON token may not fit a header. */
+function toHeaderValue(token: string): string {
+  if (HEADER_SAFE.test(token.replace(/ /g, '!'))) return token
+  return base64url(new TextEncoder().encode(token))
+}
+
+function base64url(bytes: Uint8Array): string {
+  let binary = ''
+  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i] as number)
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
 }
 
 function isApprovalHandle(v: unknown): boolean {

@@ -17,6 +17,11 @@ export class SidecarKey {
     this.#fetchLive = fetchLive
   }
 
+  /** The key when it is already known (pinned, or fetched), else null. */
+  known(): string | null {
+    return this.#key
+  }
+
   /** The key; fetched on the first call when not pinned. */
   get(): Promise<string> {
     if (this.#key !== null) return Promise.resolve(this.#key)

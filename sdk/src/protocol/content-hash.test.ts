@@ -1,9 +1,20 @@
 import t from 'tap'
+import fc from 'fast-check'
 import { callerIdentityHash, canonicalJson, contentHash, sha256Hex, ANONYMOUS_CALLER } from '../index.js'
 
 t.test('content_hash is SHA-256 of the canonical five-member object', async t => {
   const req = { method: 'POST', path: '/pets', route_pattern: '/pets', query: { b: '2', a: '1' }, body_hash: 'ab'.repeat(32) }
   t.equal(contentHash(req), sha256Hex('{"body_hash":"' + 'ab'.repeat(32) + '","method":"POST","path":"/pets","query":{"a":"1","b":"2"},"route_pattern":"/pets"}'))
+})
+
+t.test('property: content_hash is the hash of canonicalJson of the five members, whatever they hold', async t => {
+  const text = fc.string({ unit: 'binary', maxLength: 12 })
+  fc.assert(
+    fc.property(fc.record({ method: text, path: text, route_pattern: text, query: fc.option(fc.dictionary(text, text), { nil: undefined }), body_hash: fc.option(text, { nil: null }) }), r =>
+      contentHash(r) === sha256Hex(canonicalJson({ body_hash: r.body_hash, method: r.method, path: r.path, query: r.query ?? {}, route_pattern: r.route_pattern })),
+    ),
+    { numRuns: 500, seed: 33 },
+  )
 })
 
 t.test('absent query and body hash mean {} and null', async t => {

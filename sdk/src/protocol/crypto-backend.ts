@@ -2,23 +2,12 @@
 // Ed25519 here), @noble/* where it does not (Next.js edge runtime). No static `node:` import, so this
 // module loads on the edge; `process.getBuiltinModule` exists from Node 20.16.
 import type * as NodeCrypto from 'node:crypto'
+import { loadNodeBuiltin } from './node-builtin.js'
 
 export type CryptoBackendName = 'node' | 'noble'
 
-type ProcessWithBuiltins = { getBuiltinModule?: (id: string) => unknown }
-
-function loadNodeCrypto(): typeof NodeCrypto | undefined {
-  const proc = (globalThis as { process?: ProcessWithBuiltins }).process
-  if (typeof proc?.getBuiltinModule !== 'function') return undefined
-  try {
-    return proc.getBuiltinModule('node:crypto') as typeof NodeCrypto | undefined
-  } catch {
-    return undefined
-  }
-}
-
 /** node:crypto when available, else undefined. */
-export const nodeCrypto: typeof NodeCrypto | undefined = loadNodeCrypto()
+export const nodeCrypto: typeof NodeCrypto | undefined = loadNodeBuiltin<typeof NodeCrypto>('node:crypto')
 
 /** The backend used when a caller does not choose one. */
 export const defaultBackend: CryptoBackendName = nodeCrypto === undefined ? 'noble' : 'node'

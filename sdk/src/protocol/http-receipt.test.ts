@@ -250,3 +250,73 @@ t.test('the off-thread check answers exactly as the inline one, step for step', 
   }
   t.equal((await checkHttpReceiptOffThread(r, { trustedKeys })).response.ok, true)
 })
+
+/** A receipt's text as the sidecar sends it (canonical), and the same receipt written in other ways. */
+function receiptTexts(json: string): [string, string][] {
+  const value = JSON.parse(json) as Record<string, unknown>
+  const reversed = Object.fromEntries(Object.entries(value).reverse())
+  return [
+    ['canonical', json],
+    ['pretty-printed', JSON.stringify(value, null, 2)],
+    ['members in another order', JSON.stringify(reversed)],
+    ['a letter escaped', json.replace('"mediated"', '"medi\\u0061ted"')],
+    ['a number written 200.0', json.replace('"response_status":200', '"response_status":200.0')],
+  ]
+}
+
+t.test('over the received text, canonical or not, the check answers exactly as over the parsed receipt', async t => {
+  const genuine = signHttpReceiptJson(exampleReceiptBody({ response_status: 200 }), signer).json
+  const other = signHttpReceiptJson(exampleReceiptBody({ response_status: 200 }), exampleSigner('ed25519', 3)).json
+  const tampered = (json: string) => {
+    const value = JSON.parse(json) as Record<string, unknown>
+    return canonicalJson({ ...value, verdict: { verdict: 'deny', reason: 'x', guard: 'G', http_status: 403 } })
+  }
+  const cases: [string, string, readonly string[]][] = [
+    ...receiptTexts(genuine).map(([what, text]) => [`genuine, ${what}`, text, trustedKeys] as [string, string, string[]]),
+    ...receiptTexts(other).map(([what, text]) => [`untrusted signer, ${what}`, text, trustedKeys] as [string, string, string[]]),
+    ['a signed member changed, canonical, old id and signature', tampered(genuine), trustedKeys],
+    ['id re-hashed over a changed member, old signature', (() => {
+      const { id: _id, signature, ...body } = JSON.parse(tampered(genuine)) as Record<string, unknown>
+      return canonicalJson({ ...body, id: sha256Hex(canonicalJson(body)), signature })
+    })(), trustedKeys],
+    ['signature flipped', genuine.replace(/"signature":"(.)/, (_m, c: string) => `"signature":"${c === '0' ? '1' : '0'}`), trustedKeys],
+    ['semantics changed', genuine.replace('"trust_level":"mediated"', '"trust_level":"advisory"'), trustedKeys],
+  ]
+  for (const [what, text, keys] of cases) {
+    const receipt = JSON.parse(text) as unknown
+    const expected = checkHttpReceipt(receipt, { trustedKeys: keys })
+    t.same(checkHttpReceipt(receipt, { trustedKeys: keys, receiptText: text }), expected, `${what}: inline`)
+    t.same(await checkHttpReceiptOffThread(receipt, { trustedKeys: keys, receiptText: text }), expected, `${what}: off the thread`)
+  }
+  t.equal(checkHttpReceipt(JSON.parse(genuine), { trustedKeys, receiptText: genuine }).response.ok, true, 'the genuine canonical text verifies')
+  t.equal(checkHttpReceipt(JSON.parse(receiptTexts(genuine)[1]![1]), { trustedKeys, receiptText: receiptTexts(genuine)[1]![1] }).response.ok, true, 'so does its pretty-printed text, re-canonicalized')
+})
+
+t.test('a text holding another signature than the parsed receipt is not used', async t => {
+  const a = signHttpReceiptJson(exampleReceiptBody({ response_status: 200 }), signer)
+  const b = signHttpReceiptJson(exampleReceiptBody({ response_status: 403, verdict: { verdict: 'deny', reason: 'no', guard: 'G', http_status: 403 } }), signer)
+  // b's text beside a's parsed receipt (a caller that broke the "same bytes" rule): a is checked, over a
+  const check = checkHttpReceipt(a.receipt, { trustedKeys, receiptText: b.json })
+  t.same(check, checkHttpReceipt(a.receipt, { trustedKeys }))
+  t.equal(check.response.result, 'allow')
+})
+
+t.test('property: over arbitrary canonical receipt texts the two paths agree', async t => {
+  fc.assert(
+    fc.property(
+      fc.record({
+        request_id: fc.string({ unit: 'binary', maxLength: 12 }),
+        route_pattern: fc.string({ maxLength: 12 }),
+        response_status: fc.integer({ min: 100, max: 599 }),
+        metadata: fc.option(fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2, stringUnit: 'binary' })), { nil: null }),
+      }),
+      fields => {
+        const { json } = signHttpReceiptJson(exampleReceiptBody(fields as never), signer)
+        const receipt = JSON.parse(json) as unknown
+        const fast = checkHttpReceipt(receipt, { trustedKeys, receiptText: json })
+        return fast.response.ok && JSON.stringify(fast) === JSON.stringify(checkHttpReceipt(receipt, { trustedKeys }))
+      },
+    ),
+    { numRuns: 300, seed: 33 },
+  )
+})

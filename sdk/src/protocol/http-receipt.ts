@@ -4,6 +4,7 @@
 import { SigningError } from '../errors.js'
 import type { HttpReceipt, HttpReceiptBody, VerifyReceiptResponse } from '../types.js'
 import { CanonicalMembers } from './canonical-json.js'
+import { canonicalObjectMembers, type JsonMember } from './json-text.js'
 import type { CryptoBackendName } from './crypto-backend.js'
 import { isSha256Hex, utf8 } from './hex.js'
 import { sha256Hex } from './sha256.js'
@@ -99,6 +100,13 @@ export interface VerifyHttpReceiptOptions {
   /** Public keys whose signatures are trusted (`signer_trusted`). */
   trustedKeys?: Iterable<string>
   backend?: CryptoBackendName
+  /**
+   * The JSON text `receipt` was parsed from, byte for byte (the sidecar sends its canonical form).
+   * When it is canonical, the id and the signature are checked over those bytes instead of over a
+   * re-canonicalization of the parsed object: RFC 8785 makes them the same bytes. Otherwise it is
+   * ignored, and the receipt is canonicalized as without it.
+   */
+  receiptText?: string
 }
 
 /** Verifies a receipt (spec 02, VerifyReceiptResponse). Never throws. */
@@ -150,6 +158,12 @@ export function httpReceiptColumns(receipt: HttpReceipt): HttpReceiptColumns {
 
 /** Verifies a receipt and says which step failed first. Never throws. */
 export function checkHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOptions = {}): HttpReceiptCheck {
+  const fromText = checkOverTextUpToSignature(receipt, options)
+  if (fromText !== undefined) {
+    const sig = checkSignature(fromText.kernelKey, fromText.message, fromText.signature, options.backend)
+    if (sig.valid) return afterSignature(fromText, sig)
+  }
+  // not canonical, or it did not verify: the full check decides, and says which step failed
   const step = checkUpToSignature(receipt, options)
   if ('result' in step) return step.result
   return afterSignature(step, checkSignature(step.kernelKey, step.message, step.signature, options.backend))
@@ -159,7 +173,12 @@ export function checkHttpReceipt(receipt: unknown, options: VerifyHttpReceiptOpt
  * `checkHttpReceipt` with the signature verified off the event loop where node:crypto allows
  * (`checkSignatureOffThread`); the other steps run here. Never rejects.
  */
-export async function checkHttpReceiptOffThread(receipt: unknown, options: Pick<VerifyHttpReceiptOptions, 'trustedKeys'> = {}): Promise<HttpReceiptCheck> {
+export async function checkHttpReceiptOffThread(receipt: unknown, options: Pick<VerifyHttpReceiptOptions, 'trustedKeys' | 'receiptText'> = {}): Promise<HttpReceiptCheck> {
+  const fromText = checkOverTextUpToSignature(receipt, options)
+  if (fromText !== undefined) {
+    const sig = await checkSignatureOffThread(fromText.kernelKey, fromText.message, fromText.signature)
+    if (sig.valid) return afterSignature(fromText, sig)
+  }
   const step = checkUpToSignature(receipt, options)
   if ('result' in step) return step.result
   return afterSignature(step, await checkSignatureOffThread(step.kernelKey, step.message, step.signature))
@@ -184,23 +203,54 @@ function afterSignature(step: SignatureStep, sig: VerifySignatureResult): HttpRe
   return { response, failedStep: null, detail: 'ok' }
 }
 
+/**
+ * The steps before the signature, over `options.receiptText`: undefined unless that text is canonical,
+ * holds the receipt's signature as its `signature` member, and every step up to the signature passes
+ * (the caller then verifies the signature; on any failure it runs the full check instead). Equivalence
+ * with the full check, for a canonical text: removing one member from a canonical object text leaves
+ * the canonical text of the rest (members are written independently, in name order), so the text less
+ * `signature` is the canonical body that was signed and, less `id` too, the id's preimage.
+ */
+function checkOverTextUpToSignature(receipt: unknown, options: Pick<VerifyHttpReceiptOptions, 'trustedKeys' | 'receiptText'>): SignatureStep | undefined {
+  const text = options.receiptText
+  if (text === undefined || typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) return undefined
+  const r = receipt as Record<string, unknown>
+  if (typeof r.signature !== 'string' || typeof r.id !== 'string' || authoritySemanticsProblem(r) !== undefined) return undefined
+  const members = canonicalObjectMembers(text)
+  if (members === undefined) return undefined
+  const signature = members.find(m => m.key === 'signature')
+  // the text must hold the very signature the parsed receipt carries
+  if (signature === undefined || text.slice(signature.valueStart, signature.end) !== `"${r.signature}"`) return undefined
+  const signed = withoutMembers(text, members, key => key === 'signature')
+  if (sha256Hex(withoutMembers(text, members, key => key === 'signature' || key === 'id')) !== r.id) return undefined
+  const response = initialResponse(r)
+  response.signer_trusted = response.signer_key_hex !== '' && isTrusted(response.signer_key_hex, options.trustedKeys)
+  response.receipt_id_valid = true
+  return { response, kernelKey: response.signer_key_hex, message: utf8(signed), signature: r.signature }
+}
+
+/** The object text less the members `omit` names: the kept members' text, in runs as they lie in `text`. */
+function withoutMembers(text: string, members: readonly JsonMember[], omit: (key: string) => boolean): string {
+  let out = '{'
+  let runStart = -1
+  let runEnd = -1
+  for (const m of members) {
+    if (!omit(m.key)) {
+      if (runStart < 0) runStart = m.start
+      runEnd = m.end
+    } else if (runStart >= 0) {
+      out += (out.length > 1 ? ',' : '') + text.slice(runStart, runEnd)
+      runStart = -1
+    }
+  }
+  if (runStart >= 0) out += (out.length > 1 ? ',' : '') + text.slice(runStart, runEnd)
+  return out + '}'
+}
+
 function checkUpToSignature(receipt: unknown, options: Pick<VerifyHttpReceiptOptions, 'trustedKeys'>): { result: HttpReceiptCheck } | SignatureStep {
   const r = (typeof receipt === 'object' && receipt !== null && !Array.isArray(receipt) ? receipt : {}) as Record<string, unknown>
-  const kernelKey = typeof r.kernel_key === 'string' ? r.kernel_key : ''
-  const verdictTag = (r.verdict as { verdict?: unknown } | undefined)?.verdict
-  const response: VerifyReceiptResponse = {
-    signature_valid: false,
-    signer_trusted: false,
-    receipt_id_valid: false,
-    parameter_hash_valid: isSha256Hex(r.content_hash),
-    receipt_kind: String(r.receipt_kind ?? ''),
-    boundary_class: String(r.boundary_class ?? ''),
-    trust_level: String(r.trust_level ?? ''),
-    result: typeof verdictTag === 'string' ? (VERDICT_RESULT[verdictTag] ?? verdictTag) : '',
-    authorized: false,
-    signer_key_hex: kernelKey,
-    ok: false,
-  }
+  const response = initialResponse(r)
+  const kernelKey = response.signer_key_hex
   if (r !== receipt) return { result: { response, failedStep: 'shape', detail: 'not a JSON object' } }
   response.signer_trusted = kernelKey !== '' && isTrusted(kernelKey, options.trustedKeys)
 
@@ -217,6 +267,25 @@ function checkUpToSignature(receipt: unknown, options: Pick<VerifyHttpReceiptOpt
   if (semantics !== undefined) return { result: { response, failedStep: 'semantics', detail: semantics } }
   if (!response.receipt_id_valid) return { result: { response, failedStep: 'receipt_id', detail: 'id is not the hash of the receipt body' } }
   return { response, kernelKey, message: utf8(members.join()), signature: r.signature as string }
+}
+
+/** The answer before any step ran: every check false, the receipt's own values as strings. */
+function initialResponse(r: Record<string, unknown>): VerifyReceiptResponse {
+  const kernelKey = typeof r.kernel_key === 'string' ? r.kernel_key : ''
+  const verdictTag = (r.verdict as { verdict?: unknown } | undefined)?.verdict
+  return {
+    signature_valid: false,
+    signer_trusted: false,
+    receipt_id_valid: false,
+    parameter_hash_valid: isSha256Hex(r.content_hash),
+    receipt_kind: String(r.receipt_kind ?? ''),
+    boundary_class: String(r.boundary_class ?? ''),
+    trust_level: String(r.trust_level ?? ''),
+    result: typeof verdictTag === 'string' ? (VERDICT_RESULT[verdictTag] ?? verdictTag) : '',
+    authorized: false,
+    signer_key_hex: kernelKey,
+    ok: false,
+  }
 }
 
 function isTrusted(key: string, trusted: Iterable<string> | undefined): boolean {

@@ -1,5 +1,6 @@
 export * from './canonical-json.js'
 export * from './parse-json-exact.js'
+export * from './json-reader.js'
 export * from './crypto-backend.js'
 export * from './hex.js'
 export * from './sha256.js'

@@ -1,6 +1,7 @@
 // Reads a request body into one Buffer, refusing more than `limitBytes` without buffering the excess.
 import type { IncomingMessage } from 'node:http'
 import { BadRequestError } from '../errors.js'
+import { bodyChargeOf } from './body-budget.js'
 
 export class BodyTooLargeError extends BadRequestError {
   /**
@@ -31,7 +32,10 @@ export interface ReadBodyOptions {
   drainDeadlineMs?: number
 }
 
-/** The whole body; rejects with BodyTooLargeError past the limit (checked on Content-Length first). */
+/**
+ * The whole body; rejects with BodyTooLargeError past the limit (checked on Content-Length first), or
+ * with BodyBudgetExceededError when the server's bodies in flight would pass their bound (body-budget.ts).
+ */
 export function readBody(req: IncomingMessage, limitBytes: number, options: ReadBodyOptions = {}): Promise<Buffer> {
   const drainDeadlineMs = options.drainDeadlineMs ?? DRAIN_DEADLINE_MS
   const header = req.headers['content-length']
@@ -41,6 +45,7 @@ export function readBody(req: IncomingMessage, limitBytes: number, options: Read
     if (draining) discardRest(req, drainDeadlineMs)
     return Promise.reject(new BodyTooLargeError(limitBytes, draining))
   }
+  const charge = bodyChargeOf(req)
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
@@ -59,6 +64,12 @@ export function readBody(req: IncomingMessage, limitBytes: number, options: Read
       size += chunk.length
       if (size > limitBytes) {
         finish(new BodyTooLargeError(limitBytes, true))
+        discardRest(req, drainDeadlineMs)
+        return
+      }
+      const refused = charge?.take(chunk.length)
+      if (refused !== undefined) {
+        finish(refused)
         discardRest(req, drainDeadlineMs)
         return
       }

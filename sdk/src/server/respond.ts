@@ -5,6 +5,7 @@ import type { ServerResponse } from 'node:http'
 import { isGateError, WIRE_ERROR_CODES } from '../errors.js'
 import type { GateErrorBody } from '../types.js'
 import { BodyTooLargeError } from './read-body.js'
+import { BodyBudgetExceededError } from './body-budget.js'
 
 const JSON_TYPE = 'application/json'
 
@@ -40,6 +41,8 @@ export function sendError(res: ServerResponse, err: unknown, options: { extra?: 
   const headers: Record<string, string> = {}
   if (typeof body.receipt_id === 'string') headers['x-gate-receipt-id'] = body.receipt_id
   if (mustClose(err)) headers.connection = 'close'
+  if (err instanceof BodyBudgetExceededError) headers['retry-after'] = '1'
+  if (status === 401) headers['www-authenticate'] = 'Bearer'
   sendJsonText(res, status, JSON.stringify(body), headers)
 }
 
@@ -67,6 +70,7 @@ export function sendTrustError(res: ServerResponse, err: unknown): void {
   // a 401 names the scheme to answer with: Bearer, or the error's own (the cluster peer scheme, spec 03)
   if (status === 401) headers['www-authenticate'] = challengeOf(err) ?? 'Bearer'
   if (mustClose(err)) headers.connection = 'close'
+  if (err instanceof BodyBudgetExceededError) headers['retry-after'] = '1'
   sendJsonText(res, status, JSON.stringify({ error: message }), headers)
 }
 

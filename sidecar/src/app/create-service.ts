@@ -1,7 +1,7 @@
 // Assembles a running Gate service: policy, authority, stores, kernel, routes and the HTTP server.
 // `gate sidecar` runs it as is; `gate api protect` adds the proxy as the fallback handler.
 import { readFile } from 'node:fs/promises'
-import { signCapability, uuidv7, type CapabilityScope, type CapabilityToken } from '@gate/sdk'
+import { signCapability, UNIX_PREFIX, uuidv7, type CapabilityScope, type CapabilityToken } from '@gate/sdk'
 import type { TrustAuthenticator } from '@gate/trust'
 import { createControlAuth } from '../http/control-auth.js'
 import { Router } from '../http/router.js'
@@ -12,9 +12,12 @@ import { createVerifyRoute } from '../routes/verify.js'
 import { createHealthRoute, createLiveRoute } from '../routes/health.js'
 import { createGetApprovalRoute, createListApprovalsRoute, createRespondRoute } from '../routes/approvals.js'
 import type { RouteContext } from '../routes/context.js'
-import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
+import { formatBaseUrl, parseServiceListenAddress } from '../config/listen-address.js'
 import { listenFailure } from '../config/listen-check.js'
+import { removeStaleSocket } from '../http/unix-socket.js'
+import { ConfigError } from '../errors.js'
 import type { Authority } from '../config/authority-seed.js'
+import type { ListenerTimeouts } from '../config/listener-timeouts.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
 import { CHECKPOINTER_DEFAULTS } from '../transparency/checkpointer.js'
@@ -26,10 +29,13 @@ import { grantWarnings } from './grant-warnings.js'
 
 export interface ServiceOptions {
   listen: string
+  /** Timeouts of the listener (default LISTENER_TIMEOUT_DEFAULTS). */
+  timeouts?: ListenerTimeouts
   policy: LoadedPolicy
   authority: Authority
   stores: ServiceStores
-  controlToken?: string
+  /** The control token (config/control-token.ts); the control routes always need it. */
+  controlToken: string
   trustedIssuers?: readonly string[]
   strictNonces?: boolean
   approvalTtlSeconds?: number
@@ -41,9 +47,14 @@ export interface ServiceOptions {
 }
 
 export interface RunningService {
+  /** `http://host:port`, or `unix:PATH` for a Unix domain socket. */
   url: string
+  /** The bound address; '' on a Unix socket. */
   host: string
+  /** The bound port; 0 on a Unix socket. */
   port: number
+  /** The socket's path when listening on a Unix domain socket, else null. */
+  socketPath: string | null
   kernel: Kernel
   server: GateServer
   /** Drains in-flight requests, then flushes and closes the stores. */
@@ -59,7 +70,9 @@ export async function packageVersion(): Promise<string> {
 }
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
-  const { host, port } = parseListenAddress(options.listen)
+  const listen = parseServiceListenAddress(options.listen)
+  // a stale socket is cleared (and anything else there refused) before anything is started
+  if (listen.kind === 'unix') await removeStaleSocket(listen.path)
   const { stores, authority } = options
   const kernel = new Kernel({
     signer: authority.signer,
@@ -72,6 +85,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     approvalTtlSeconds: options.approvalTtlSeconds,
     nonceTtlSeconds: options.nonceTtlSeconds,
   })
+  // always a token, on TCP and on the Unix socket alike (docs/security.md)
   const controlAuth = createControlAuth(options.controlToken)
   const ctx: RouteContext = {
     kernel,
@@ -129,21 +143,27 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   )
   const server = createGateServer({
     router,
+    timeouts: options.timeouts,
     fallback: options.fallback?.(kernel),
     onError: err => options.log(`error: ${err instanceof Error ? err.message : String(err)}`),
   })
-  let address
+  let bound: { url: string; host: string; port: number; socketPath: string | null }
   try {
-    address = await server.listen(host, port)
+    if (listen.kind === 'unix') {
+      await server.listenOnSocket(listen.path)
+      bound = { url: `${UNIX_PREFIX}${listen.path}`, host: '', port: 0, socketPath: listen.path }
+    } else {
+      const address = await server.listen(listen.host, listen.port)
+      bound = { url: formatBaseUrl(address.address, address.port), host: address.address, port: address.port, socketPath: null }
+    }
   } catch (err) {
     await transparency?.close()
     await stores.close()
-    throw listenFailure({ host, port }, err)
+    if (err instanceof ConfigError) throw err
+    throw listen.kind === 'tcp' ? listenFailure(listen, err) : new ConfigError(`cannot listen on ${options.listen}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
   return {
-    url: formatBaseUrl(address.address, address.port),
-    host: address.address,
-    port: address.port,
+    ...bound,
     kernel,
     server,
     async close(graceMs = 25_000) {

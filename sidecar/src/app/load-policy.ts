@@ -3,7 +3,7 @@
 // SHA-256 of zero bytes.
 import { readFile } from 'node:fs/promises'
 import { sha256Hex } from '@gate/sdk'
-import { routeTableFromSpec, type RouteTable } from '../openapi/index.js'
+import { routeTableFromSpec, type RouteTable, type RouteTableOptions } from '../openapi/index.js'
 import { ConfigError } from '../errors.js'
 
 export interface LoadedPolicy {
@@ -13,7 +13,7 @@ export interface LoadedPolicy {
   source: string
 }
 
-export async function loadPolicyFile(path: string | undefined): Promise<LoadedPolicy> {
+export async function loadPolicyFile(path: string | undefined, options: RouteTableOptions = {}): Promise<LoadedPolicy> {
   if (path === undefined) return { routeTable: null, policyHash: sha256Hex(new Uint8Array(0)), routeCount: 0, source: 'method rule (no --spec)' }
   let bytes: Buffer
   try {
@@ -21,12 +21,12 @@ export async function loadPolicyFile(path: string | undefined): Promise<LoadedPo
   } catch (err) {
     throw new ConfigError(`cannot read --spec ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
-  return policyFromBytes(bytes, path)
+  return policyFromBytes(bytes, path, options)
 }
 
 /** Builds the policy from document bytes (also used by the proxy's auto-discovery). */
-export function policyFromBytes(bytes: Uint8Array, source: string): LoadedPolicy {
+export function policyFromBytes(bytes: Uint8Array, source: string, options: RouteTableOptions = {}): LoadedPolicy {
   const text = Buffer.from(bytes).toString('utf8')
-  const routeTable = routeTableFromSpec(text)
+  const routeTable = routeTableFromSpec(text, options)
   return { routeTable, policyHash: sha256Hex(bytes), routeCount: routeTable.routes.length, source }
 }

@@ -30,7 +30,7 @@ export interface OpenServiceStoresOptions {
 export async function openServiceStores(options: OpenServiceStoresOptions): Promise<ServiceStores> {
   const receiptDb = options.receiptStore ?? ':memory:'
   for (const path of [options.receiptStore, options.global.revocationDb, options.global.budgetDb]) {
-    if (path !== undefined && !isInMemoryPath(path)) await mkdir(dirname(path), { recursive: true })
+    if (path !== undefined && !isInMemoryPath(path)) await mkdir(dirname(path), { recursive: true, mode: 0o700 })
   }
   const stores = await openStores({
     receiptDb,

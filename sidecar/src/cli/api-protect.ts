@@ -10,6 +10,7 @@ import type { Evaluation } from '../kernel/kernel.js'
 import { createProxy, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { escapeControls } from './terminal-text.js'
 
 export const API_PROTECT_USAGE = `Usage: gate api protect --upstream URL [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [--upstream-timeout-secs N] [--spec-sha256 HEX] [options]
 
@@ -57,14 +58,14 @@ export async function run(argv: string[]): Promise<number> {
     const timeoutSecs = readTimeoutSecs(values['upstream-timeout-secs'])
     const expectedSha256 = readSha256(values['spec-sha256'])
     const specPath = values.spec as string | undefined
-    const log = (line: string) => process.stdout.write(`gate ${NAME}: ${line}\n`)
+    const log = (line: string) => process.stdout.write(`gate ${NAME}: ${escapeControls(line)}\n`)
 
     let upstream: UpstreamTarget | undefined
     let proxy: GateProxy | undefined
     let routes = 0
     const service = await startFromFlags(values, NAME, {
       // runs right after the durable-receipts gate: upstream check, then steps 2, 3 and 5
-      policyLoader: async (): Promise<LoadedPolicy> => {
+      policyLoader: async (routeOptions): Promise<LoadedPolicy> => {
         upstream = parseUpstreamUrl(upstreamText)
         const doc = await loadSpecDocument({ specPath, upstream, expectedSha256, discovery: { maxRedirects: 3, maxResponseBytes: 16 * 1024 * 1024, timeoutMs: timeoutSecs * 1000 } })
         if (doc.discovered) {
@@ -74,7 +75,7 @@ export async function run(argv: string[]): Promise<number> {
           )
         }
         try {
-          const policy = policyFromBytes(doc.bytes, doc.source)
+          const policy = policyFromBytes(doc.bytes, doc.source, routeOptions)
           routes = policy.routeCount
           return policy
         } catch (err) {

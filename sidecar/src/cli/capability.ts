@@ -4,6 +4,7 @@ import { UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
 import { createControlClient } from './control-client.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { escapeControls, escapeJsonControls } from './terminal-text.js'
 
 const ISSUE_USAGE = `Usage: gate capability issue --subject HEX --grant "METHOD /route" [--grant ...] [--ttl SECONDS] [--max-invocations N] [--json]
 
@@ -68,7 +69,8 @@ async function issue(argv: string[]): Promise<number> {
   }
   const { capability, warnings } = (await client.post('/v1/capabilities/issue', body)) as { capability: unknown; warnings?: unknown }
   warn('capability issue', warnings)
-  process.stdout.write(JSON.stringify(capability) + '\n')
+  // the answer is the server's: nothing in it may drive the terminal
+  process.stdout.write(escapeJsonControls(JSON.stringify(capability)) + '\n')
   if (values.json !== true) process.stdout.write(Buffer.from(JSON.stringify(capability)).toString('base64url') + '\n')
   return 0
 }
@@ -83,7 +85,7 @@ async function revoke(argv: string[]): Promise<number> {
   const client = createControlClient(readGlobalFlags(values))
   const result = (await client.post('/v1/revocations', { capabilityId: capabilityIdOf(positionals[0]!) })) as { warnings?: unknown }
   warn('capability revoke', result.warnings)
-  process.stdout.write(JSON.stringify(result) + '\n')
+  process.stdout.write(escapeJsonControls(JSON.stringify(result)) + '\n')
   return 0
 }
 
@@ -102,8 +104,6 @@ export function capabilityIdOf(argument: string): string {
 /** The server's warnings (Gate's additive `warnings` member), one line each on stderr. */
 function warn(command: string, warnings: unknown): void {
   if (!Array.isArray(warnings)) return
-  // a warning quotes the caller's grant, and the answer comes from a server: no control character
-  // reaches the terminal as is (an escape sequence, a line feed forging another line)
-  const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, c => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-  for (const w of warnings) process.stderr.write(`gate ${command}: warning: ${printable(String(w))}\n`)
+  // a warning quotes the caller's grant, and the answer comes from a server (terminal-text.ts)
+  for (const w of warnings) process.stderr.write(`gate ${command}: warning: ${escapeControls(String(w))}\n`)
 }

@@ -8,6 +8,7 @@ import { buildManifest } from '../openapi/manifest-from-spec.js'
 import { buildRouteTable } from '../openapi/route-table.js'
 import { convertSpec, type SpecConversion } from '../openapi/convert-spec.js'
 import type { Manifest, RouteEntry, ToolDefinition } from '../openapi/types.js'
+import { escapeControls, escapeLines } from './terminal-text.js'
 
 const EXIT_OK = 0
 const EXIT_INVALID = 1
@@ -70,13 +71,13 @@ export async function run(argv: string[]): Promise<number> {
   const manifest = buildManifest(conversion)
   const routes = buildRouteTable(conversion).routes
   if (json) await writeJson(process.stdout, routes, manifest)
-  else process.stdout.write(renderTables(conversion, routes, manifest.tools))
+  else process.stdout.write(escapeLines(renderTables(conversion, routes, manifest.tools)))
   return EXIT_OK
 }
 
 function fail(json: boolean, kind: string, message: string): number {
   if (json) process.stdout.write(`${JSON.stringify({ error: { kind, message } }, null, 2)}\n`)
-  else process.stderr.write(`gate check: ${message.startsWith(`${kind}:`) ? message : `${kind}: ${message}`}\n`)
+  else process.stderr.write(`gate check: ${escapeControls(message.startsWith(`${kind}:`) ? message : `${kind}: ${message}`)}\n`)
   return EXIT_INVALID
 }
 

@@ -3,7 +3,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { once } from 'node:events'
 import type { AddressInfo } from 'node:net'
 import { closedPortUrl } from '@gate/sdk/middleware-testing'
-import { createControlClient } from './control-client.js'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createControlClient, resolveClientControlToken, UNAUTHORIZED_HINT } from './control-client.js'
+
+const NO_DEFAULT = { defaultTokenFile: '/nonexistent/.gate/control-token' }
 
 interface Seen {
   method: string
@@ -44,7 +48,7 @@ t.test('post sends JSON with the bearer token and resolves to the parsed 200 ans
 
 t.test('get without a token sends no Authorization; getText returns any status as received', async t => {
   const server = await controlServer(t, (req, res) => res.writeHead(req.url === '/missing' ? 404 : 200).end(req.url === '/missing' ? '{"error":"gate_not_found"}' : '[1,2]'))
-  const client = createControlClient({ controlUrl: server.url })
+  const client = createControlClient({ controlUrl: server.url }, NO_DEFAULT)
   t.same(await client.get('/v1/receipts/query?limit=2'), [1, 2])
   t.equal(server.seen[0]!.headers.authorization, undefined)
   t.same(await client.getText('/missing'), { status: 404, text: '{"error":"gate_not_found"}' })
@@ -95,4 +99,27 @@ t.test('an unreachable URL, a silent server, a stalled body and an oversized ans
 t.test('a --control-url that is not http(s) is a usage error', async t => {
   t.throws(() => createControlClient({ controlUrl: 'not a url' }), { message: '--control-url must be an http(s) URL, got "not a url"' })
   t.throws(() => createControlClient({ controlUrl: 'ftp://127.0.0.1/' }), { message: '--control-url must be http or https, got ftp:' })
+})
+
+t.test('the token comes from GATE_CONTROL_TOKEN / --control-token, else --control-token-file, else the default file', async t => {
+  const dir = t.testdir({ given: 'token-from-the-given-file-0123\n', default: 'token-from-the-default-file-0123\n' })
+  const given = join(dir, 'given')
+  const fallback = join(dir, 'default')
+  t.equal(resolveClientControlToken({ controlToken: 'from-env-or-flag-0123456789', controlTokenFile: given }, fallback), 'from-env-or-flag-0123456789')
+  t.equal(resolveClientControlToken({ controlTokenFile: given }, fallback), 'token-from-the-given-file-0123')
+  t.equal(resolveClientControlToken({}, fallback), 'token-from-the-default-file-0123')
+  t.equal(resolveClientControlToken({}, join(dir, 'absent')), undefined, 'no default file: no token')
+  t.throws(() => resolveClientControlToken({ controlTokenFile: join(dir, 'absent') }, fallback), { message: /cannot read control token file .*absent: ENOENT/ })
+  writeFileSync(join(dir, 'default'), 'rewritten-default-token-0123\n')
+  const server = await controlServer(t, (_req, res) => res.writeHead(200).end('{}'))
+  await createControlClient({ controlUrl: server.url }, { defaultTokenFile: fallback }).get('/v1/health')
+  t.equal(server.seen[0]!.headers.authorization, 'Bearer rewritten-default-token-0123', 'the client sends the default file when given nothing')
+})
+
+t.test('a 401 names every way to give the token', async t => {
+  const server = await controlServer(t, (_req, res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"missing or invalid bearer token"}'))
+  await t.rejects(createControlClient({ controlUrl: server.url }, NO_DEFAULT).post('/v1/revocations', {}), {
+    message: `POST /v1/revocations answered 401: missing or invalid bearer token; ${UNAUTHORIZED_HINT}`,
+  })
+  t.match(UNAUTHORIZED_HINT, /GATE_CONTROL_TOKEN.*--control-token TOKEN.*--control-token-file PATH.*\.gate\/control-token/)
 })

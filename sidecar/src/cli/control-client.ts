@@ -1,16 +1,17 @@
 // Client side of the control routes for CLI subcommands: base URL from --control-url (default the
-// local sidecar), bearer token from --control-token or GATE_CONTROL_TOKEN. Plain node:http(s): a CLI
-// call makes one request, and loading undici's ~110 modules took longer than the request itself.
+// local sidecar), bearer token from GATE_CONTROL_TOKEN, else --control-token, else --control-token-file,
+// else the file a sidecar started in this directory keeps it in (.gate/control-token), if there is
+// one. Plain node:http(s): a CLI call makes one request, and loading undici's ~110 modules took longer
+// than the request itself.
+import { existsSync } from 'node:fs'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
+import { EXACT_JSON_LIMITS, readJson } from '@gate/sdk'
 import { UsageError } from '../errors.js'
 import type { GlobalFlags } from '../config/global-flags.js'
+import { DEFAULT_CONTROL_TOKEN_FILE, readTokenText } from '../config/control-token.js'
 
 export const DEFAULT_CONTROL_URL = 'http://127.0.0.1:9090'
-
-/** Appended to a 401: the way out. */
-export const UNAUTHORIZED_HINT =
-  ' (the control routes need the token the server was started with: set GATE_CONTROL_TOKEN to it, or pass --control-token)'
 
 /** Options of `createControlClient`. */
 export interface ControlClientOptions {
@@ -20,12 +21,15 @@ export interface ControlClientOptions {
   bodyTimeoutMs: number
   /** The largest answer read; a longer one is refused. Default 64 MiB (a receipt page is far smaller). */
   maxResponseBytes: number
+  /** The token file read when no token is given, if it exists. Default `.gate/control-token`. */
+  defaultTokenFile: string
 }
 
 export const CONTROL_CLIENT_DEFAULTS: Readonly<ControlClientOptions> = Object.freeze({
   headersTimeoutMs: 15_000,
   bodyTimeoutMs: 60_000,
   maxResponseBytes: 64 * 1024 * 1024,
+  defaultTokenFile: DEFAULT_CONTROL_TOKEN_FILE,
 })
 
 /** An answer as received: its status and its body text. */
@@ -43,6 +47,22 @@ export interface ControlClient {
   getText(path: string): Promise<ControlAnswer>
 }
 
+/** What a 401 answer adds: every way to give the token. */
+export const UNAUTHORIZED_HINT =
+  'give the control token: GATE_CONTROL_TOKEN, --control-token TOKEN, or --control-token-file PATH (the file gate sidecar / gate api protect printed at start; .gate/control-token in this directory is read by default)'
+
+/** The token the client sends, in the order of the module comment; undefined when there is none. */
+export function resolveClientControlToken(flags: GlobalFlags, defaultFile: string): string | undefined {
+  if (flags.controlToken !== undefined) return flags.controlToken
+  if (flags.controlTokenFile !== undefined) return readTokenText(flags.controlTokenFile)
+  return existsSync(defaultFile) ? readTokenText(defaultFile) : undefined
+}
+
+/** An error message for a non-200 answer, with the ways out of a 401. */
+export function describeRefusal(what: string, status: number, message: string): string {
+  return `${what} answered ${status}: ${message}${status === 401 ? `; ${UNAUTHORIZED_HINT}` : ''}`
+}
+
 export function createControlClient(flags: GlobalFlags, options: Partial<ControlClientOptions> = {}): ControlClient {
   const resolved = { ...CONTROL_CLIENT_DEFAULTS, ...options }
   let base: URL
@@ -53,7 +73,8 @@ export function createControlClient(flags: GlobalFlags, options: Partial<Control
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError(`--control-url must be http or https, got ${base.protocol}`)
   const headers: Record<string, string> = { accept: 'application/json' }
-  if (flags.controlToken !== undefined) headers.authorization = `Bearer ${flags.controlToken}`
+  const token = resolveClientControlToken(flags, resolved.defaultTokenFile)
+  if (token !== undefined) headers.authorization = `Bearer ${token}`
 
   // A --control-url with a path (trust-control mounted under a prefix behind a reverse proxy) keeps
   // it: `new URL('/v1/…', base)` alone would drop it.
@@ -73,13 +94,13 @@ export function createControlClient(flags: GlobalFlags, options: Partial<Control
     const { pathname } = url
     let parsed: unknown
     try {
-      parsed = JSON.parse(text)
+      parsed = readJson(text, EXACT_JSON_LIMITS).value
     } catch {
       throw new Error(`${method} ${pathname} answered ${status} with a non-JSON body`)
     }
     if (status !== 200) {
       const message = (parsed as { message?: unknown } | null)?.message ?? (parsed as { error?: unknown } | null)?.error
-      throw new Error(`${method} ${pathname} answered ${status}: ${String(message)}${status === 401 ? UNAUTHORIZED_HINT : ''}`)
+      throw new Error(describeRefusal(`${method} ${pathname}`, status, String(message)))
     }
     return parsed
   }

@@ -2,6 +2,7 @@
 // with a message naming the flag.
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { UsageError } from '../errors.js'
+import { escapeControls } from './terminal-text.js'
 
 export interface ParsedFlags {
   values: Record<string, string | boolean | (string | boolean)[] | undefined>
@@ -23,10 +24,11 @@ export async function runWithExitCodes(name: string, usage: string, body: () => 
   } catch (err) {
     const e = err as Error & { code?: string }
     if (e.name === 'UsageError') {
-      process.stderr.write(`gate ${name}: ${e.message}\n\n${usage}\n`)
+      process.stderr.write(`gate ${name}: ${escapeControls(e.message)}\n\n${usage}\n`)
       return 2
     }
-    process.stderr.write(`gate ${name}: ${e.message}\n`)
+    // a message may quote a server's answer or a receipt field
+    process.stderr.write(`gate ${name}: ${escapeControls(e.message)}\n`)
     return 1
   }
 }

@@ -1,9 +1,13 @@
 // `gate receipt list|verify|explain` (spec 03, Receipt CLI).
 //   list     the receipt query, locally over --receipt-db or remotely over --control-url, one JSON receipt
-//            per line on stdout, exactly as stored (pipes into jq); the next cursor goes to stderr
+//            per line on stdout, as stored (pipes into jq) but for characters a terminal would act on,
+//            written as \uXXXX escapes (the same JSON value); the next cursor goes to stderr
 //   verify   offline verification of HTTP or core receipts (JSON lines, an array, one object, or a query
-//            response), one line per receipt: ok, or the failing step; exit 1 if any fails
+//            response), one line per receipt: ok, or the failing step; exit 1 if any fails, or if no
+//            --trusted-key was given (unless --allow-untrusted): a valid signature by an unknown key
+//            proves nothing
 //   explain  one receipt in words, from --receipt-db or --control-url
+// Everything printed from a receipt goes through terminal-text.ts.
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import {
@@ -13,6 +17,8 @@ import {
   generateSecret,
   hexToBytes,
   parseJsonExact,
+  readJson,
+  EXACT_JSON_LIMITS,
   verifyCoreReceipt,
   type GuardEvidence,
   type HttpReceipt,
@@ -24,15 +30,17 @@ import { GLOBAL_FLAG_OPTIONS, readGlobalFlags, type GlobalFlags } from '../confi
 import { openReceiptStore, type ReceiptStore, type StoredReceipt } from '../stores/index.js'
 import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
-import { createControlClient, UNAUTHORIZED_HINT } from './control-client.js'
+import { createControlClient, describeRefusal } from './control-client.js'
 import { TRANSPARENCY_COMMANDS } from './receipt-log.js'
 import { readNewest, type PageReader } from './receipt-pages.js'
+import { escapeControls, escapeJsonControls } from './terminal-text.js'
 
 const SOURCE_HELP = `Receipt source (one of):
   --receipt-db PATH           read the SQLite receipt store directly
   --control-url URL           read from trust-control (gate trust serve) or a sidecar's /v1 routes
   --control-token TOKEN       bearer token for --control-url; prefer the GATE_CONTROL_TOKEN environment
-                              variable (argv is visible to other local users)`
+                              variable (argv is visible to other local users)
+  --control-token-file PATH   file holding that token (default .gate/control-token, when it exists)`
 
 export const LIST_USAGE = `Usage: gate receipt list (--receipt-db PATH (--tenant ID | --admin-all) | --control-url URL) [filters]
 
@@ -63,17 +71,22 @@ Read context (local --receipt-db mode: exactly one is required; over --control-u
 
 ${SOURCE_HELP}`
 
-export const VERIFY_USAGE = `Usage: gate receipt verify FILE|- [--trusted-key KEY ...] [--proof FILE]
+export const VERIFY_USAGE = `Usage: gate receipt verify FILE|- (--trusted-key KEY ... | --allow-untrusted) [--proof FILE]
 
 Verifies receipts offline, each step in spec 02's order: HTTP receipts (semantics, id, signature,
 signer, content hash) and core receipts (kind coherence, the content-addressed id, the signature over
 {id, body}, signer, content hash form). Input: JSON lines (as printed
 by gate receipt list), a JSON array, one receipt object, or a receipt query response. Prints one line
-per receipt, "ok ..." or "FAIL <id> <step>: <why>", and exits 1 if any fails.
+per receipt, "ok ...", "UNTRUSTED ..." or "FAIL <id> <step>: <why>", and exits 1 if any fails or
+is untrusted.
 
 Options:
-  --trusted-key KEY           a trusted signer public key (repeatable). Without any, signatures are still
-                              checked and each receipt is reported "signer untrusted"
+  --trusted-key KEY           a trusted signer public key (repeatable): the kernel_key from GET
+                              /gate/live, or the authority's trustedPublicKeys
+  --allow-untrusted           without --trusted-key, accept a valid signature by any key: each receipt is
+                              reported "ok ... signer untrusted" and the exit code is 0. Without this
+                              flag such receipts are UNTRUSTED and the exit code is 1 (anyone can sign a
+                              receipt with a key of their own)
   --proof FILE                inclusion proofs (gate receipt proof ID) of the receipts, and optionally
                               consistency proofs, checked against the same --trusted-key: every receipt must
                               be shown included in a signed checkpoint`
@@ -176,9 +189,12 @@ async function list(argv: string[]): Promise<number> {
       if (cursor !== undefined) params.set('cursor', String(cursor))
       params.set('limit', String(limit))
       const { status, text } = await client.getText(`/v1/receipts/query?${params}`)
-      if (status !== 200) throw new Error(`GET /v1/receipts/query answered ${status}: ${errorOf(text)}${status === 401 ? UNAUTHORIZED_HINT : ''}`)
-      const { nextCursor, totalCount } = JSON.parse(text) as { nextCursor: number | null; totalCount: number }
-      return { receipts: rawArrayMember(text, 'receipts'), nextCursor, totalCount }
+      if (status !== 200) throw new Error(describeRefusal('GET /v1/receipts/query', status, errorOf(text)))
+      // the receipts byte for byte as the server sent them (JSON.parse would round big integers and reorder keys)
+      const page = readJson(text, { ...EXACT_JSON_LIMITS, rawElementsOf: 'receipts' })
+      if (page.rawElements === undefined) throw new Error('the response has no "receipts" array')
+      const { nextCursor, totalCount } = page.value as { nextCursor: number | null; totalCount: number }
+      return { receipts: page.rawElements, nextCursor, totalCount }
     }
   } else {
     if (values.tenant === undefined && values['admin-all'] !== true) throw new UsageError('--receipt-db needs exactly one of --tenant ID or --admin-all')
@@ -199,11 +215,11 @@ async function list(argv: string[]): Promise<number> {
   try {
     if (newest) {
       const { receipts, totalCount } = await readNewest(pageOf, query.limit)
-      for (const receipt of receipts) process.stdout.write(receipt + '\n')
+      for (const receipt of receipts) process.stdout.write(escapeJsonControls(receipt) + '\n')
       if (totalCount > receipts.length) process.stderr.write(`the ${receipts.length} newest of ${totalCount} matching receipts, newest first (older ones: add --until SEC)\n`)
     } else {
       const page = await pageOf(query.cursor, query.limit)
-      for (const receipt of page.receipts) process.stdout.write(receipt + '\n')
+      for (const receipt of page.receipts) process.stdout.write(escapeJsonControls(receipt) + '\n')
       if (page.nextCursor !== null) process.stderr.write(`next cursor: ${page.nextCursor}\n`)
     }
   } finally {
@@ -215,13 +231,15 @@ async function list(argv: string[]): Promise<number> {
 // ---- verify ----
 
 async function verify(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, { 'trusted-key': { type: 'string', multiple: true }, proof: { type: 'string' } }, true)
+  const { values, positionals } = parseFlags(argv, { 'trusted-key': { type: 'string', multiple: true }, 'allow-untrusted': { type: 'boolean' }, proof: { type: 'string' } }, true)
   if (values.help === true) {
     process.stdout.write(VERIFY_USAGE + '\n')
     return 0
   }
   if (positionals.length !== 1) throw new UsageError('expected exactly one FILE (or - for stdin)')
   const trustedKeys = (values['trusted-key'] as string[] | undefined) ?? []
+  const allowUntrusted = values['allow-untrusted'] === true
+  if (allowUntrusted && trustedKeys.length > 0) throw new UsageError('--allow-untrusted and --trusted-key are mutually exclusive')
   const source = positionals[0]!
   let text: string
   try {
@@ -232,19 +250,30 @@ async function verify(argv: string[]): Promise<number> {
   const entries = splitReceipts(text)
   if (entries.length === 0) throw new Error(`no receipts found in ${source === '-' ? 'stdin' : source}`)
   let failures = 0
+  let untrusted = 0
   for (const entry of entries) {
-    const line = verifyOne(entry, trustedKeys)
+    let line = verifyOne(entry, trustedKeys)
     if (line.startsWith('FAIL')) failures++
-    process.stdout.write(line + '\n')
+    else if (trustedKeys.length === 0 && !allowUntrusted) {
+      // a valid signature by a key nobody named proves nothing: an attacker signs with their own
+      line = line.replace(/^ok /, 'UNTRUSTED ')
+      untrusted++
+    }
+    process.stdout.write(escapeControls(line) + '\n')
   }
   let proofFailures = 0
   if (typeof values.proof === 'string') {
     const ids = entries.map(e => ('value' in e && typeof (e.value as { id?: unknown })?.id === 'string' ? (e.value as { id: string }).id : e.label))
     const proofs = await (await import('./receipt-proof-check.js')).checkProofFile(values.proof, ids, trustedKeys)
-    for (const line of proofs.lines) process.stdout.write(line + '\n')
+    for (const line of proofs.lines) process.stdout.write(escapeControls(line) + '\n')
     proofFailures = proofs.failures
   }
-  process.stderr.write(`${entries.length - failures} of ${entries.length} receipt(s) verified${trustedKeys.length === 0 ? ' (signatures only: no --trusted-key given, signers untrusted)' : ''}\n`)
+  const verified = entries.length - failures - untrusted
+  if (untrusted > 0) {
+    process.stderr.write(`${verified} of ${entries.length} receipt(s) verified; ${untrusted} with a valid signature by a signer nobody trusted: give --trusted-key KEY (or --allow-untrusted to accept any signer)\n`)
+    return 1
+  }
+  process.stderr.write(`${verified} of ${entries.length} receipt(s) verified${trustedKeys.length === 0 ? ' (signatures only: --allow-untrusted, signers not checked)' : ''}\n`)
   return failures === 0 && proofFailures === 0 ? 0 : 1
 }
 
@@ -325,8 +354,8 @@ async function explain(argv: string[]): Promise<number> {
   if (chooseSource(global, false) === 'remote') {
     const { status, text } = await createControlClient(global).getText(`/v1/receipts/${id}`)
     if (status === 404) throw new Error(`receipt ${id} not found`)
-    if (status !== 200) throw new Error(`GET /v1/receipts/${id} answered ${status}: ${errorOf(text)}${status === 401 ? UNAUTHORIZED_HINT : ''}`)
-    const body = JSON.parse(text) as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt }
+    if (status !== 200) throw new Error(describeRefusal(`GET /v1/receipts/${id}`, status, errorOf(text)))
+    const body = readJson(text, EXACT_JSON_LIMITS).value as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt }
     view = { seq: body.seq, kind: body.kind, decisionReceiptId: body.decisionReceiptId, finalReceiptIds: body.finalReceiptIds, http: body.httpReceipt, coreStored: 'decision' in body.receipt }
   } else {
     const store = await openExistingStore(global.receiptDb!)
@@ -396,7 +425,8 @@ export function describeReceipt(view: ExplainView): string {
     `  core form:   ${view.coreStored ? 'stored' : 'not stored yet (made and stored when trust-control first serves it)'}`,
     `  linkage:     ${linkage(view)}`,
   ]
-  return lines.join('\n') + '\n'
+  // every field above came from a receipt: one line each, whatever it holds
+  return lines.map(escapeControls).join('\n') + '\n'
 }
 
 function statusScope(r: HttpReceipt): string {
@@ -441,75 +471,6 @@ function flagWording(message: string): string {
   let out = message
   for (const [flag, parameter] of FILTER_PARAMETERS) out = out.replaceAll(parameter, `--${flag}`)
   return out
-}
-
-/**
- * The raw texts of the elements of the top-level array member `name` of a JSON object: receipts stay
- * byte for byte as the server sent them (JSON.parse would round big integers and reorder keys).
- */
-export function rawArrayMember(text: string, name: string): string[] {
-  let i = skipWs(text, 0)
-  if (text[i] !== '{') throw new Error('the response is not a JSON object')
-  i++
-  for (;;) {
-    i = skipWs(text, i)
-    if (text[i] === '}') break
-    const keyEnd = skipString(text, i)
-    const key = JSON.parse(text.slice(i, keyEnd)) as string
-    i = skipWs(text, keyEnd)
-    i = skipWs(text, i + 1) // ':'
-    if (key === name && text[i] === '[') {
-      const items: string[] = []
-      i = skipWs(text, i + 1)
-      if (text[i] === ']') return items
-      for (;;) {
-        const end = skipValue(text, i)
-        items.push(text.slice(i, end))
-        i = skipWs(text, end)
-        if (text[i] === ',') i = skipWs(text, i + 1)
-        else return items
-      }
-    }
-    i = skipWs(text, skipValue(text, i))
-    if (text[i] === ',') i++
-  }
-  throw new Error(`the response has no "${name}" array`)
-}
-
-function skipWs(t: string, i: number): number {
-  while (i < t.length && (t[i] === ' ' || t[i] === '\n' || t[i] === '\r' || t[i] === '\t')) i++
-  return i
-}
-
-function skipString(t: string, i: number): number {
-  let j = i + 1
-  while (j < t.length && t[j] !== '"') j += t[j] === '\\' ? 2 : 1
-  return j + 1
-}
-
-function skipValue(t: string, i: number): number {
-  if (t[i] === '"') return skipString(t, i)
-  if (t[i] === '{' || t[i] === '[') {
-    let depth = 0
-    let j = i
-    while (j < t.length) {
-      const c = t[j]
-      if (c === '"') {
-        j = skipString(t, j)
-        continue
-      }
-      if (c === '{' || c === '[') depth++
-      else if (c === '}' || c === ']') {
-        depth--
-        if (depth === 0) return j + 1
-      }
-      j++
-    }
-    return j
-  }
-  let j = i
-  while (j < t.length && !',}] \n\r\t'.includes(t[j]!)) j++
-  return j
 }
 
 async function readSigner(path: string): Promise<Signer> {

@@ -3,7 +3,7 @@
 // unknown members, hostile strings: empty, huge, control characters, lone surrogates), plus raw bodies
 // (bytes, truncated JSON, a repeated query key), under random Gate headers. What each answer must be:
 // the test predicts 200 or 400 from its own reading of the body (JSON, I-JSON, schemas/v1, the query
-// keys, the nonce header); a 200 is an EvaluateResponse whose receipt verifies against the sidecar's key;
+// keys, the Gate headers); a 200 is an EvaluateResponse whose receipt verifies against the sidecar's key;
 // a 400 is a short gate_bad_request body. Never a 5xx: bad input is the client's error. The same for
 // /gate/verify with tampered receipts, and for the control routes' bodies. Then the sidecar is killed
 // (SIGKILL), and every receipt it acknowledged is in the SQLite file.
@@ -19,6 +19,7 @@ import { call, schemaErrors, type JsonResponse } from '../testing/http-client.js
 const TOKEN = 'fuzz-control-token-' + 'x'.repeat(16)
 const auth = { authorization: `Bearer ${TOKEN}` }
 const NONCE_ID = /^[0-9a-f]{32}$/
+const APPROVAL_ID = /^[\x21-\x7e]+$/
 const hex64 = (c: string) => c.repeat(64)
 
 // Strings an attacker would try, and strings with lone surrogates (one code unit in eight a surrogate).
@@ -102,8 +103,12 @@ function hasLoneSurrogate(value: unknown): boolean {
 
 /** What the test expects of a body and headers, from its own reading of them. */
 function expectedStatus(text: string, headers: Record<string, string>, repeatedQueryKey: boolean): 200 | 400 {
-  const nonce = headers['x-gate-execution-nonce']
-  if (nonce !== undefined && !NONCE_ID.test(nonce.trim())) return 400
+  // the Gate header rules (docs/security.md), on the values as the server reads them (trimmed)
+  const nonce = headers['x-gate-execution-nonce']?.trim()
+  if (nonce !== undefined && !NONCE_ID.test(nonce)) return 400
+  const approvalId = headers['x-gate-approval-id']?.trim()
+  if (approvalId !== undefined && !APPROVAL_ID.test(approvalId)) return 400
+  if (headers['x-gate-capability']?.trim() === '') return 400
   let value: unknown
   try {
     value = JSON.parse(text)

@@ -1,12 +1,14 @@
 // End-to-end: the real `gate sidecar` process on a free port, a real spec and a real SQLite file.
 // Every response received is validated against schemas/v1.
 import t, { type Test } from 'tap'
-import { readFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ANONYMOUS_CALLER, createSigner, generateSecret, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
 import { delegatedChild, widenedDelegation } from '@gate/sdk/testing'
 import { gateFiles } from '../testing/gate-files.js'
 import { runGate, spawnGate, type GateProcess } from '../testing/spawn-gate.js'
+import { call as callSocket } from '@gate/sdk/middleware-testing'
 import { call, schemaErrors, sendRawRequest } from '../testing/http-client.js'
 
 const TOKEN = 'test-control-token-' + 'x'.repeat(16)
@@ -23,7 +25,7 @@ async function start(t: Test, extraArgs: string[] = [], env: Record<string, stri
   return { gate, dir, spec, seed, db }
 }
 
-async function evaluate(gate: GateProcess, body: unknown, headers: Record<string, string> = {}) {
+async function evaluate(gate: GateProcess, body: unknown, headers: Record<string, string | string[]> = {}) {
   const r = await call(`${gate.url}/gate/evaluate`, { body, headers })
   return r
 }
@@ -159,6 +161,9 @@ t.test('every error code and body of spec 02', async t => {
     ['duplicate query key', () => call(`${gate.url}/gate/evaluate`, { rawBody: JSON.stringify(request('GET', '/pets')).replace(/}$/, ',"query":{"a":"1","a":"2"}}'), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
     ['blank nonce header', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-execution-nonce': ' ' }), 400, 'gate_bad_request'],
     ['malformed nonce header', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-execution-nonce': 'zz' }), 400, 'gate_bad_request'],
+    ['a capability header on two field lines', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': ['e30', 'e30'] }), 400, 'gate_bad_request'],
+    ['a nonce header on two field lines', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-execution-nonce': ['0'.repeat(32), '0'.repeat(32)] }), 400, 'gate_bad_request'],
+    ['blank approval id header', () => evaluate(gate, request('POST', '/pets'), { 'x-gate-approval-id': '' }), 400, 'gate_bad_request'],
     ['evaluate body over 10 MiB', () => call(`${gate.url}/gate/evaluate`, { rawBody: Buffer.alloc(10 * 1024 * 1024 + 1, 0x20), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
     ['verify body not a receipt', () => call(`${gate.url}/gate/verify`, { body: { hello: 'world' } }), 400, 'gate_bad_request'],
     ['verify body over 1 MiB', () => call(`${gate.url}/gate/verify`, { rawBody: Buffer.alloc(1024 * 1024 + 1, 0x20), headers: { 'content-type': 'application/json' } }), 400, 'gate_bad_request'],
@@ -184,8 +189,8 @@ t.test('issue → use → revoke → denied', async t => {
   t.same(schemaErrors('gate.capability.v1', capability), [])
   const ok = await evaluate(gate, request('POST', '/pets'), { 'x-gate-capability': header })
   t.match(ok.body, { verdict: { verdict: 'allow' } })
-  const byId = await evaluate(gate, request('POST', '/pets', { capability_id: capability.id }))
-  t.match(byId.body, { verdict: { verdict: 'allow' } }, 'capability_id naming an issued token')
+  const byId = await evaluate(gate, request('POST', '/pets', { capability_id: capability.id }), { authorization: `Bearer ${TOKEN}` })
+  t.match(byId.body, { verdict: { verdict: 'allow' } }, 'capability_id naming an issued token, from a caller with the control token')
   const rv = await call(`${gate.url}/v1/revocations`, { body: { capabilityId: capability.id }, headers: { authorization: `Bearer ${TOKEN}` } })
   t.same(rv.body, { capabilityId: capability.id, revoked: true, newlyRevoked: true })
   const again = await call(`${gate.url}/v1/revocations`, { body: { capabilityId: capability.id }, headers: { authorization: `Bearer ${TOKEN}` } })
@@ -208,6 +213,29 @@ t.test('control routes need the bearer token (constant 401 for absent and unknow
   t.equal(bad.status, 400)
   t.match(bad.body, { error: /ttlSeconds/ })
   t.equal((await call(`${gate.url}/approvals`)).status, 401)
+})
+
+t.test('--listen unix:PATH: a 0600 socket that evaluates, admits its callers to the control routes, and goes on SIGTERM', async t => {
+  const { spec, seed, db } = await gateFiles(t)
+  // a short directory: t.testdir() paths can exceed the 107 bytes a socket path may have
+  const dir = mkdtempSync(join(tmpdir(), 'gate-sidecar-unix-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'gate.sock')
+  const gate = await spawnGate(['sidecar', '--listen', `unix:${path}`, '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed], { env: { GATE_CONTROL_TOKEN: '' } })
+  t.teardown(() => gate.stop('SIGKILL'))
+  t.equal(gate.url, `unix:${path}`)
+  t.equal((lstatSync(path).mode & 0o777).toString(8), '600')
+  const live = await callSocket(gate.url, 'GET', '/gate/live')
+  t.equal(live.status, 200)
+  const evaluated = await callSocket(gate.url, 'POST', '/gate/evaluate', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(request('GET', '/pets')) })
+  t.equal(evaluated.status, 200)
+  t.ok(verifyHttpReceipt(evaluated.json.receipt, { trustedKeys: [live.json.kernel_key] }).ok, 'the receipt verifies')
+  t.equal((await callSocket(gate.url, 'GET', '/approvals')).status, 200, 'no control token: the socket\'s callers are local')
+  t.match(gate.output(), /callers on the 0600 Unix socket only/)
+  t.equal(await gate.stop('SIGTERM'), 0)
+  t.notOk(existsSync(path), 'the socket is removed on shutdown')
+
+  t.equal((await runGate(['sidecar', '--listen', 'unix:relative.sock', '--allow-ephemeral-receipts'])).code, 2, 'a relative socket path is a usage error')
 })
 
 t.test('max_invocations exhausted across concurrent requests', async t => {

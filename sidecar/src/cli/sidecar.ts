@@ -1,27 +1,35 @@
 // `gate sidecar`: the long-running localhost evaluator (spec 02). Refuses to start without durable
 // receipts unless told otherwise (spec 01), logs what it serves, and on SIGTERM drains in-flight
 // requests and flushes the receipt writer before exiting.
-import { checkControlToken } from '@gate/sdk/server'
 import { ConfigError, DURABLE_RECEIPTS_MESSAGE, UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
-import { DEFAULT_LISTEN, parseListenAddress } from '../config/listen-address.js'
+import { DEFAULT_LISTEN, parseServiceListenAddress } from '../config/listen-address.js'
 import { checkCanListen } from '../config/listen-check.js'
+import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP, readListenerTimeouts } from '../config/listener-timeouts.js'
 import { loadAuthority } from '../config/authority-seed.js'
+import { provideServiceControlToken } from '../config/control-token.js'
 import { loadPolicyFile } from '../app/load-policy.js'
+import type { RouteTableOptions } from '../openapi/index.js'
 import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
+import { escapeControls } from './terminal-text.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
-export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN}); a port in use stops the start
-                              before any store file is created
+export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN}), or unix:PATH for a Unix
+                              socket (created 0600; SDKs then use sidecarUrl 'unix:PATH'); a port in
+                              use stops the start before any store file is created
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
                               capabilities live in sibling files (PATH.revocations.db, ...)
-  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only`
+  --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only
+${LISTENER_TIMEOUT_FLAGS_HELP}`
 
-export const SERVICE_POLICY_FLAGS_HELP = `  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
+export const SERVICE_POLICY_FLAGS_HELP = `  --case-sensitive-routes     compare path segments with their letter case (default: ignore it, as
+                              Express and Koa route); a path that differs from a stricter route only
+                              in case is still decided by that route
+  --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
   --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
   --approval-ttl-secs N       how long a pending approval can be answered and used (default 3600)
   --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
@@ -48,10 +56,12 @@ export const SERVICE_FLAG_OPTIONS = {
   'receipt-store': { type: 'string' },
   'allow-ephemeral-receipts': { type: 'boolean' },
   'strict-nonces': { type: 'boolean' },
+  'case-sensitive-routes': { type: 'boolean' },
   'trusted-issuer': { type: 'string', multiple: true },
   'approval-ttl-secs': { type: 'string' },
   'nonce-ttl-secs': { type: 'string' },
   ...TRANSPARENCY_FLAG_OPTIONS,
+  ...LISTENER_TIMEOUT_FLAG_OPTIONS,
   ...GLOBAL_FLAG_OPTIONS,
 } as const
 
@@ -73,27 +83,29 @@ export async function startFromFlags(
   values: Record<string, unknown>,
   name: string,
   extra: Partial<Parameters<typeof startService>[0]> & {
-    policyLoader?: () => ReturnType<typeof loadPolicyFile>
+    policyLoader?: (options: RouteTableOptions) => ReturnType<typeof loadPolicyFile>
   } = {},
 ): Promise<RunningService> {
   const global = readGlobalFlags(values)
-  const log = (line: string) => process.stdout.write(`gate ${name}: ${line}\n`)
+  const timeouts = readListenerTimeouts(values)
+  const log = (line: string) => process.stdout.write(`gate ${name}: ${escapeControls(line)}\n`)
   // (1) durable-receipts gate, before anything is loaded or opened
   const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
   if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
-  // the one token rule of every Gate service (@gate/sdk/server control-token-rule.ts)
-  if (global.controlToken !== undefined) checkControlToken(global.controlToken, 'the control token (GATE_CONTROL_TOKEN or --control-token)')
   const listenText = (values.listen as string | undefined) ?? DEFAULT_LISTEN
-  const listen = parseListenAddress(listenText)
+  const listen = parseServiceListenAddress(listenText)
   const { policyLoader, ...serviceOptions } = extra
   const transparency = readTransparencyFlags(values)
-  const policy = await (policyLoader?.() ?? loadPolicyFile(values.spec as string | undefined))
+  const routeOptions: RouteTableOptions = { caseSensitive: values['case-sensitive-routes'] === true }
+  const policy = await (policyLoader?.(routeOptions) ?? loadPolicyFile(values.spec as string | undefined, routeOptions))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
     log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
   }
   // before any store file is created: a start that cannot bind leaves nothing behind
-  await checkCanListen(listen)
+  if (listen.kind === 'tcp') await checkCanListen(listen)
+  // the control routes always need a token: given, or kept in a 0600 file (config/control-token.ts)
+  const control = provideServiceControlToken({ token: global.controlToken, tokenFrom: global.controlTokenFrom, tokenFile: global.controlTokenFile, receiptStore })
   const stores = await openServiceStores({
     receiptStore,
     global,
@@ -102,10 +114,11 @@ export async function startFromFlags(
   })
   const service = await startService({
     listen: listenText,
+    timeouts,
     policy,
     authority,
     stores,
-    controlToken: global.controlToken,
+    controlToken: control.token,
     trustedIssuers: (values['trusted-issuer'] as string[] | undefined) ?? [],
     strictNonces: values['strict-nonces'] === true,
     approvalTtlSeconds: positiveInt(values['approval-ttl-secs'], '--approval-ttl-secs', 3600),
@@ -114,11 +127,16 @@ export async function startFromFlags(
     log,
     ...serviceOptions,
   })
-  log(`policy: ${policy.source} (${policy.routeCount} routes, policy_hash ${policy.policyHash})`)
+  log(`policy: ${policy.source} (${policy.routeCount} routes, ${routeOptions.caseSensitive === true ? 'case-sensitive' : 'case-insensitive'} paths, HEAD decided as GET, policy_hash ${policy.policyHash})`)
   log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)
   log(`signer public key: ${authority.signer.publicKey}`)
   log(`transparency log: ${describeTransparency(transparency, stores.receiptBackend)}`)
-  if (global.controlToken === undefined) log('control routes (/approvals, /v1): loopback callers only (no control token configured)')
+  // where the token is, never the token itself
+  log(
+    control.file === undefined
+      ? `control routes (/v1/*, /approvals*): bearer token from ${control.source}`
+      : `control routes (/v1/*, /approvals*): bearer token in ${control.file}${control.created ? ' (created now, mode 0600)' : ''}`,
+  )
   log(`listening on ${service.url}`)
   return service
 }

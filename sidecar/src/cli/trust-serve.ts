@@ -13,6 +13,7 @@ import { ConfigError, UsageError } from '../errors.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
 import { checkCanListen, listenFailure } from '../config/listen-check.js'
 import { loadTls, readTlsFlags, TLS_FLAG_OPTIONS, TLS_FLAGS_HELP } from '../config/tls-flags.js'
+import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP, readListenerTimeouts } from '../config/listener-timeouts.js'
 import { Router } from '../http/router.js'
 import { createGateServer } from '../http/server.js'
 import { createInlineReceiptWriter, isInMemoryPath, type TrustStores } from '../stores/index.js'
@@ -24,6 +25,7 @@ import { openPostgresBackend, openSqliteBackend, type TrustBackend } from '../ap
 import { createIssuer, createRevoker, createRotatingAuthority, createTrustDeps, mountTrustRoutes } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
+import { escapeControls } from './terminal-text.js'
 
 /** Trust-control's default listen address: the sidecar's port + 1, loopback. */
 export const TRUST_DEFAULT_LISTEN = '127.0.0.1:9091'
@@ -66,6 +68,7 @@ Options:
                               Every node of a cluster uses the same one (peer authentication digests it)
   --tenant-token TENANT=FILE  a read token for tenant TENANT (the CallerIdentity.tenant of its receipts),
                               read from FILE (repeatable)
+${LISTENER_TIMEOUT_FLAGS_HELP}
   -h, --help                  show this help
 
 Cluster (with --database-url; docs/postgres.md):
@@ -97,6 +100,7 @@ const FLAG_OPTIONS = {
   'cluster-sync-interval-ms': { type: 'string' },
   ...TLS_FLAG_OPTIONS,
   ...TRANSPARENCY_FLAG_OPTIONS,
+  ...LISTENER_TIMEOUT_FLAG_OPTIONS,
 } as const
 
 const TENANT_TOKEN_FLAG = /^([^=]+)=(.+)$/
@@ -122,7 +126,7 @@ interface TrustServer {
 }
 
 async function startTrustServer(values: Record<string, unknown>): Promise<TrustServer> {
-  const log = (line: string) => process.stdout.write(`gate trust serve: ${line}\n`)
+  const log = (line: string) => process.stdout.write(`gate trust serve: ${escapeControls(line)}\n`)
   // (1) usage: everything checkable without touching a file or the network
   const receiptDb = values['receipt-db'] as string | undefined
   const envUrl = process.env.GATE_DATABASE_URL
@@ -150,6 +154,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   if (seedFile !== undefined && authorityDb !== undefined) throw new UsageError('--authority-seed-file and --authority-db are mutually exclusive')
   const listen = parseListenAddress((values.listen as string | undefined) ?? TRUST_DEFAULT_LISTEN)
   const tlsSettings = readTlsFlags(values, listen)
+  const timeouts = readListenerTimeouts(values)
   const tenantFlags = ((values['tenant-token'] as string[] | undefined) ?? []).map(flag => {
     const match = TENANT_TOKEN_FLAG.exec(flag)
     if (match === null) throw new UsageError(`--tenant-token must be TENANT=FILE, got "${flag}"`)
@@ -211,6 +216,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   const server = createGateServer({
     router,
     tls,
+    timeouts,
     // spec 03 error bodies everywhere on this service, unknown routes included
     fallback: (req, res, url) => {
       for (const [name, value] of Object.entries(TRUST_RESPONSE_HEADERS)) res.setHeader(name, value)

@@ -9,6 +9,7 @@ export const GLOBAL_FLAG_OPTIONS = {
   'budget-db': { type: 'string' },
   'control-url': { type: 'string' },
   'control-token': { type: 'string' },
+  'control-token-file': { type: 'string' },
 } as const satisfies ParseArgsConfig['options']
 
 export interface GlobalFlags {
@@ -17,8 +18,12 @@ export interface GlobalFlags {
   revocationDb?: string
   budgetDb?: string
   controlUrl?: string
-  /** From --control-token, else GATE_CONTROL_TOKEN (preferred: argv is visible to other users). */
+  /** From GATE_CONTROL_TOKEN (preferred: argv is visible to other users), else --control-token. */
   controlToken?: string
+  /** Which of the two gave `controlToken`. */
+  controlTokenFrom?: 'GATE_CONTROL_TOKEN' | '--control-token'
+  /** --control-token-file: where the token is kept (config/control-token.ts). */
+  controlTokenFile?: string
 }
 
 export const GLOBAL_FLAGS_HELP = `Global options:
@@ -29,17 +34,24 @@ export const GLOBAL_FLAGS_HELP = `Global options:
   --budget-db PATH            SQLite invocation-budget store (default: beside the receipt store)
   --control-url URL           trust-control / sidecar base URL for client commands
   --control-token TOKEN       bearer token of the control routes (at least 16 characters); prefer the
-                              GATE_CONTROL_TOKEN environment variable (argv is visible to other local users)`
+                              GATE_CONTROL_TOKEN environment variable (argv is visible to other local users)
+  --control-token-file PATH   file holding the control token. gate sidecar and gate api protect use
+                              GATE_CONTROL_TOKEN, else --control-token, else this file (default:
+                              control-token beside the receipt store), created 0600 with a random
+                              token when missing; client commands read it (default .gate/control-token)`
 
 export function readGlobalFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): GlobalFlags {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined)
   const envToken = env.GATE_CONTROL_TOKEN === undefined || env.GATE_CONTROL_TOKEN === '' ? undefined : env.GATE_CONTROL_TOKEN
+  const flagToken = str('control-token')
   return {
     authoritySeedFile: str('authority-seed-file'),
     receiptDb: str('receipt-db'),
     revocationDb: str('revocation-db'),
     budgetDb: str('budget-db'),
     controlUrl: str('control-url'),
-    controlToken: str('control-token') ?? envToken,
+    controlToken: envToken ?? flagToken,
+    controlTokenFrom: envToken !== undefined ? 'GATE_CONTROL_TOKEN' : flagToken !== undefined ? '--control-token' : undefined,
+    controlTokenFile: str('control-token-file'),
   }
 }

@@ -1,4 +1,6 @@
 // Parses `--listen` values: `host:port`, `[v6]:port`, or `:port` (loopback). Port 0 picks a free port.
+// `gate sidecar` and `gate api protect` also take `unix:PATH`, a Unix domain socket (http/unix-socket.ts).
+import { socketPathProblem, UNIX_PREFIX } from '@gate/sdk'
 import { UsageError } from '../errors.js'
 
 export interface ListenAddress {
@@ -20,4 +22,16 @@ export function parseListenAddress(value: string, flag = '--listen'): ListenAddr
 /** A URL base for a bound address (IPv6 hosts bracketed). */
 export function formatBaseUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`
+}
+
+/** A service's listen target: TCP, or a Unix domain socket. */
+export type ServiceListenAddress = ({ kind: 'tcp' } & ListenAddress) | { kind: 'unix'; path: string }
+
+/** Parses a service `--listen` value: `unix:PATH` (absolute), or what parseListenAddress takes. */
+export function parseServiceListenAddress(value: string, flag = '--listen'): ServiceListenAddress {
+  if (!value.startsWith(UNIX_PREFIX)) return { kind: 'tcp', ...parseListenAddress(value, flag) }
+  const path = value.slice(UNIX_PREFIX.length)
+  const problem = socketPathProblem(path)
+  if (problem !== undefined) throw new UsageError(`${flag} unix: must be followed by ${problem}, got "${value}"`)
+  return { kind: 'unix', path }
 }

@@ -5,9 +5,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { MethodNotAllowedError, NotFoundError, TargetNotOriginFormError } from '@gate/sdk'
-import { sendError } from '@gate/sdk/server'
+import { chargeBodyTo, createBodyBudget, sendError, type BodyBudget, type BodyBudgetOptions } from '@gate/sdk/server'
+import { LISTENER_TIMEOUT_DEFAULTS, type ListenerTimeouts } from '../config/listener-timeouts.js'
 import { answerClientError } from './client-error.js'
 import type { Router } from './router.js'
+import { listenOnSocket } from './unix-socket.js'
 
 export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>
 
@@ -19,22 +21,44 @@ export interface GateServerOptions {
   onError?: (err: unknown) => void
   /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP without. */
   tls?: { cert: Buffer; key: Buffer }
+  /** Header, request, keep-alive and idle timeouts. Default LISTENER_TIMEOUT_DEFAULTS. */
+  timeouts?: ListenerTimeouts
+  /** Bounds of the request bodies buffered at once (server and per connection). Default BODY_BUDGET_DEFAULTS. */
+  bodyBudget?: BodyBudgetOptions
 }
 
 export interface GateServer {
   server: Server
   listen(host: string, port: number): Promise<AddressInfo>
+  /** Listens on a Unix domain socket at `path`, created 0600 (unix-socket.ts); the path must be free. */
+  listenOnSocket(path: string): Promise<void>
   /** Stops accepting, waits for in-flight requests (at most `graceMs`), then closes idle sockets. */
   drain(graceMs: number): Promise<void>
   inFlight(): number
+  /** Request body bytes buffered right now. */
+  readonly bodyBudget: BodyBudget
 }
 
 export function createGateServer(options: GateServerOptions): GateServer {
   let inFlight = 0
   let idle: (() => void) | undefined
-  const settings = { keepAliveTimeout: 65_000, requestTimeout: 60_000 }
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+  const timeouts = options.timeouts ?? LISTENER_TIMEOUT_DEFAULTS
+  const bodyBudget = createBodyBudget(options.bodyBudget)
+  const settings = {
+    headersTimeout: timeouts.headersTimeoutMs,
+    requestTimeout: timeouts.requestTimeoutMs,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    // node checks the two request timeouts only this often (30 s by default): slowloris lived on that
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),
+  }
+  const server: Server = options.tls === undefined ? createServer(settings, handleRequest) : createTlsServer({ ...settings, cert: options.tls.cert, key: options.tls.key }, handleRequest)
+  server.timeout = timeouts.socketIdleTimeoutMs
+  // requests the HTTP parser refuses get the spec's error body too (client-error.ts)
+  server.on('clientError', answerClientError)
+
+  function handleRequest(req: IncomingMessage, res: ServerResponse): void {
     inFlight++
+    chargeBodyTo(req, res, bodyBudget)
     res.once('close', () => {
       inFlight--
       if (inFlight === 0) idle?.()
@@ -44,10 +68,6 @@ export function createGateServer(options: GateServerOptions): GateServer {
       sendError(res, err)
     })
   }
-  const server: Server = options.tls === undefined ? createServer(settings, onRequest) : createTlsServer({ ...settings, cert: options.tls.cert, key: options.tls.key }, onRequest)
-  server.headersTimeout = 20_000
-  // requests the HTTP parser refuses get the spec's error body too (client-error.ts)
-  server.on('clientError', answerClientError)
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const target = req.url ?? '/'
@@ -71,6 +91,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
 
   return {
     server,
+    bodyBudget,
     inFlight: () => inFlight,
     listen(host, port) {
       return new Promise((resolve, reject) => {
@@ -81,6 +102,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
         })
       })
     },
+    listenOnSocket: path => listenOnSocket(server, path),
     async drain(graceMs) {
       const closed = new Promise<void>(resolve => server.close(() => resolve()))
       server.closeIdleConnections()

@@ -86,13 +86,19 @@ t.test('grant convention: exact, operationId, method wildcard, prefix wildcard',
   t.equal((await kernel.evaluate({ request: request('POST', '/pets'), capabilityHeader: constrained })).verdict.verdict, 'deny', 'constrained grants fail closed')
 })
 
-t.test('capability_id naming an issued token works; a mismatching id is denied', async t => {
+t.test('capability_id naming an issued token works for an authenticated caller; a mismatching id is denied', async t => {
   const { kernel, ports } = setup()
   const tk = token([{ server_id: 'http', tool_name: 'POST /pets' }])
   ports.issued.set(tk.id, tk)
-  t.equal((await kernel.evaluate({ request: request('POST', '/pets', { capability_id: tk.id }) })).verdict.verdict, 'allow')
-  const unknown = await kernel.evaluate({ request: request('POST', '/pets', { capability_id: 'cap-unknown' }) })
+  const byId = await kernel.evaluate({ request: request('POST', '/pets', { capability_id: tk.id }), authenticated: true })
+  t.equal(byId.verdict.verdict, 'allow')
+  t.equal(byId.receipt.capability_id, tk.id)
+  const unknown = await kernel.evaluate({ request: request('POST', '/pets', { capability_id: 'cap-unknown' }), authenticated: true })
   t.match(unknown.verdict, { verdict: 'deny', details: { reason_code: 'capability_invalid' } })
+  const stranger = await kernel.evaluate({ request: request('POST', '/pets', { capability_id: tk.id }) })
+  t.match(stranger.verdict, { verdict: 'deny', details: { reason_code: 'capability_required' } }, 'from anyone else it is no token')
+  t.equal(stranger.receipt.capability_id, null)
+  t.same(stranger.receipt.metadata, { gate_http_status_scope: 'decision', gate_presented_capability: { capability_id: tk.id, subject: null, verified: false } })
   const other = token([{ server_id: 'http', tool_name: '*' }])
   const mismatch = await kernel.evaluate({ request: request('POST', '/pets', { capability_id: tk.id }), capabilityHeader: encodeCapabilityToken(other) })
   t.match(mismatch.verdict, { verdict: 'deny', details: { reason_code: 'capability_id_mismatch' } })

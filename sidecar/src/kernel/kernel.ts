@@ -5,8 +5,8 @@
 // Guard order:
 //   0. AuthorityBoundaryGuard  a request carrying supplemental_authorization is denied (spec 02)
 //   1. RevocationGuard      any route; a revoked capability is denied before evaluation
-//   2. DefaultPolicyGuard   SessionAllow routes: allow, nothing further except the budget cost cap
-//      CapabilityGuard      DenyByDefault routes: token present, verified, id matches, grant covers route
+//   2. DefaultPolicyGuard   SessionAllow routes: allow, then only a restricted route's approval and the budget guard
+//      CapabilityGuard      DenyByDefault routes: token valid and verified, id matches, the request is within it
 //   3. ApprovalGuard        routes with x-gate-approval-required or x-gate-sensitivity: restricted
 //   4. NonceGuard           DenyByDefault routes when strict nonces are on
 //   5. BudgetGuard          last, so a request denied above never spends an invocation or a cost
@@ -17,7 +17,6 @@ import {
   SAFE_METHODS,
   utf8,
   type CallerIdentity,
-  type CapabilityToken,
   type GateHttpRequest,
   type GuardEvidence,
   type HttpMethod,
@@ -29,9 +28,9 @@ import {
 } from '@gate/sdk'
 import { randomBytes } from 'node:crypto'
 import { matchRoute, type RouteMatch, type RouteTable } from '../openapi/index.js'
-import { parseCapabilityToken } from './capability-token.js'
 import { readDeclaredCost } from './declared-cost.js'
 import { financialRecord } from './financial-record.js'
+import { CapabilityRecorder, readPresentedCapability, type PresentedCapability } from './presented-capability.js'
 import { ApprovalGuard } from './guards/approval.js'
 import { AuthorityBoundaryGuard } from './guards/authority-boundary.js'
 import { BudgetGuard } from './guards/budget.js'
@@ -70,6 +69,8 @@ export interface EvaluateInput {
   approvalId?: string
   /** X-Gate-Execution-Nonce header value (already checked well-formed by the route). */
   nonceId?: string
+  /** The caller presented the control token: a `capability_id` lookup is honoured (presented-capability.ts). */
+  authenticated?: boolean
 }
 
 export interface Evaluation {
@@ -104,6 +105,7 @@ export class Kernel {
   readonly #approval: ApprovalGuard
   readonly #nonce: NonceGuard
   readonly #budget: BudgetGuard
+  readonly #recorder: CapabilityRecorder
   readonly #callerHashes = new Map<string, string>()
 
   constructor(options: KernelOptions) {
@@ -117,6 +119,7 @@ export class Kernel {
     this.#approval = new ApprovalGuard(options.ports.approvals, () => randomBytes(16).toString('hex'))
     this.#nonce = new NonceGuard(options.ports.nonces, () => this.ownKeys())
     this.#budget = new BudgetGuard(options.ports.budgets)
+    this.#recorder = new CapabilityRecorder(() => this.trustedIssuers())
   }
 
   /** This authority's public keys: the current one and any earlier ones kept after rotation. */
@@ -147,14 +150,23 @@ export class Kernel {
     const route = this.matchRoute(request.method, request.path)
     const routePattern = route.pattern
     const query = withoutCapabilityParameter(request.query)
-    const ctx = await this.#context(input, route, routePattern, query, now)
+    const presented = await readPresentedCapability(request, input.capabilityHeader ?? request.query?.gate_capability, input.authenticated === true, this.#ports.capabilities)
+    // a revocation another process wrote (gate trust serve) counts from the next request presenting
+    // the capability: fail closed if the store cannot say
+    if (presented.capabilityId !== null || (presented.token?.delegation_chain?.length ?? 0) > 0) await this.#ports.revocations.refresh?.()
+    const ctx = this.#context(input, route, routePattern, query, now, presented)
     const evidence: GuardEvidence[] = []
     const outcome = await this.#runGuards(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
     const financial = financialRecord(ctx, verdict)
+    // only an authentic token's id and subject go into the receipt's indexed fields
+    const recorded = this.#recorder.record(presented, ctx.verifiedToken, { requestCapabilityId: request.capability_id })
+    const metadata: Record<string, unknown> = { gate_http_status_scope: 'decision' }
+    if (financial !== undefined) metadata.financial = financial.metadata
+    if (recorded.presented !== undefined) metadata.gate_presented_capability = recorded.presented
 
-    const context = { tenant: request.caller.tenant ?? null, subjectKey: (ctx.verifiedToken ?? ctx.presentedToken)?.subject ?? null }
+    const context = { tenant: request.caller.tenant ?? null, subjectKey: recorded.subjectKey }
     const requestId = ctx.boundRequestId ?? request.request_id
     const writing = this.#ports.receipts.write(
       {
@@ -174,8 +186,8 @@ export class Kernel {
         content_hash: ctx.contentHash,
         policy_hash: this.policyHash,
         trust_level: 'mediated',
-        capability_id: ctx.capabilityId,
-        metadata: financial === undefined ? { gate_http_status_scope: 'decision' } : { gate_http_status_scope: 'decision', financial: financial.metadata },
+        capability_id: recorded.capabilityId,
+        metadata,
       },
       { ...context, kind: 'decision', decisionReceiptId: null, ...financial?.columns },
     )
@@ -238,20 +250,8 @@ export class Kernel {
     return this.#ports.receipts.write(body, { ...context, kind: 'decision', decisionReceiptId: null })
   }
 
-  async #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number): Promise<GuardContext> {
+  #context(input: EvaluateInput, route: RouteMatch, routePattern: string, query: Record<string, string> | undefined, now: number, presented: PresentedCapability): GuardContext {
     const { request } = input
-    let presentedToken: CapabilityToken | undefined
-    let presentedTokenProblem: string | undefined
-    const tokenText = input.capabilityHeader ?? request.query?.gate_capability
-    if (tokenText !== undefined) {
-      const parsed = parseCapabilityToken(tokenText)
-      if ('token' in parsed) presentedToken = parsed.token
-      else presentedTokenProblem = parsed.problem
-    } else if (typeof request.capability_id === 'string' && request.capability_id !== '') {
-      presentedToken = await this.#ports.capabilities.get(request.capability_id)
-      if (presentedToken === undefined) presentedTokenProblem = `capability ${request.capability_id} was not issued by this sidecar`
-    }
-    const tokenId = typeof presentedToken?.id === 'string' ? presentedToken.id : undefined
     const declared = readDeclaredCost(request.governed_intent)
     return {
       request,
@@ -264,9 +264,9 @@ export class Kernel {
       declaredCost: 'cost' in declared ? declared.cost : undefined,
       declaredCostProblem: 'problem' in declared ? declared.problem : undefined,
       now,
-      presentedToken,
-      presentedTokenProblem,
-      capabilityId: tokenId ?? request.capability_id ?? null,
+      presentedToken: presented.token,
+      presentedTokenProblem: presented.problem,
+      capabilityId: presented.capabilityId,
       approvalId: input.approvalId,
       nonceId: input.nonceId,
       presentedNonce: request.execution_nonce,

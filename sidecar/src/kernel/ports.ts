@@ -6,6 +6,8 @@ import type { ReceiptWriter } from '../stores/receipt-writer.js'
 
 export interface RevocationPort {
   isRevoked(capabilityId: string): boolean
+  /** Picks up revocations other processes committed to the shared store (revocation-store.ts). */
+  refresh?(): Promise<void>
 }
 
 /** What a capture decided: every counter advanced (their new values), or the first that could not. */

@@ -144,10 +144,15 @@ t.test('nesting deeper than the limit is InvalidSpec, never a stack overflow', a
   // Built as text: JSON.stringify itself cannot nest this deep, JSON.parse can.
   const deep = `${'{"type":"array","items":'.repeat(50_000)}{"type":"string"}${'}'.repeat(50_000)}`
   const input = documentWith({}, { $ref: '#/components/schemas/Deep' }).replace('"components":{"schemas":{}}', `"components":{"schemas":{"Deep":${deep}}}`)
-  t.throws(() => toolsFromSpec(input), { name: 'OpenApiError', kind: 'InvalidSpec', message: /nested deeper than 512 levels/ })
+  // as JSON text, the reader refuses it first, before building anything (sdk json-reader.ts)
+  t.throws(() => toolsFromSpec(input), { name: 'OpenApiError', kind: 'InvalidJson', message: /nests deeper than 512 levels/ })
   const deepExample = `${'['.repeat(50_000)}${']'.repeat(50_000)}`
   const withExample = documentWith({}, { $ref: '#/components/schemas/E' }).replace('"components":{"schemas":{}}', `"components":{"schemas":{"E":{"type":"array","example":${deepExample}}}}`)
-  t.throws(() => toolsFromSpec(withExample), { name: 'OpenApiError', kind: 'InvalidSpec', message: /components\.schemas\.E\.example \(value nested deeper/ })
+  t.throws(() => toolsFromSpec(withExample), { name: 'OpenApiError', kind: 'InvalidJson', message: /nests deeper than 512 levels/ })
+  // a tree handed in already parsed is held to the expander's own limit
+  const parsedDeep = JSON.parse(`${'{"type":"array","items":'.repeat(600)}{"type":"string"}${'}'.repeat(600)}`) as object
+  const expander = new SchemaExpander(new RefResolver({ components: { schemas: { Deep: parsedDeep } } }), { maxDepth: 512, maxInlineNodes: 1e6, maxTotalChars: 1e9 })
+  t.throws(() => expander.expand({ $ref: '#/components/schemas/Deep' }, 'deep', new Set()), { name: 'OpenApiError', kind: 'InvalidSpec', message: /nested deeper than 512 levels/ })
   const chain: Record<string, unknown> = { C0: { type: 'string' } }
   for (let i = 1; i < 2_000; i++) chain[`C${i}`] = { type: 'array', items: { $ref: `#/components/schemas/C${i - 1}` } }
   t.throws(() => toolsFromSpec(documentWith(chain, { $ref: '#/components/schemas/C1999' })), { name: 'OpenApiError', kind: 'InvalidSpec' })

@@ -1,7 +1,7 @@
 export { toolsFromSpec } from './tools-from-spec.js'
 export { manifestFromSpec, buildManifest, MANIFEST_SCHEMA_ID, PROTOCOL_VERSION } from './manifest-from-spec.js'
 export { routeTableFromSpec, buildRouteTable } from './route-table.js'
-export { matchRoute, createRouteTable, RouteIndex, type RouteTable } from './match-route.js'
+export { matchRoute, createRouteTable, RouteIndex, type RouteTable, type RouteTableOptions } from './match-route.js'
 export { convertSpec, type ConvertedOperation, type SpecConversion } from './convert-spec.js'
 export { GENERATOR_DEFAULTS, resolveGeneratorConfig, type GeneratorConfig, type ResolvedGeneratorConfig } from './generator-config.js'
 export { parseDocument, DEFAULT_TITLE, DEFAULT_VERSION, type OpenApiDocument } from './parse-document.js'

@@ -88,8 +88,62 @@ t.test('ambiguous paths match nothing and are DenyByDefault whatever the method'
   }
 })
 
-t.test('matching is case-sensitive', async t => {
-  t.equal(patternOf('GET', '/ADMIN'), null)
+t.test('letter case is ignored by default; parameters keep theirs', async t => {
+  t.equal(patternOf('GET', '/ADMIN'), '/admin')
+  t.equal(patternOf('GET', '/Pets/Mine'), '/pets/mine')
+  const m = matchRoute(table, 'GET', '/PETS/Rex/TOYS/Ball')
+  t.equal(m.pattern, '/pets/{id}/toys/{toyId}')
+  if (m.matched) t.same({ ...m.params }, { id: 'Rex', toyId: 'Ball' })
+  const mixed = matchRoute(table, 'GET', '/files/Report.JSON')
+  t.equal(mixed.pattern, '/files/{name}.json')
+  if (mixed.matched) t.same({ ...mixed.params }, { name: 'Report' })
+})
+
+// A document where a safe method has side effects: the route an attacker would reach by HEAD, letter
+// case, `;` parameters or an encoded slash, with a looser method rule or route beside it.
+const guarded = [
+  route('GET', '/report'),
+  route('GET', '/pets/{id}', 'SessionAllow'),
+  { ...route('GET', '/pets/{id}/records'), approvalRequired: true, why: 'approval' as const },
+  route('GET', '/Open', 'SessionAllow'),
+  route('GET', '/open', 'DenyByDefault'),
+]
+
+t.test('HEAD is decided as GET of the same route, or by its own operation when stricter', async t => {
+  const tbl = createRouteTable([...guarded, route('HEAD', '/pets/{id}', 'DenyByDefault')])
+  t.match(matchRoute(tbl, 'HEAD', '/report'), { matched: true, pattern: '/report', decision: 'DenyByDefault' }, 'not the method rule')
+  t.match(matchRoute(tbl, 'HEAD', '/pets/1/records'), { matched: true, pattern: '/pets/{id}/records', decision: 'DenyByDefault', why: 'approval' })
+  t.match(matchRoute(tbl, 'HEAD', '/pets/1'), { matched: true, decision: 'DenyByDefault', route: { method: 'HEAD' } }, 'the stricter HEAD operation')
+  t.match(matchRoute(createRouteTable(guarded), 'HEAD', '/pets/1'), { matched: true, decision: 'SessionAllow', route: { method: 'GET' } })
+  t.match(matchRoute(tbl, 'HEAD', '/elsewhere'), { matched: false, decision: 'SessionAllow', why: 'method' })
+})
+
+t.test('case-insensitive: patterns equal but for case go to the stricter route', async t => {
+  t.match(matchRoute(createRouteTable(guarded), 'GET', '/OPEN'), { pattern: '/open', decision: 'DenyByDefault' })
+  t.match(matchRoute(createRouteTable(guarded), 'GET', '/REPORT'), { pattern: '/report', decision: 'DenyByDefault' })
+})
+
+t.test('case-sensitive: exact literals match, and a path one case-fold from a stricter route is decided by it', async t => {
+  const tbl = createRouteTable(guarded, { caseSensitive: true })
+  t.match(matchRoute(tbl, 'GET', '/Open'), { pattern: '/Open', decision: 'SessionAllow' }, 'the exact route')
+  t.match(matchRoute(tbl, 'GET', '/REPORT'), { matched: true, pattern: '/report', decision: 'DenyByDefault' }, 'not the method rule')
+  t.match(matchRoute(tbl, 'HEAD', '/Report'), { matched: true, pattern: '/report', decision: 'DenyByDefault' })
+  t.match(matchRoute(tbl, 'GET', '/PETS/1/RECORDS'), { pattern: '/pets/{id}/records', decision: 'DenyByDefault', why: 'approval' })
+  t.match(matchRoute(tbl, 'GET', '/unrelated/PATH'), { matched: false, decision: 'SessionAllow', why: 'method' })
+})
+
+t.test('; path parameters and an encoded slash never loosen the decision', async t => {
+  const tbl = createRouteTable([...guarded, route('POST', '/pets/search', 'SessionAllow')])
+  t.match(matchRoute(tbl, 'POST', '/pets/search;x=1'), { matched: false, decision: 'DenyByDefault', why: 'method' }, 'a looser route a reading reaches does not count')
+  t.match(matchRoute(createRouteTable([route('POST', '/pets/search', 'SessionAllow')], { caseSensitive: true }), 'POST', '/PETS/SEARCH'), { matched: false, decision: 'DenyByDefault' }, 'nor a looser case-folded one')
+  t.match(matchRoute(tbl, 'GET', '/report;jsessionid=x'), { pattern: '/report', decision: 'DenyByDefault' })
+  t.match(matchRoute(tbl, 'GET', '/pets/1;v=2/records'), { pattern: '/pets/{id}/records', decision: 'DenyByDefault' })
+  // `%2F` stays inside its segment (GET /pets/{id}, a session allow), but a server that decodes it first
+  // routes to /pets/x/records: that stricter route decides
+  t.match(matchRoute(tbl, 'GET', '/pets/x%2Frecords'), { pattern: '/pets/{id}/records', decision: 'DenyByDefault' })
+  const plain = matchRoute(tbl, 'GET', '/pets/group%2Fname')
+  t.match(plain, { pattern: '/pets/{id}', decision: 'SessionAllow' }, 'no stricter reading: the route as matched')
+  if (plain.matched) t.same({ ...plain.params }, { id: 'group/name' })
 })
 
 t.test('ties between identical templates go to the agreeing trailing slash, then the smaller pattern', async t => {

@@ -2,17 +2,17 @@
 // what the guards need (sensitivity, approval, budget). Unpublished operations stay in the table:
 // `x-gate-publish: false` hides a tool, never a route.
 import { convertSpec, type SpecConversion } from './convert-spec.js'
-import { createRouteTable, type RouteTable } from './match-route.js'
+import { createRouteTable, type RouteTable, type RouteTableOptions } from './match-route.js'
 import type { RouteEntry } from './types.js'
 
 /** Parses and converts a document (default generator configuration) into its route table. */
-export function routeTableFromSpec(input: string): RouteTable {
-  return buildRouteTable(convertSpec(input))
+export function routeTableFromSpec(input: string, options: RouteTableOptions = {}): RouteTable {
+  return buildRouteTable(convertSpec(input), options)
 }
 
 /** The route table of an already converted document, in path then method order. */
-export function buildRouteTable(conversion: SpecConversion): RouteTable {
-  return createRouteTable(conversion.operations.map(op => toRouteEntry(op, conversion)))
+export function buildRouteTable(conversion: SpecConversion, options: RouteTableOptions = {}): RouteTable {
+  return createRouteTable(conversion.operations.map(op => toRouteEntry(op, conversion)), options)
 }
 
 function toRouteEntry(op: SpecConversion['operations'][number], conversion: SpecConversion): RouteEntry {

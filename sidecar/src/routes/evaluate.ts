@@ -1,13 +1,14 @@
 // POST /gate/evaluate (spec 02): 200 with an EvaluateResponse for every verdict; 400 for a body that is
-// not a valid GateHttpRequest, a duplicate query key or a bad nonce header; 500 when evaluation or the
-// receipt store fails (fail closed: no receipt, no answer).
+// not a valid GateHttpRequest, a duplicate query key, or a repeated, blank or malformed Gate header
+// (readGateHeaders, as the SDK and the proxy read them); 500 when evaluation or the receipt store fails
+// (fail closed: no receipt, no answer). A caller may present the control token as a bearer (the SDK's
+// `sidecarToken`): only then is a `capability_id` looked up; a wrong one is a 401.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { BadRequestError, GateError, TargetNotOriginFormError, type GateHttpRequest } from '@gate/sdk'
+import { BadRequestError, ControlAuthError, GateError, readGateHeaders, TargetNotOriginFormError, type GateHttpRequest, type GateRequestHeaders } from '@gate/sdk'
+import { CONTROL_UNAUTHORIZED_MESSAGE } from '../http/control-auth.js'
 import { getValidator, validate } from '@gate/schemas'
 import { parseJsonBody, readBody } from '@gate/sdk/server'
 import { sendError, sendJsonText } from '@gate/sdk/server'
-import { findDuplicateMemberKey } from './duplicate-keys.js'
-import { readNonceHeader, readSingleHeader } from './request-headers.js'
 import type { RouteContext } from './context.js'
 
 /** Spec 02, Limits: at most 10 MiB read. */
@@ -20,20 +21,25 @@ export function createEvaluateRoute(ctx: RouteContext) {
   getValidator(REQUEST_SCHEMA)
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let request: GateHttpRequest
-    let nonceId: string | undefined
+    let gate: GateRequestHeaders
+    const credential = ctx.controlAuth.presented(req)
     try {
+      // refused before the body is read: a misconfigured SDK learns it at once
+      if (credential === 'invalid') throw new ControlAuthError(401, CONTROL_UNAUTHORIZED_MESSAGE)
       const body = await readBody(req, EVALUATE_BODY_LIMIT)
       request = parseEvaluateBody(body)
-      nonceId = readNonceHeader(req)
+      // the query's gate_capability is the kernel's own fallback (kernel.ts), not read here
+      gate = readGateHeaders(req.headers, req.rawHeaders)
     } catch (err) {
       return sendError(res, err)
     }
     try {
       const evaluation = await ctx.kernel.evaluate({
         request,
-        capabilityHeader: readSingleHeader(req, 'x-gate-capability'),
-        approvalId: readSingleHeader(req, 'x-gate-approval-id'),
-        nonceId,
+        capabilityHeader: gate.capability,
+        approvalId: gate.approvalId,
+        nonceId: gate.nonceId,
+        authenticated: credential === 'valid',
       })
       sendJsonText(res, 200, evaluation.responseJson, { 'x-gate-receipt-id': evaluation.receipt.id })
     } catch (err) {
@@ -44,14 +50,13 @@ export function createEvaluateRoute(ctx: RouteContext) {
 
 /** Decodes and validates an evaluate body; every failure is gate_bad_request naming the problem. */
 export function parseEvaluateBody(body: Buffer): GateHttpRequest {
-  const text = body.toString('utf8')
-  const parsed = parseJsonBody(text)
+  // JSON.parse would keep the last of two equal query keys: the reader reports the repeat (spec 02: 400)
+  const parsed = parseJsonBody(body, { uniqueMembersIn: 'query' })
   if (!parsed.ok) throw new BadRequestError(parsed.problem)
   const value = parsed.value
   const result = validate(REQUEST_SCHEMA, value)
   if (!result.ok) throw new BadRequestError(`body is not a GateHttpRequest: ${result.errors.slice(0, 5).join('; ')}`)
-  const duplicate = findDuplicateMemberKey(text, 'query')
-  if (duplicate !== undefined) throw new BadRequestError(`query key "${duplicate}" appears more than once`)
+  if (parsed.duplicateMember !== undefined) throw new BadRequestError(`query key "${parsed.duplicateMember}" appears more than once`)
   // The schema says only "string"; routing and the receipt need an HTTP path (an empty one was a 500
   // when its receipt could not be stored, and "pets" rode the method rule as an unmatched route).
   const path = (value as GateHttpRequest).path

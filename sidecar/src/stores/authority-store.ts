@@ -1,15 +1,13 @@
 // The authority store (revision 1): the authority signing seed (32 raw bytes), its public key, the
 // generation and rotation time, and every earlier public key, so receipts signed before a rotation keep
 // verifying (spec 03 authority block: publicKey, generation, rotatedAt, trustedPublicKeys). The file is
-// created 0600 (SQLite gives its -wal and -shm files the same mode); a rotation wipes the retired seed.
+// private like every store file (file-mode.ts); a rotation wipes the retired seed.
 // Deriving public keys is the signer's job: the store is handed `derivePublicKey`.
-import { chmodSync, closeSync, constants, existsSync, openSync, statSync } from 'node:fs'
 import { InvalidConfigError } from '@gate/sdk'
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
-import { isInMemoryPath } from './store-paths.js'
 
 /** Options of `openAuthorityStore`. */
 export interface AuthorityStoreOptions extends DatabaseOptions {
@@ -61,12 +59,8 @@ export async function openAuthorityStore(path: string, options: AuthorityStoreOp
   checkFunctionOption('authority store options.derivePublicKey', own.derivePublicKey, true)
   checkFunctionOption('authority store options.now', own.now)
   const resolved = resolveDatabaseOptions(database)
-  const durable = !isInMemoryPath(path)
-  if (durable) createPrivateFile(path)
   const db = await openStoreDatabase(AUTHORITY_SCHEMA, path, resolved)
   try {
-    // Only once the file proved to be an authority store: a refused foreign file keeps its mode.
-    if (durable) restrictFileMode(path)
     // Overwrite freed bytes, so a retired seed does not linger in the file's free space.
     await db.exec('PRAGMA secure_delete = ON')
     const store = new AuthorityStore(db, own.derivePublicKey!, own.now ?? unixNow)
@@ -75,27 +69,6 @@ export async function openAuthorityStore(path: string, options: AuthorityStoreOp
   } catch (err) {
     await db.close().catch(() => undefined)
     throw err
-  }
-}
-
-// Create the file 0600 before SQLite does (it would use 0644 minus umask); an existing file is untouched.
-function createPrivateFile(path: string): void {
-  try {
-    closeSync(openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, 0o600))
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return
-    throw new StoreFailedError('authority', path, `cannot create the file with mode 0600 (${errorText(err)})`, err)
-  }
-}
-
-// Tighten an existing authority file (and the -wal / -shm SQLite made with its old mode) that others can read.
-function restrictFileMode(path: string): void {
-  try {
-    for (const file of [path, `${path}-wal`, `${path}-shm`]) {
-      if (existsSync(file) && (statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600)
-    }
-  } catch (err) {
-    throw new StoreFailedError('authority', path, `cannot restrict the file to mode 0600 (${errorText(err)})`, err)
   }
 }
 

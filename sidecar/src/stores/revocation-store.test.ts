@@ -46,3 +46,24 @@ t.test('a revocation that cannot be committed fails with gate_store_failed but s
   await t.rejects(store.revoke('cap-x'), { code: 'gate_store_failed' })
   t.equal(store.isRevoked('cap-x'), true, 'fail closed')
 })
+
+t.test('refresh picks up what another connection revoked, and every caller asking meanwhile sees it', async t => {
+  const path = join(t.testdir(), 'revocations.db')
+  const sidecar = await openRevocationStore(path, { driver })
+  const trust = await openRevocationStore(path, { driver })
+  t.teardown(async () => {
+    await sidecar.close()
+    await trust.close()
+  })
+  await sidecar.refresh()
+  await trust.revoke('cap-elsewhere')
+  t.equal(sidecar.isRevoked('cap-elsewhere'), false, 'not before a refresh')
+  // many concurrent askers: one check running, one queued behind it, all resolve after the commit is seen
+  await Promise.all(Array.from({ length: 20 }, () => sidecar.refresh()))
+  t.equal(sidecar.isRevoked('cap-elsewhere'), true)
+  await sidecar.revoke('cap-here')
+  await trust.revoke('cap-later')
+  await sidecar.refresh()
+  t.equal(sidecar.isRevoked('cap-later'), true, 'rows past the last seq seen, own ones in between')
+  t.equal(sidecar.size, 3)
+})

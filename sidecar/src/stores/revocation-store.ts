@@ -1,5 +1,9 @@
 // The revocation store (revision 2). `isRevoked` is on every evaluate's hot path, so it answers
 // synchronously from an in-memory set loaded at open; `revoke` commits before it resolves.
+// Other processes on the same file (`gate trust serve`, a second sidecar) revoke too: `refresh` asks
+// SQLite's `PRAGMA data_version`, which changes only when another connection committed, and then reads
+// the rows past the last seq seen. The kernel awaits it before deciding a request that presents a
+// capability, so a revocation made elsewhere is honoured on the next such request, no restart.
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
@@ -43,12 +47,18 @@ export async function openRevocationStore(path: string, options: RevocationStore
   checkFunctionOption('revocation store options.now', own.now)
   const db = await openStoreDatabase(REVOCATION_SCHEMA, path, resolveDatabaseOptions(database))
   try {
-    const rows = await db.all<{ capability_id: string }>('SELECT capability_id FROM revocations')
-    return new RevocationStore(db, new Set(rows.map(row => row.capability_id)), own.now ?? unixNow)
+    const version = await readDataVersion(db)
+    const rows = await db.all<{ seq: number; capability_id: string }>('SELECT seq, capability_id FROM revocations')
+    const lastSeq = rows.reduce((max, row) => Math.max(max, row.seq), 0)
+    return new RevocationStore(db, new Set(rows.map(row => row.capability_id)), own.now ?? unixNow, { version, lastSeq })
   } catch (err) {
     await db.close().catch(() => undefined)
     throw err
   }
+}
+
+async function readDataVersion(db: SqliteDatabase): Promise<number> {
+  return (await db.get<{ data_version: number }>('PRAGMA data_version'))?.data_version ?? 0
 }
 
 /** Durable capability revocations with a synchronous membership test. */
@@ -56,11 +66,20 @@ export class RevocationStore {
   readonly #db: SqliteDatabase
   readonly #revoked: Set<string>
   readonly #now: () => number
+  // what was read: the connection's data_version then, and the highest seq
+  #version: number
+  #lastSeq: number
+  // one check at a time; a caller arriving while one runs waits for the next (it must see commits
+  // made before it asked), which every caller arriving meanwhile shares
+  #running: Promise<void> | undefined
+  #queued: Promise<void> | undefined
 
-  constructor(db: SqliteDatabase, revoked: Set<string>, now: () => number) {
+  constructor(db: SqliteDatabase, revoked: Set<string>, now: () => number, seen: { version: number; lastSeq: number } = { version: 0, lastSeq: 0 }) {
     this.#db = db
     this.#revoked = revoked
     this.#now = now
+    this.#version = seen.version
+    this.#lastSeq = seen.lastSeq
   }
 
   get path(): string {
@@ -80,6 +99,47 @@ export class RevocationStore {
   /** True when `capabilityId` is revoked (in memory; no I/O). */
   isRevoked(capabilityId: string): boolean {
     return this.#revoked.has(capabilityId)
+  }
+
+  /**
+   * Loads revocations other connections committed since the last look. Cheap when there are none
+   * (one PRAGMA). Rejects with gate_store_failed when the file cannot be read (callers fail closed).
+   */
+  refresh(): Promise<void> {
+    if (this.#db.isEphemeral) return Promise.resolve()
+    if (this.#queued !== undefined) return this.#queued
+    if (this.#running !== undefined) {
+      this.#queued = this.#running.then(
+        () => this.#start(),
+        () => this.#start(),
+      )
+      return this.#queued
+    }
+    return this.#start()
+  }
+
+  #start(): Promise<void> {
+    this.#queued = undefined
+    const run = this.#check().finally(() => {
+      if (this.#running === run) this.#running = undefined
+    })
+    this.#running = run
+    return run
+  }
+
+  async #check(): Promise<void> {
+    try {
+      const version = await readDataVersion(this.#db)
+      if (version === this.#version) return
+      const rows = await this.#db.all<{ seq: number; capability_id: string }>('SELECT seq, capability_id FROM revocations WHERE seq > ?', [this.#lastSeq])
+      for (const row of rows) {
+        this.#revoked.add(row.capability_id)
+        if (row.seq > this.#lastSeq) this.#lastSeq = row.seq
+      }
+      this.#version = version
+    } catch (err) {
+      throw new StoreFailedError('revocations', this.path, `cannot read revocations (${errorText(err)})`, err)
+    }
   }
 
   /** Revokes a capability; resolves once the revocation is committed. */

@@ -6,6 +6,7 @@ import { InvalidConfigError, isGateError } from '@gate/sdk'
 import { StoreFailedError } from '../errors.js'
 import { isInMemoryPath } from './store-paths.js'
 import type { RunResult, SqlParams, SqliteConnection } from './sqlite-connection.js'
+import { createPrivateFile, restrictFileMode } from './file-mode.js'
 
 export type { RunResult, SqlParams, SqliteConnection, SqlValue } from './sqlite-connection.js'
 
@@ -125,6 +126,8 @@ export async function openDatabase(path: string, options?: DatabaseOptions, hook
   const store = hooks?.store ?? 'sqlite'
   const ephemeral = isInMemoryPath(path)
   const driver = await chooseDriver(resolved.driver, store, path)
+  // 0600 from the first byte (file-mode.ts): the file exists before SQLite opens it
+  if (!ephemeral) createPrivateFile(path, store)
   let connection: SqliteConnection
   try {
     connection =
@@ -138,6 +141,8 @@ export async function openDatabase(path: string, options?: DatabaseOptions, hook
   try {
     await db.exec(`PRAGMA busy_timeout = ${resolved.busyTimeoutMs}`)
     if (hooks?.inspect !== undefined) await hooks.inspect(db)
+    // once the file proved to be ours (a foreign one was refused above, its mode untouched)
+    if (!ephemeral) restrictFileMode(path, store)
     if (!ephemeral) {
       const mode = await db.get<{ journal_mode: string }>('PRAGMA journal_mode = WAL')
       if (mode?.journal_mode?.toLowerCase() !== 'wal') {

@@ -13181,14 +13181,14 @@ validate87.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const executionNonce: StandaloneValidateFunction = validate13;
 
-export const checkpointStatement: StandaloneValidateFunction = validate87;
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.checkpoint_statement.v2","title":"CheckpointStatement","description":"Gate design of spec 03's checkpoint statement (docs/transparency.md). A signed tree head of the receipt log: the first tree_size receipts in commit order hash (RFC 6962, leaf data = the 32 bytes of each receipt id) to root_hash. chain_root is the SHA-256 of the previous statement's RFC 8785 canonical JSON (signature included) and is absent only on a log's first statement; a v1 statement must not carry it. The signature covers the canonical JSON of every member except signature. Closed: the verifier refuses members it does not know rather than sign off on a statement it may misread.","type":"object","properties":{"schema":{"const":"gate.checkpoint_statement.v2"},"log_id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"The log's random identity, fixed when its tree was created."},"tree_size":{"type":"integer","minimum":0,"description":"Receipts (leaves) the tree covers."},"root_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"RFC 6962 Merkle tree hash of those leaves."},"timestamp":{"type":"integer","minimum":0,"description":"Unix seconds the statement was signed."},"chain_root":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"signer_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"signature":{"$ref":"gate.http.receipt.v1#/$defs/signature"}},"required":["schema","log_id","tree_size","root_hash","timestamp","signer_key","signature"],"additionalProperties":false};
+export const checkpointStatement: StandaloneValidateFunction = validate88;
+const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.checkpoint_statement.v2","title":"CheckpointStatement","description":"Gate design of spec 03's checkpoint statement (docs/transparency.md). A signed tree head of the receipt log: the first tree_size receipts in commit order hash (RFC 6962, leaf data = the 32 bytes of each receipt id) to root_hash. chain_root is the SHA-256 of the previous statement's RFC 8785 canonical JSON (signature included) and is absent only on a log's first statement; a v1 statement must not carry it. The signature covers the canonical JSON of every member except signature. Closed: the verifier refuses members it does not know rather than sign off on a statement it may misread.","type":"object","properties":{"schema":{"const":"gate.checkpoint_statement.v2"},"log_id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"The log's random identity, fixed when its tree was created."},"tree_size":{"type":"integer","minimum":0,"description":"Receipts (leaves) the tree covers."},"root_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"RFC 6962 Merkle tree hash of those leaves."},"timestamp":{"type":"integer","minimum":0,"description":"Unix seconds the statement was signed."},"chain_root":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"signer_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"signature":{"$ref":"gate.http.receipt.v1#/$defs/signature"}},"required":["schema","log_id","tree_size","root_hash","timestamp","signer_key","signature"],"additionalProperties":false};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.checkpoint_statement.v2" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13199,14 +13199,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((((((data.schema === undefined) && (missing0 = "schema")) || ((data.log_id === undefined) && (missing0 = "log_id"))) || ((data.tree_size === undefined) && (missing0 = "tree_size"))) || ((data.root_hash === undefined) && (missing0 = "root_hash"))) || ((data.timestamp === undefined) && (missing0 = "timestamp"))) || ((data.signer_key === undefined) && (missing0 = "signer_key"))) || ((data.signature === undefined) && (missing0 = "signature"))){
-validate87.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate88.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "schema") || (key0 === "log_id")) || (key0 === "tree_size")) || (key0 === "root_hash")) || (key0 === "timestamp")) || (key0 === "chain_root")) || (key0 === "signer_key")) || (key0 === "signature"))){
-validate87.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate88.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -13215,7 +13215,7 @@ if(_errs1 === errors){
 if(data.schema !== undefined){
 const _errs2 = errors;
 if("gate.checkpoint_statement.v2" !== data.schema){
-validate87.errors = [{instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/const",keyword:"const",params:{allowedValue: "gate.checkpoint_statement.v2"},message:"must be equal to constant"}];
+validate88.errors = [{instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/const",keyword:"const",params:{allowedValue: "gate.checkpoint_statement.v2"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -13231,12 +13231,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(!pattern0.test(data1)){
-validate87.errors = [{instancePath:instancePath+"/log_id",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate88.errors = [{instancePath:instancePath+"/log_id",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate87.errors = [{instancePath:instancePath+"/log_id",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath:instancePath+"/log_id",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13250,13 +13250,13 @@ if(data.tree_size !== undefined){
 let data2 = data.tree_size;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate87.errors = [{instancePath:instancePath+"/tree_size",schemaPath:"#/properties/tree_size/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate88.errors = [{instancePath:instancePath+"/tree_size",schemaPath:"#/properties/tree_size/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate87.errors = [{instancePath:instancePath+"/tree_size",schemaPath:"#/properties/tree_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate88.errors = [{instancePath:instancePath+"/tree_size",schemaPath:"#/properties/tree_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -13274,12 +13274,12 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(!pattern0.test(data3)){
-validate87.errors = [{instancePath:instancePath+"/root_hash",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate88.errors = [{instancePath:instancePath+"/root_hash",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate87.errors = [{instancePath:instancePath+"/root_hash",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath:instancePath+"/root_hash",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13293,13 +13293,13 @@ if(data.timestamp !== undefined){
 let data4 = data.timestamp;
 const _errs11 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate87.errors = [{instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate88.errors = [{instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate87.errors = [{instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate88.errors = [{instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -13317,12 +13317,12 @@ const _errs14 = errors;
 if(errors === _errs14){
 if(typeof data5 === "string"){
 if(!pattern0.test(data5)){
-validate87.errors = [{instancePath:instancePath+"/chain_root",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate88.errors = [{instancePath:instancePath+"/chain_root",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate87.errors = [{instancePath:instancePath+"/chain_root",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath:instancePath+"/chain_root",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13339,12 +13339,12 @@ const _errs17 = errors;
 if(errors === _errs17){
 if(typeof data6 === "string"){
 if(!pattern11.test(data6)){
-validate87.errors = [{instancePath:instancePath+"/signer_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate88.errors = [{instancePath:instancePath+"/signer_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
 return false;
 }
 }
 else {
-validate87.errors = [{instancePath:instancePath+"/signer_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath:instancePath+"/signer_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13361,12 +13361,12 @@ const _errs20 = errors;
 if(errors === _errs20){
 if(typeof data7 === "string"){
 if(!pattern12.test(data7)){
-validate87.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"+"\""}];
+validate88.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"+"\""}];
 return false;
 }
 }
 else {
-validate87.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate88.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13386,23 +13386,23 @@ var valid0 = true;
 }
 }
 else {
-validate87.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate87.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const checkpointConsistencyProof: StandaloneValidateFunction = validate88;
-const schema141 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.checkpoint_consistency_proof.v2","title":"CheckpointConsistencyProof","description":"Gate design of spec 03's cryptographic prefix proof (docs/transparency.md): the tree of the first statement is a prefix of the tree of the second, shown by proof (RFC 9162 section 2.1.4). Both statements are embedded, belong to the same log_id and verify against pinned keys; first.tree_size is at least 1 and at most second.tree_size, and proof is empty exactly when the sizes are equal (checked by the verifier). The v1 consistency record is metadata-only; this one is the proof. Closed.","type":"object","properties":{"schema":{"const":"gate.checkpoint_consistency_proof.v2"},"first":{"$ref":"gate.checkpoint_statement.v2"},"second":{"$ref":"gate.checkpoint_statement.v2"},"proof":{"type":"array","maxItems":128,"items":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}}},"required":["schema","first","second","proof"],"additionalProperties":false};
+export const checkpointConsistencyProof: StandaloneValidateFunction = validate89;
+const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.checkpoint_consistency_proof.v2","title":"CheckpointConsistencyProof","description":"Gate design of spec 03's cryptographic prefix proof (docs/transparency.md): the tree of the first statement is a prefix of the tree of the second, shown by proof (RFC 9162 section 2.1.4). Both statements are embedded, belong to the same log_id and verify against pinned keys; first.tree_size is at least 1 and at most second.tree_size, and proof is empty exactly when the sizes are equal (checked by the verifier). The v1 consistency record is metadata-only; this one is the proof. Closed.","type":"object","properties":{"schema":{"const":"gate.checkpoint_consistency_proof.v2"},"first":{"$ref":"gate.checkpoint_statement.v2"},"second":{"$ref":"gate.checkpoint_statement.v2"},"proof":{"type":"array","maxItems":128,"items":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}}},"required":["schema","first","second","proof"],"additionalProperties":false};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.checkpoint_consistency_proof.v2" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13413,14 +13413,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.schema === undefined) && (missing0 = "schema")) || ((data.first === undefined) && (missing0 = "first"))) || ((data.second === undefined) && (missing0 = "second"))) || ((data.proof === undefined) && (missing0 = "proof"))){
-validate88.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate89.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "schema") || (key0 === "first")) || (key0 === "second")) || (key0 === "proof"))){
-validate88.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate89.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -13429,7 +13429,7 @@ if(_errs1 === errors){
 if(data.schema !== undefined){
 const _errs2 = errors;
 if("gate.checkpoint_consistency_proof.v2" !== data.schema){
-validate88.errors = [{instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/const",keyword:"const",params:{allowedValue: "gate.checkpoint_consistency_proof.v2"},message:"must be equal to constant"}];
+validate89.errors = [{instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/const",keyword:"const",params:{allowedValue: "gate.checkpoint_consistency_proof.v2"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -13440,8 +13440,8 @@ var valid0 = true;
 if(valid0){
 if(data.first !== undefined){
 const _errs3 = errors;
-if(!(validate87(data.first, {instancePath:instancePath+"/first",parentData:data,parentDataProperty:"first",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate88(data.first, {instancePath:instancePath+"/first",parentData:data,parentDataProperty:"first",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs3 === errors;
@@ -13452,8 +13452,8 @@ var valid0 = true;
 if(valid0){
 if(data.second !== undefined){
 const _errs4 = errors;
-if(!(validate87(data.second, {instancePath:instancePath+"/second",parentData:data,parentDataProperty:"second",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate88(data.second, {instancePath:instancePath+"/second",parentData:data,parentDataProperty:"second",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs4 === errors;
@@ -13468,7 +13468,7 @@ const _errs5 = errors;
 if(errors === _errs5){
 if(Array.isArray(data3)){
 if(data3.length > 128){
-validate88.errors = [{instancePath:instancePath+"/proof",schemaPath:"#/properties/proof/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
+validate89.errors = [{instancePath:instancePath+"/proof",schemaPath:"#/properties/proof/maxItems",keyword:"maxItems",params:{limit: 128},message:"must NOT have more than 128 items"}];
 return false;
 }
 else {
@@ -13481,12 +13481,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(typeof data4 === "string"){
 if(!pattern0.test(data4)){
-validate88.errors = [{instancePath:instancePath+"/proof/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate89.errors = [{instancePath:instancePath+"/proof/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate88.errors = [{instancePath:instancePath+"/proof/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate89.errors = [{instancePath:instancePath+"/proof/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13498,7 +13498,7 @@ break;
 }
 }
 else {
-validate88.errors = [{instancePath:instancePath+"/proof",schemaPath:"#/properties/proof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate89.errors = [{instancePath:instancePath+"/proof",schemaPath:"#/properties/proof/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -13514,23 +13514,23 @@ var valid0 = true;
 }
 }
 else {
-validate88.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate89.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate88.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const transparencyInclusionProof: StandaloneValidateFunction = validate91;
-const schema143 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.transparency.inclusion-proof.v2","title":"InclusionProof","description":"Gate design of spec 03's inclusion proof (docs/transparency.md): receipt_id is leaf leaf_index of the tree the embedded checkpoint statement signs, shown by audit_path (sibling hashes, leaf to root, RFC 9162 section 2.1.3). tree_size equals checkpoint.tree_size and leaf_index < tree_size (checked by the verifier, not expressible here). The statement verifies only against a key the verifier pins. Closed.","type":"object","properties":{"schema":{"const":"gate.transparency.inclusion-proof.v2"},"receipt_id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"leaf_index":{"type":"integer","minimum":0},"tree_size":{"type":"integer","minimum":1},"audit_path":{"type":"array","maxItems":64,"items":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}},"checkpoint":{"$ref":"gate.checkpoint_statement.v2"}},"required":["schema","receipt_id","leaf_index","tree_size","audit_path","checkpoint"],"additionalProperties":false};
+export const transparencyInclusionProof: StandaloneValidateFunction = validate92;
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.transparency.inclusion-proof.v2","title":"InclusionProof","description":"Gate design of spec 03's inclusion proof (docs/transparency.md): receipt_id is leaf leaf_index of the tree the embedded checkpoint statement signs, shown by audit_path (sibling hashes, leaf to root, RFC 9162 section 2.1.3). tree_size equals checkpoint.tree_size and leaf_index < tree_size (checked by the verifier, not expressible here). The statement verifies only against a key the verifier pins. Closed.","type":"object","properties":{"schema":{"const":"gate.transparency.inclusion-proof.v2"},"receipt_id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"leaf_index":{"type":"integer","minimum":0},"tree_size":{"type":"integer","minimum":1},"audit_path":{"type":"array","maxItems":64,"items":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}},"checkpoint":{"$ref":"gate.checkpoint_statement.v2"}},"required":["schema","receipt_id","leaf_index","tree_size","audit_path","checkpoint"],"additionalProperties":false};
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.transparency.inclusion-proof.v2" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -13541,14 +13541,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((((data.schema === undefined) && (missing0 = "schema")) || ((data.receipt_id === undefined) && (missing0 = "receipt_id"))) || ((data.leaf_index === undefined) && (missing0 = "leaf_index"))) || ((data.tree_size === undefined) && (missing0 = "tree_size"))) || ((data.audit_path === undefined) && (missing0 = "audit_path"))) || ((data.checkpoint === undefined) && (missing0 = "checkpoint"))){
-validate91.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate92.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "schema") || (key0 === "receipt_id")) || (key0 === "leaf_index")) || (key0 === "tree_size")) || (key0 === "audit_path")) || (key0 === "checkpoint"))){
-validate91.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate92.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -13557,7 +13557,7 @@ if(_errs1 === errors){
 if(data.schema !== undefined){
 const _errs2 = errors;
 if("gate.transparency.inclusion-proof.v2" !== data.schema){
-validate91.errors = [{instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/const",keyword:"const",params:{allowedValue: "gate.transparency.inclusion-proof.v2"},message:"must be equal to constant"}];
+validate92.errors = [{instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/const",keyword:"const",params:{allowedValue: "gate.transparency.inclusion-proof.v2"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -13573,12 +13573,12 @@ const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(!pattern0.test(data1)){
-validate91.errors = [{instancePath:instancePath+"/receipt_id",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate92.errors = [{instancePath:instancePath+"/receipt_id",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate91.errors = [{instancePath:instancePath+"/receipt_id",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/receipt_id",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13592,13 +13592,13 @@ if(data.leaf_index !== undefined){
 let data2 = data.leaf_index;
 const _errs6 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate91.errors = [{instancePath:instancePath+"/leaf_index",schemaPath:"#/properties/leaf_index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate92.errors = [{instancePath:instancePath+"/leaf_index",schemaPath:"#/properties/leaf_index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate91.errors = [{instancePath:instancePath+"/leaf_index",schemaPath:"#/properties/leaf_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate92.errors = [{instancePath:instancePath+"/leaf_index",schemaPath:"#/properties/leaf_index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -13613,13 +13613,13 @@ if(data.tree_size !== undefined){
 let data3 = data.tree_size;
 const _errs8 = errors;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate91.errors = [{instancePath:instancePath+"/tree_size",schemaPath:"#/properties/tree_size/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate92.errors = [{instancePath:instancePath+"/tree_size",schemaPath:"#/properties/tree_size/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs8){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-validate91.errors = [{instancePath:instancePath+"/tree_size",schemaPath:"#/properties/tree_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate92.errors = [{instancePath:instancePath+"/tree_size",schemaPath:"#/properties/tree_size/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -13636,7 +13636,7 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(Array.isArray(data4)){
 if(data4.length > 64){
-validate91.errors = [{instancePath:instancePath+"/audit_path",schemaPath:"#/properties/audit_path/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
+validate92.errors = [{instancePath:instancePath+"/audit_path",schemaPath:"#/properties/audit_path/maxItems",keyword:"maxItems",params:{limit: 64},message:"must NOT have more than 64 items"}];
 return false;
 }
 else {
@@ -13649,12 +13649,12 @@ const _errs13 = errors;
 if(errors === _errs13){
 if(typeof data5 === "string"){
 if(!pattern0.test(data5)){
-validate91.errors = [{instancePath:instancePath+"/audit_path/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate92.errors = [{instancePath:instancePath+"/audit_path/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate91.errors = [{instancePath:instancePath+"/audit_path/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate92.errors = [{instancePath:instancePath+"/audit_path/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -13666,7 +13666,7 @@ break;
 }
 }
 else {
-validate91.errors = [{instancePath:instancePath+"/audit_path",schemaPath:"#/properties/audit_path/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate92.errors = [{instancePath:instancePath+"/audit_path",schemaPath:"#/properties/audit_path/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -13678,8 +13678,8 @@ var valid0 = true;
 if(valid0){
 if(data.checkpoint !== undefined){
 const _errs15 = errors;
-if(!(validate87(data.checkpoint, {instancePath:instancePath+"/checkpoint",parentData:data,parentDataProperty:"checkpoint",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+if(!(validate88(data.checkpoint, {instancePath:instancePath+"/checkpoint",parentData:data,parentDataProperty:"checkpoint",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
 errors = vErrors.length;
 }
 var valid0 = _errs15 === errors;
@@ -13696,12 +13696,12 @@ var valid0 = true;
 }
 }
 else {
-validate91.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate92.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate91.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 

@@ -19,7 +19,8 @@ import { startCaptureProxy } from './capture-proxy.js'
 import { startFakeSidecar } from './fake-sidecar.js'
 import { call } from './http-client.js'
 import { PETS_SPEC_YAML } from './pets-spec.js'
-import { closedPortUrl, hasSidecarBuild, startSidecarProcess, GATE_CLI, type SidecarProcess } from './sidecar-process.js'
+import { hasSidecarBuild, startSidecarProcess, unreachableSidecarUrl, GATE_CLI, type SidecarProcess } from './sidecar-process.js'
+import type { TestTransport } from './test-listen.js'
 
 export type ParserPlacement = 'before' | 'after'
 
@@ -50,6 +51,13 @@ export interface AdapterSuiteOptions {
   prefix?: string
   /** False where the adapter documents that the handler still sees `gate_capability` in the URL. */
   stripsQueryToken?: boolean
+  /**
+   * False where the framework merges repeated header field lines before Gate sees them (Web `Headers`):
+   * a repeated capability header then reaches the sidecar as one invalid token instead of a 400.
+   */
+  keepsFieldLines?: boolean
+  /** How the app reaches the sidecars (real and fake): TCP (default) or a Unix socket (`sidecarUrl: 'unix:PATH'`). */
+  transport?: TestTransport
 }
 
 /** The pets spec with every path under `prefix`. */
@@ -64,6 +72,8 @@ const DELEGATING_AUTHORITY = exampleSigner('ed25519', 41)
 /** Runs every case; `name` labels the framework in messages. */
 export async function runAdapterSuite(t: Test, name: string, startApp: StartApp, suite: AdapterSuiteOptions = {}): Promise<void> {
   const p = suite.prefix ?? ''
+  const transport = suite.transport ?? 'tcp'
+  if (transport === 'unix') name = `${name} over a Unix socket`
   const app = async (t: Test, options: GateMiddlewareOptions, parser: ParserPlacement = 'after') => {
     const a = await startApp({ skip: [`${p}/healthz`], ...options }, parser)
     t.teardown(() => a.close())
@@ -71,7 +81,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
   }
 
   await t.test(`${name}: against the real gate sidecar`, { skip: hasSidecarBuild() ? false : `no sidecar build at ${GATE_CLI}` }, async t => {
-    const sidecar: SidecarProcess = await startSidecarProcess({ dir: t.testdir(), spec: prefixedPetsSpec(p), extraArgs: ['--trusted-issuer', DELEGATING_AUTHORITY.publicKey] })
+    const sidecar: SidecarProcess = await startSidecarProcess({ dir: t.testdir(), spec: prefixedPetsSpec(p), transport, extraArgs: ['--trusted-issuer', DELEGATING_AUTHORITY.publicKey] })
     t.teardown(() => sidecar.stop())
     // The cases that only need an app in front of this sidecar with the default options share one:
     // the apps hold no state between requests, and starting one can take seconds (`next start`).
@@ -137,7 +147,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
     })
 
     await t.test('an oversized body answers 413 before the sidecar is asked', async t => {
-      const capture = await startCaptureProxy(sidecar.url)
+      const capture = await startCaptureProxy(sidecar.url, transport)
       t.teardown(() => capture.close())
       const url = await app(t, { sidecarUrl: capture.url, maxBodyBytes: 64 })
       const res = await call(url, 'POST', `${p}/pets`, { headers: JSON_HEADERS, body: JSON.stringify({ name: 'x'.repeat(100) }) })
@@ -146,8 +156,25 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
       t.equal(capture.calls.filter(c => c.path === '/gate/evaluate').length, 0)
     })
 
+    await t.test('a Gate header on two field lines answers 400 before the sidecar is asked', async t => {
+      const capture = await startCaptureProxy(sidecar.url, transport)
+      t.teardown(() => capture.close())
+      const url = await app(t, { sidecarUrl: capture.url })
+      const cases = [
+        ['x-gate-execution-nonce', '0'.repeat(32)],
+        ['x-gate-approval-id', 'a1'],
+      ]
+      if (suite.keepsFieldLines !== false) cases.push(['x-gate-capability', '{}'])
+      for (const [name, value] of cases as [string, string][]) {
+        const res = await call(url, 'GET', `${p}/pets`, { headers: [name, value, name, value] })
+        t.equal(res.status, 400, `${name} twice`)
+        t.equal(res.json?.error, 'gate_bad_request', res.text)
+      }
+      t.equal(capture.calls.filter(c => c.path === '/gate/evaluate').length, 0)
+    })
+
     await t.test('raw Authorization, Cookie and x-api-key never reach the sidecar; the receipt binds the hash', async t => {
-      const capture = await startCaptureProxy(sidecar.url)
+      const capture = await startCaptureProxy(sidecar.url, transport)
       t.teardown(() => capture.close())
       const url = await app(t, { sidecarUrl: capture.url, identityCookie: 'sid' })
       const secrets = ['Bearer-SECRET-7f3a', 'cookie-SECRET-91bc', 'apikey-SECRET-42de']
@@ -167,7 +194,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
 
     await t.test('a forged receipt from an impostor sidecar answers 502', async t => {
       const live = await call(sidecar.url, 'GET', '/gate/live')
-      const impostor = await startFakeSidecar('honest')
+      const impostor = await startFakeSidecar('honest', transport)
       t.teardown(() => impostor.close())
       const url = await app(t, { sidecarUrl: impostor.url, sidecarPublicKey: live.json.kernel_key })
       const res = await call(url, 'GET', `${p}/pets`)
@@ -223,7 +250,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
     })
 
     await t.test('the receipt records the sidecar\'s own route pattern', async t => {
-      const capture = await startCaptureProxy(sidecar.url)
+      const capture = await startCaptureProxy(sidecar.url, transport)
       t.teardown(() => capture.close())
       const url = await app(t, { sidecarUrl: capture.url })
       const res = await call(url, 'GET', `${p}/pets/7`)
@@ -234,7 +261,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
 
   await t.test(`${name}: sidecar faults`, async t => {
     await t.test('sidecar down answers 503; fail-open passes and says so', async t => {
-      const down = await closedPortUrl()
+      const down = await unreachableSidecarUrl(transport)
       const closed = await call(await app(t, { sidecarUrl: down, sidecarPublicKey: 'a'.repeat(64) }), 'GET', `${p}/pets`)
       t.equal(closed.status, 503)
       t.equal(closed.json.error, 'gate_sidecar_unreachable')
@@ -247,7 +274,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
     })
 
     await t.test('a sidecar slower than the timeout answers 504', async t => {
-      const fake = await startFakeSidecar('hang')
+      const fake = await startFakeSidecar('hang', transport)
       t.teardown(() => fake.close())
       const res = await call(await app(t, { sidecarUrl: fake.url, timeoutMs: 200, sidecarPublicKey: fake.signer.publicKey }), 'GET', `${p}/pets`)
       t.equal(res.status, 504)
@@ -255,7 +282,7 @@ export async function runAdapterSuite(t: Test, name: string, startApp: StartApp,
     })
 
     await t.test('a sidecar answering 500 or garbage answers 502 gate_evaluation_failed', async t => {
-      const fake = await startFakeSidecar('status-500')
+      const fake = await startFakeSidecar('status-500', transport)
       t.teardown(() => fake.close())
       const res = await call(await app(t, { sidecarUrl: fake.url, sidecarPublicKey: fake.signer.publicKey }), 'GET', `${p}/pets`)
       t.equal(res.status, 502)

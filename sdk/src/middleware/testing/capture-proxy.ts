@@ -2,9 +2,9 @@
 // body) and forwarded unchanged, so tests can assert on exactly what reached the real sidecar.
 import { once } from 'node:events'
 import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { request } from 'undici'
 import type { CapturedCall } from './fake-sidecar.js'
+import { listenForTest, requestTarget, type TestTransport } from './test-listen.js'
 
 export interface CaptureProxy {
   url: string
@@ -18,7 +18,8 @@ export interface CaptureProxy {
   close(): Promise<void>
 }
 
-export async function startCaptureProxy(targetUrl: string): Promise<CaptureProxy> {
+/** A capture proxy in front of `targetUrl`, itself listening on `transport` (default TCP). */
+export async function startCaptureProxy(targetUrl: string, transport: TestTransport = 'tcp'): Promise<CaptureProxy> {
   const calls: CapturedCall[] = []
   const rawTexts: string[] = []
   const answers: unknown[] = []
@@ -31,8 +32,9 @@ export async function startCaptureProxy(targetUrl: string): Promise<CaptureProxy
     const headers = { ...req.headers }
     delete headers.host
     delete headers.connection
+    const target = requestTarget(targetUrl, req.url ?? '/')
     try {
-      const upstream = await request(targetUrl + (req.url ?? '/'), { method: req.method as 'POST', headers, body: text === '' ? undefined : text })
+      const upstream = await request(target.url, { method: req.method as 'POST', headers, body: text === '' ? undefined : text, dispatcher: target.dispatcher })
       const out = Buffer.from(await upstream.body.arrayBuffer())
       if (req.url === '/gate/evaluate' && upstream.statusCode === 200) answers.push(JSON.parse(out.toString('utf8')))
       const outHeaders: Record<string, string> = {}
@@ -41,12 +43,13 @@ export async function startCaptureProxy(targetUrl: string): Promise<CaptureProxy
       res.end(out)
     } catch {
       res.destroy()
+    } finally {
+      await target.dispatcher?.close()
     }
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
+  const { url, cleanup } = await listenForTest(server, transport)
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     calls,
     rawTexts,
     answers,
@@ -55,6 +58,7 @@ export async function startCaptureProxy(targetUrl: string): Promise<CaptureProxy
       server.closeAllConnections()
       server.close()
       await once(server, 'close')
+      cleanup()
     },
   }
 }

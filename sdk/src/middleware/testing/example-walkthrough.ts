@@ -12,10 +12,11 @@ import { closedPortUrl, GATE_CLI, startSidecarProcess } from './sidecar-process.
 
 const RECEIPT_ID = /^[0-9a-f]{64}$/
 
-/** Runs `gate …` to completion; resolves with its exit code and output. */
-function runGateCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs `gate …` in `cwd` to completion; resolves with its exit code and output. */
+function runGateCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [GATE_CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    // no GATE_CONTROL_TOKEN: the README's commands read .gate/control-token from the directory
+    const child = spawn(process.execPath, [GATE_CLI, ...args], { cwd, env: { ...process.env, GATE_CONTROL_TOKEN: '' }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
@@ -54,7 +55,8 @@ export async function startExampleScript(t: Test, script: string, env: Record<st
 
 /** The README walk-through of one example app, against the real sidecar. */
 export async function runExampleWalkthrough(t: Test, exampleDir: string): Promise<void> {
-  const sidecar = await startSidecarProcess({ dir: t.testdir(), spec: readFileSync(join(exampleDir, 'openapi.yaml'), 'utf8') })
+  const dir = t.testdir()
+  const sidecar = await startSidecarProcess({ dir, spec: readFileSync(join(exampleDir, 'openapi.yaml'), 'utf8'), readmeLayout: true })
   t.teardown(() => sidecar.stop())
   const appUrl = await startExampleScript(t, join(exampleDir, 'server.js'), { GATE_SIDECAR_URL: sidecar.url })
   const json = { 'content-type': 'application/json' }
@@ -72,9 +74,8 @@ export async function runExampleWalkthrough(t: Test, exampleDir: string): Promis
   t.equal(refused.status, 403, 'POST without a token is refused')
   t.match(refused.json, { error: 'gate_access_denied', message: 'capability required: POST /pets is deny-by-default', receipt_id: RECEIPT_ID })
 
-  const env = { GATE_CONTROL_TOKEN: sidecar.controlToken }
   const subject = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(32))).toString('hex')
-  const issued = await runGateCli(['capability', 'issue', '--subject', subject, '--grant', 'POST /pets', '--ttl', '3600', '--control-url', sidecar.url], env)
+  const issued = await runGateCli(['capability', 'issue', '--subject', subject, '--grant', 'POST /pets', '--ttl', '3600', '--control-url', sidecar.url], dir)
   t.equal(issued.code, 0, `gate capability issue: ${issued.stderr}`)
   const lines = issued.stdout.trim().split('\n')
   const token = lines[lines.length - 1]!
@@ -86,7 +87,7 @@ export async function runExampleWalkthrough(t: Test, exampleDir: string): Promis
   const viaQuery = await call(appUrl, 'POST', `/pets?gate_capability=${token}`, { headers: json, body: tom })
   t.equal(viaQuery.status, 201, 'the token works in the query string too')
 
-  const revoked = await runGateCli(['capability', 'revoke', capabilityId, '--control-url', sidecar.url], env)
+  const revoked = await runGateCli(['capability', 'revoke', capabilityId, '--control-url', sidecar.url], dir)
   t.equal(revoked.code, 0, `gate capability revoke: ${revoked.stderr}`)
   const after = await call(appUrl, 'POST', '/pets', { headers: { ...json, 'x-gate-capability': token }, body: tom })
   t.equal(after.status, 403, 'after revocation the token is refused')

@@ -4,12 +4,12 @@
 // Every request it receives is captured for assertions. Test support only.
 import { once } from 'node:events'
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { validate } from '@gate/schemas'
 import { callerIdentityHash, contentHash } from '../../protocol/content-hash.js'
 import { signHttpReceiptJson, verifyHttpReceipt } from '../../protocol/http-receipt.js'
 import { createSigner, generateSecret, type Signer } from '../../protocol/signer.js'
 import { SAFE_METHODS, type GateHttpRequest, type Verdict } from '../../types.js'
+import { listenForTest, type TestTransport } from './test-listen.js'
 
 export type FakeSidecarMode =
   | 'honest'
@@ -46,11 +46,13 @@ export interface FakeSidecar {
   liveCalls: number
   /** When set, POST /gate/verify answers this status with an error body instead of verifying. */
   verifyStatus?: number
+  /** When set, each evaluate answer's text (the receipt in its canonical form, as the sidecar sends it) is replaced by what it returns. */
+  rewrite?: (answerText: string) => string
   close(): Promise<void>
 }
 
-/** Starts the fake on 127.0.0.1 with a free port. */
-export async function startFakeSidecar(mode: FakeSidecarMode = 'honest'): Promise<FakeSidecar> {
+/** Starts the fake on 127.0.0.1 with a free port, or on a Unix socket. */
+export async function startFakeSidecar(mode: FakeSidecarMode = 'honest', transport: TestTransport = 'tcp'): Promise<FakeSidecar> {
   const signer = createSigner({ secret: generateSecret() })
   const impostor = createSigner({ secret: generateSecret() })
   const hanging = new Set<import('node:http').ServerResponse>()
@@ -114,21 +116,23 @@ export async function startFakeSidecar(mode: FakeSidecarMode = 'honest'): Promis
         return json(200, { verdict: { verdict: 'allow' }, receipt: { id: 'x' }, evidence: [] })
     }
     const request = body as GateHttpRequest
-    json(200, answer(request, req.headers, fake.mode, fake.mode === 'impostor' ? impostor : signer, nonces))
+    const answerText = answer(request, req.headers, fake.mode, fake.mode === 'impostor' ? impostor : signer, nonces)
+    json(200, fake.rewrite?.(answerText) ?? answerText)
   })
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const { url, cleanup } = await listenForTest(server, transport)
+  fake.url = url
   fake.close = async () => {
     for (const res of hanging) res.destroy()
     server.closeAllConnections()
     server.close()
     await once(server, 'close')
+    cleanup()
   }
   return fake
 }
 
-function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: FakeSidecarMode, signer: Signer, nonces: Map<string, string>): unknown {
+/** The evaluate answer's text, the receipt embedded in its canonical form as the real sidecar does. */
+function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: FakeSidecarMode, signer: Signer, nonces: Map<string, string>): string {
   const routePattern = request.route_pattern
   const hasToken = typeof headers['x-gate-capability'] === 'string'
   let verdict: Verdict
@@ -153,7 +157,7 @@ function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: Fa
   if (boundRequestId !== undefined) evidence.push({ guard_name: 'NonceGuard', verdict: true })
   const nonceId = globalThis.crypto.randomUUID().replace(/-/g, '')
   if (mode === 'incomplete') nonces.set(nonceId, request.request_id)
-  const { receipt } = signHttpReceiptJson(
+  const { receipt, json: receiptJson } = signHttpReceiptJson(
     {
       request_id: mode === 'other-request' ? '00000000-0000-7000-8000-000000000000' : (boundRequestId ?? request.request_id),
       route_pattern: routePattern,
@@ -181,7 +185,7 @@ function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: Fa
     },
     signer,
   )
-  const out: Record<string, unknown> = { verdict, receipt, evidence }
+  const out: Record<string, unknown> = { verdict, evidence }
   if (approval !== undefined) out.approval = approval
   if (mode === 'incomplete') {
     out.execution_nonce = {
@@ -198,5 +202,5 @@ function answer(request: GateHttpRequest, headers: IncomingHttpHeaders, mode: Fa
       signature: signer.sign(new TextEncoder().encode('nonce')),
     }
   }
-  return out
+  return `{"receipt":${receiptJson},${JSON.stringify(out).slice(1)}`
 }

@@ -16,7 +16,7 @@ export interface GuardContext {
   presentedToken: CapabilityToken | undefined
   /** Why a presented token could not even be read (bad encoding, unknown id). */
   presentedTokenProblem: string | undefined
-  /** Capability id for the receipt: the token's id, else the request's `capability_id`. */
+  /** Presented capability id, unverified (the revocation check reads it; receipts record only authentic ids). */
   capabilityId: string | null
   /** The query without `gate_capability` (what the content hash and the call's arguments see). */
   query: Record<string, string> | undefined
