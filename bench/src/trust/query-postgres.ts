@@ -12,10 +12,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createSigner, generateSecret, sha256Hex, signHttpReceiptJson, type HttpReceiptBody } from '@gate/sdk'
+import { createSigner, generateSecret, signHttpReceiptJson, type HttpReceiptBody } from '@gate/sdk'
 import { request } from 'undici'
 import { openPgStores, type PgStores } from '../../../sidecar/dist/stores/postgres/index.js'
 import { startPostgres } from '../../../sidecar/dist/testing/postgres-server.js'
+import { receiptBody } from '../../../sidecar/dist/testing/receipt-rows.js'
 import { spawnGate } from '../../../sidecar/dist/testing/spawn-gate.js'
 import { median, printTable } from '../measure.js'
 import { AUTHORITY_SEED, createRow, DAY, DAYS, SERVICE_TOKEN, T0, TENANT_TOKEN } from './corpus.js'
@@ -167,23 +168,5 @@ async function post(base: string, path: string, body: unknown): Promise<void> {
 }
 
 function shippedBody(round: number, n: number): HttpReceiptBody {
-  return {
-    request_id: `shipped-${round}-${n}`,
-    route_pattern: '/v1/resource/{id}',
-    method: 'POST',
-    caller_identity_hash: sha256Hex(`caller-${n % 100}`),
-    verdict: { verdict: 'allow' },
-    receipt_kind: 'mediated_decision',
-    boundary_class: 'prevent',
-    tool_origin: 'caller_executed',
-    redaction_mode: 'none',
-    evidence: [],
-    response_status: 200,
-    timestamp: T0 + DAYS * DAY + round * 1000 + Math.floor(n / 100),
-    content_hash: sha256Hex(`content-${round}-${n}`),
-    policy_hash: sha256Hex('bench-policy'),
-    trust_level: 'mediated',
-    capability_id: `cap-${n % 1000}`,
-    metadata: { gate_http_status_scope: 'decision' },
-  }
+  return receiptBody(n, { request_id: `shipped-${round}-${n}`, timestamp: T0 + DAYS * DAY + round * 1000 + Math.floor(n / 100), capability_id: `cap-${n % 1000}` })
 }

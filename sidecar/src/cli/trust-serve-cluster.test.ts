@@ -5,11 +5,12 @@
 // restart).
 import t from 'tap'
 import { join } from 'node:path'
-import { createSigner, generateSecret, sha256Hex, signHttpReceiptJson, uuidv7, type HttpReceiptBody } from '@gate/sdk'
+import { createSigner, generateSecret, signHttpReceiptJson, uuidv7 } from '@gate/sdk'
 import { peerAuthHeaders } from '@gate/trust'
 import { call, type JsonResponse } from '../testing/http-client.js'
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../testing/postgres-server.js'
 import { spawnGate, type GateProcess } from '../testing/spawn-gate.js'
+import { receiptBody } from '../testing/receipt-rows.js'
 import { openPgStores, type PgStores } from '../stores/postgres/index.js'
 
 const skip = postgresSkipReason()
@@ -140,7 +141,7 @@ t.test('kill -9 of one node under mixed load: no acknowledged write is lost, the
           if (r.status === 200) acknowledged.revocations.push(id)
           else if (survivor) t.fail(`a survivor answered ${r.status} to a revocation: ${r.text}`)
         } else if (step === 1) {
-          const body = ingestBody(w * 100_000 + n)
+          const body = receiptBody(w * 100_000 + n, { request_id: `cluster-${w * 100_000 + n}`, timestamp: Math.floor(Date.now() / 1000) })
           const { receipt } = signHttpReceiptJson(body, sidecarSigner)
           const r = await call(`${node.url}/v1/receipts/ingest`, { body: { receipts: [{ receipt }] }, headers: auth })
           if (r.status === 200) acknowledged.receipts.push(receipt.id)
@@ -215,24 +216,3 @@ t.test('without the database: 503 for what needs it, recovery without a restart'
   t.notOk((await stores.revocations.list()).some(r => r.capabilityId === 'cap-while-down'), 'the refused write left nothing behind')
 })
 
-function ingestBody(n: number): HttpReceiptBody {
-  return {
-    request_id: `cluster-${n}`,
-    route_pattern: '/pets',
-    method: 'POST',
-    caller_identity_hash: sha256Hex(`caller-${n}`),
-    verdict: { verdict: 'allow' },
-    receipt_kind: 'mediated_decision',
-    boundary_class: 'prevent',
-    tool_origin: 'caller_executed',
-    redaction_mode: 'none',
-    evidence: [],
-    response_status: 200,
-    timestamp: Math.floor(Date.now() / 1000),
-    content_hash: sha256Hex(`content-${n}`),
-    policy_hash: sha256Hex('policy'),
-    trust_level: 'mediated',
-    capability_id: null,
-    metadata: { gate_http_status_scope: 'decision' },
-  }
-}

@@ -44,6 +44,7 @@ import {
 } from '../stores/index.js'
 import { openPgStores, type PgStores } from '../stores/postgres/index.js'
 import { startPostgres, type PostgresServer } from './postgres-server.js'
+import { receiptBody } from './receipt-rows.js'
 
 /** Which store `gate trust serve` runs on. */
 export type TrustSuiteBackend = 'sqlite' | 'postgres'
@@ -971,29 +972,13 @@ t.test('central budget captures: concurrent requests never pass the maximum', as
 })
 
 /** An HttpReceipt body a sidecar would sign (request n), timestamped after the suite's other receipts. */
-function ingestBody(n: number): HttpReceiptBody {
-  return {
-    request_id: `ingest-${n}`,
-    route_pattern: '/pets/{id}',
-    method: 'GET',
-    caller_identity_hash: sha256Hex(`ingest-caller-${n}`),
-    verdict: { verdict: 'allow' },
-    receipt_kind: 'mediated_decision',
-    boundary_class: 'prevent',
-    tool_origin: 'caller_executed',
-    redaction_mode: 'none',
-    evidence: [],
-    response_status: 200,
-    timestamp: now + 2000 + n,
-    content_hash: sha256Hex(`ingest-content-${n}`),
-    policy_hash: sha256Hex('policy'),
-    trust_level: 'mediated',
-    capability_id: null,
-    metadata: { gate_http_status_scope: 'decision' },
-  }
-}
 
 // ---------------------------------------------------------------- helpers
+
+/** An HttpReceipt body a sidecar would ship, later than the suite's own receipts. */
+function ingestBody(n: number): HttpReceiptBody {
+  return receiptBody(n, { request_id: `ingest-${n}`, timestamp: now + 2000 + n })
+}
 
 /** A core receipt of a tool call (gate.receipt.v1), signed like Gate signs core receipts. */
 function toolReceipt(sign: Signer, extra: { tenant_id: string | null }): Record<string, unknown> & { id: string } {

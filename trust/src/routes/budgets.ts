@@ -8,8 +8,7 @@ import { requireAdmin } from '../authorize.js'
 import { TrustRequestError } from '../errors.js'
 import type { BudgetCapturePort, TrustAuthenticator } from '../ports.js'
 import { readQueryParameters } from '../query-params.js'
-import { TRUST_POST_BODY_LIMIT } from './capabilities.js'
-import { readJsonObject } from './ingest.js'
+import { readJsonObject } from './json-body.js'
 
 const KINDS = new Set(['grant', 'aggregate', 'family', 'share'])
 const MAX_COUNTERS = 16
@@ -19,7 +18,7 @@ export function createBudgetCaptureRoute(deps: { auth: TrustAuthenticator; budge
     try {
       requireAdmin(deps.auth, req, 'budget capture')
       readQueryParameters(url, [])
-      const plan = readPlan(await readJsonObject(req, TRUST_POST_BODY_LIMIT))
+      const plan = readPlan(await readJsonObject(req))
       sendJson(res, 200, await deps.budgetCapture.capture(plan))
     } catch (err) {
       sendTrustError(res, err)

@@ -5,18 +5,21 @@
 // POST /v1/keys/enroll enrols a sidecar's signing key; GET /v1/keys lists them. All need the service token.
 // Request and response shapes: docs/postgres.md.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { canonicalJson, checkHttpReceiptOffThread, parseJsonExact, type HttpReceipt } from '@gate/sdk'
-import { readBody, sendJson, sendTrustError } from '@gate/sdk/server'
+import { canonicalJson, checkHttpReceiptOffThread, type HttpReceipt } from '@gate/sdk'
+import { sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import { TrustRequestError } from '../errors.js'
 import type { IngestItem, ReceiptIngestPort, TrustAuthenticator } from '../ports.js'
 import { readQueryParameters } from '../query-params.js'
-import { TRUST_POST_BODY_LIMIT } from './capabilities.js'
+import { readJsonObject } from './json-body.js'
 
 /** Body-size limit of an ingest batch: 8 MiB (about 3,000 receipts of 2.7 KB). */
 export const INGEST_BODY_LIMIT = 8 * 1024 * 1024
 /** Most receipts in one batch. */
 export const INGEST_MAX_RECEIPTS = 1000
+// a full batch holds far more values than a request body's default allows; integers beyond 2^53 stay
+// exact (bigint), as the signatures were made over them
+const INGEST_JSON_LIMITS = { maxNodes: 2_000_000, bigIntegers: 'bigint' } as const
 
 const ITEM_KEYS = new Set(['receipt', 'tenant', 'subjectKey', 'costUnits', 'costCurrency', 'attemptedCostUnits', 'kind', 'decisionReceiptId'])
 const CURRENCY = /^[A-Z]{3}$/
@@ -31,7 +34,7 @@ export function createIngestRoute(deps: IngestDeps) {
     try {
       requireAdmin(deps.auth, req, 'receipt ingest')
       readQueryParameters(url, [])
-      const body = await readJsonObject(req, INGEST_BODY_LIMIT)
+      const body = await readJsonObject(req, INGEST_BODY_LIMIT, INGEST_JSON_LIMITS)
       const list = body.receipts
       if (!Array.isArray(list) || list.length === 0 || list.length > INGEST_MAX_RECEIPTS) throw new TrustRequestError(`receipts must be an array of 1 to ${INGEST_MAX_RECEIPTS} items`)
       for (const key of Object.keys(body)) if (key !== 'receipts') throw new TrustRequestError(`unknown member ${JSON.stringify(key)}`)
@@ -63,7 +66,7 @@ export function createEnrollRoute(deps: IngestDeps) {
     try {
       requireAdmin(deps.auth, req, 'key enrolment')
       readQueryParameters(url, [])
-      const body = await readJsonObject(req, TRUST_POST_BODY_LIMIT)
+      const body = await readJsonObject(req)
       for (const key of Object.keys(body)) if (key !== 'publicKey' && key !== 'label') throw new TrustRequestError(`unknown member ${JSON.stringify(key)}`)
       if (typeof body.publicKey !== 'string') throw new TrustRequestError('publicKey must be a hex Ed25519 public key (64 lowercase hex characters)')
       if (typeof body.label !== 'string') throw new TrustRequestError('label must be a string naming the key\'s owner (1-128 printable ASCII characters)')
@@ -128,17 +131,4 @@ function readItem(value: unknown, i: number): IngestItem {
     kind: kind as IngestItem['kind'],
     decisionReceiptId: text('decisionReceiptId'),
   }
-}
-
-/** Reads a JSON object body of at most `limit` bytes (400 otherwise). */
-export async function readJsonObject(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
-  const text = (await readBody(req, limit)).toString('utf8')
-  let value: unknown
-  try {
-    value = parseJsonExact(text)
-  } catch (err) {
-    throw new TrustRequestError(`body is not valid JSON: ${(err as Error).message}`)
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TrustRequestError('body must be a JSON object')
-  return value as Record<string, unknown>
 }

@@ -180,12 +180,17 @@ export class PgDatabase implements PgExecutor {
     return this.#translate(async () => {
       const client = await this.pool.connect()
       let broken: unknown
+      // The pool stops listening for a connection's errors while it is lent out: a server that goes
+      // away while `fn` awaits something else would emit 'error' with no listener and end the process.
+      const onError = (err: Error) => (broken ??= err)
+      client.on('error', onError)
       try {
         return await fn(client)
       } catch (err) {
-        if (isUnavailable(err)) broken = err
+        if (isUnavailable(err)) broken ??= err
         throw err
       } finally {
+        client.off('error', onError)
         // a connection that failed mid-transaction is discarded, not handed to the next caller
         client.release(broken === undefined ? undefined : (broken as Error))
       }

@@ -2,6 +2,7 @@
 // bytes they arrived with; the same id again with the same bytes is idempotent, with other bytes 409.
 import type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from '@gate/trust'
 import { DuplicateRecordError, StoreInputError } from '../../errors.js'
+import { listedReceiptValues } from '../listed-receipt-store.js'
 import type { PgDatabase } from './pg-database.js'
 import { SqlWhere } from './pg-receipt-query.js'
 
@@ -25,9 +26,7 @@ export class PgListedReceiptStore {
   }
 
   async append(input: ListedReceiptInput): Promise<{ seq: number; stored: boolean }> {
-    if (input.kind !== 'tool' && input.kind !== 'child') throw new StoreInputError('kind', 'tool or child', input.kind)
-    if (typeof input.receiptId !== 'string' || input.receiptId === '') throw new StoreInputError('receiptId', 'a non-empty string', input.receiptId)
-    if (typeof input.json !== 'string' || input.json === '') throw new StoreInputError('json', 'a non-empty string', input.json)
+    const values = listedReceiptValues(input)
     // one statement: insert, or (on the unique (kind, receipt_id)) read what is stored
     const row = await this.#db.get<{ seq: number; json: string; stored: boolean }>(
       `WITH inserted AS (
@@ -35,19 +34,7 @@ export class PgListedReceiptStore {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (kind, receipt_id) DO NOTHING RETURNING seq, json)
        SELECT seq, json, true AS stored FROM inserted
        UNION ALL SELECT seq, json, false AS stored FROM listed_receipts WHERE kind = $1 AND receipt_id = $2 AND NOT EXISTS (SELECT 1 FROM inserted)`,
-      [
-        input.kind,
-        input.receiptId,
-        input.timestamp ?? null,
-        input.tenant ?? null,
-        input.capabilityId ?? null,
-        input.toolServer ?? null,
-        input.toolName ?? null,
-        input.sessionId ?? null,
-        input.parentRequestId ?? null,
-        input.requestId ?? null,
-        input.json,
-      ],
+      values,
     )
     if (row === undefined) throw new DuplicateRecordError(`${input.kind} receipts`, input.receiptId)
     if (!row.stored && row.json !== input.json) throw new DuplicateRecordError(`${input.kind} receipts`, input.receiptId)

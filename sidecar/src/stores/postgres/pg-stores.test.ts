@@ -56,6 +56,23 @@ t.test('an unreachable database fails at open with a 503-class error naming it, 
   t.notMatch(err?.message, new URL(url).password)
 })
 
+t.test('a lent connection whose server process ends between statements is discarded, and the process lives on', { skip }, async t => {
+  const db = new PgDatabase({ url: await server.createDatabase() })
+  t.teardown(() => db.close())
+  const err = await db
+    .withClient(async client => {
+      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid
+      const ended = new Promise(resolve => client.once('end', resolve))
+      // the server ends this connection while it is lent out and idle: pg emits 'error' on it
+      await db.run('SELECT pg_terminate_backend($1)', [pid])
+      await ended
+      await client.query('SELECT 1')
+    })
+    .then(() => undefined, (e: unknown) => e as Error & { code: string })
+  t.match(err, { code: 'gate_store_unavailable' }, 'the statement after it fails as unavailable (503)')
+  t.equal(await db.get<{ one: number }>('SELECT 1 AS one').then(r => r?.one), 1, 'the pool opens a fresh connection')
+})
+
 t.test('receipt appends from three nodes take consecutive seqs, visible in commit order; a stored id is stored once', { skip }, async t => {
   const nodes = await openNodes(t, await server.createDatabase(), 3)
   const per = 300
