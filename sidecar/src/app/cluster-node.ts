@@ -38,6 +38,7 @@ export class ClusterNode implements ClusterPort {
   readonly #authenticate: (req: IncomingMessage, path: string) => void
   #timer: NodeJS.Timeout | undefined
   #beating: Promise<void> | undefined
+  #refreshing: Promise<void> | undefined
   #observed: NodeHeartbeat[] = []
   #observedAt = 0
   #lastSuccessAt = 0
@@ -93,13 +94,25 @@ export class ClusterNode implements ClusterPort {
       this.#errorCount = 0
       this.#lastError = null
       if (wasDown) this.#options.log('cluster: the database is reachable again')
-      if (result.authorityGeneration !== this.#options.authorityGeneration()) await this.#options.refreshAuthority()
+      // not awaited: a reload waits for a rotation's lock, and heartbeats must go on meanwhile (a node
+      // whose heartbeat stalls past the lease loses quorum)
+      if (result.authorityGeneration !== this.#options.authorityGeneration()) this.#refreshAuthority()
     } catch (err) {
       if (this.#errorCount === 0) this.#options.log(`cluster: heartbeat failed, no quorum until the database answers again: ${(err as Error).message}`)
       this.#errorCount++
       this.#lastError = (err as Error).message
     }
     this.#compute()
+  }
+
+  #refreshAuthority(): void {
+    this.#refreshing ??= this.#options
+      .refreshAuthority()
+      .then(
+        () => undefined,
+        (err: Error) => this.#options.log(`cluster: reloading the authority keys failed (the next heartbeat retries): ${err.message}`),
+      )
+      .finally(() => (this.#refreshing = undefined))
   }
 
   block(): ClusterBlock {
@@ -136,6 +149,7 @@ export class ClusterNode implements ClusterPort {
   async stop(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     await this.#beating
+    await this.#refreshing
     await this.#options.store.leave(this.#options.selfUrl).catch(() => undefined)
   }
 
