@@ -1,8 +1,8 @@
 // Three `gate trust serve` nodes on one PostgreSQL database: the spec 03 cluster block on /health, the
 // peer-authenticated status route (gate.cluster.peer.v1), budget captures spread over the nodes that never
-// pass a maximum, `kill -9` of one node under a mixed read/write load (no acknowledged write lost, the
-// others keep answering), and the database going away and coming back (503, then recovery without a
-// restart).
+// pass a maximum, heartbeats that never queue behind requests, `kill -9` of one node under a mixed
+// read/write load (no acknowledged write lost, the others keep answering), and the database going away
+// and coming back (503, then recovery without a restart).
 import t from 'tap'
 import { join } from 'node:path'
 import { createSigner, generateSecret, signHttpReceiptJson, uuidv7 } from '@gate/sdk'
@@ -114,11 +114,40 @@ t.test('budget captures spread over three nodes never pass the maximum', { skip 
   const owner = `cap_${uuidv7()}`
   const plan = { invocations: [{ owner, key: '0:POST /pets', max: 25, fixedMax: false, kind: 'grant' }, { owner: 'family:root-1', key: 'family', max: 60, fixedMax: true, kind: 'family' }] }
   const results = await Promise.all(Array.from({ length: 90 }, (_, i) => call(`${nodes[i % 3]!.url}/v1/budgets/capture`, { body: plan, headers: auth })))
-  t.ok(results.every(r => r.status === 200))
+  t.same(results.filter(r => r.status !== 200).map(r => `${r.status} ${r.text}`), [], 'every capture answered')
   const allowed = results.filter(r => (r.body as { allowed: boolean }).allowed)
   t.equal(allowed.length, 25, 'exactly the maximum, across nodes')
   t.same(allowed.map(r => (r.body as { used: number[] }).used[0]).sort((x, y) => x! - y!), Array.from({ length: 25 }, (_, i) => i + 1), 'each count handed out once')
   t.match(await stores.budgets.usage(owner), { grants: [{ used: 25, maxInvocations: 25 }] })
+})
+
+t.test('heartbeats keep landing while every pooled connection waits on a row lock', { skip }, async t => {
+  const node = nodes[0]!
+  const owner = `cap_${uuidv7()}`
+  const plan = { invocations: [{ owner, key: '0:GET /pets', max: 1000, fixedMax: false, kind: 'grant' }] }
+  t.equal((await call(`${node.url}/v1/budgets/capture`, { body: plan, headers: auth })).status, 200)
+  let release!: () => void
+  const released = new Promise<void>(resolve => (release = resolve))
+  let locked!: () => void
+  const isLocked = new Promise<void>(resolve => (locked = resolve))
+  const holder = stores.db.withClient(async client => {
+    await client.query('BEGIN')
+    await client.query('SELECT 1 FROM invocation_budgets WHERE capability_id = $1 FOR UPDATE', [owner])
+    locked()
+    await released
+    await client.query('COMMIT')
+  })
+  await isLocked
+  // three times the node's pool (10 connections): every connection waits on the lock, the rest queue
+  const pending = Promise.all(Array.from({ length: 30 }, () => call(`${node.url}/v1/budgets/capture`, { body: plan, headers: auth })))
+  const lastSeen = async () => (await stores.db.get<{ at: string }>('SELECT last_seen::text AS at FROM cluster_nodes WHERE node_id = $1', [node.url]))?.at
+  const first = await lastSeen()
+  const second = await until(lastSeen, at => at !== first)
+  await until(lastSeen, at => at !== second)
+  t.match(clusterOf(await health(node)), { hasQuorum: true, lastErrorCount: 0 }, 'the node keeps its quorum')
+  release()
+  await holder
+  t.same((await pending).filter(r => r.status !== 200).map(r => `${r.status} ${r.text}`), [], 'every capture answered once the lock was gone')
 })
 
 t.test('kill -9 of one node under mixed load: no acknowledged write is lost, the others keep answering', { skip }, async t => {

@@ -78,7 +78,8 @@ Cluster (with --database-url; docs/postgres.md):
                               counted over, and the peer-auth allowlist. Without any, the nodes seen in the
                               database's heartbeat table are the membership
   --cluster-sync-interval-ms N  heartbeat interval (default ${CLUSTER_SYNC_INTERVAL_MS}); the lease is 3x, clamped to 0.5-5 s
-  --database-pool-size N      most database connections of this node (default 10)
+  --database-pool-size N      most database connections of this node's requests (default 10); the
+                              heartbeat has one more of its own
 
 ${TLS_FLAGS_HELP}
 

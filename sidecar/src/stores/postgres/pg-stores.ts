@@ -6,7 +6,7 @@ import { PgAuthorityStore } from './pg-authority-store.js'
 import { PgBudgetStore } from './pg-budget-store.js'
 import { PgCapabilityStore } from './pg-capability-store.js'
 import { PgClusterStore } from './pg-cluster-store.js'
-import { PgDatabase, type PgDatabaseOptions } from './pg-database.js'
+import { PG_DATABASE_DEFAULTS, PgDatabase, type PgDatabaseOptions } from './pg-database.js'
 import { PgEnrolledKeyStore } from './pg-enrolled-key-store.js'
 import { PgListedReceiptStore } from './pg-listed-receipt-store.js'
 import { migrate, type MigrationResult } from './pg-migrations.js'
@@ -49,6 +49,10 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
   const { derivePublicKey, maxBatchSize, onReceiptError, now: clock, ...database } = options
   const now = clock ?? (() => Math.floor(Date.now() / 1000))
   const db = new PgDatabase(database)
+  // The heartbeat has a connection of its own: queued behind requests in the shared pool (captures
+  // waiting on one row lock, say), it would miss the lease and the node would refuse writes for want
+  // of quorum while the database is fine.
+  const heartbeat = new PgDatabase({ ...database, poolSize: 1, applicationName: `${database.applicationName ?? PG_DATABASE_DEFAULTS.applicationName}-heartbeat` })
   try {
     const migrations = await migrate(db)
     const log = new PgReceiptLog(db, { maxBatchSize, onError: onReceiptError })
@@ -65,14 +69,14 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
       approvals: new PgApprovalStore(db, now),
       authority,
       enrolledKeys: new PgEnrolledKeyStore(db, now),
-      cluster: new PgClusterStore(db),
+      cluster: new PgClusterStore(heartbeat),
       async close() {
         await log.close().catch(() => undefined)
-        await db.close()
+        await Promise.all([db.close(), heartbeat.close()])
       },
     }
   } catch (err) {
-    await db.close()
+    await Promise.all([db.close(), heartbeat.close()])
     throw err
   }
 }
