@@ -7,7 +7,8 @@
 //
 // initdb and postgres refuse to run as root, so as root they run as the `postgres` user the package
 // creates (runuser), in a directory that user owns. The server never outlives the test process: it runs
-// under a shell that shuts it down (fast shutdown) when its stdin, a pipe from this process, closes.
+// under a shell that shuts it down (fast shutdown) when its stdin, a pipe from this process, closes, and
+// then deletes its data directory (unless the harness stopped it to start it again).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
@@ -98,8 +99,13 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   const start = async (): Promise<void> => {
     // fsync off: these tests crash trust-control nodes, never the database; the server shuts down cleanly.
     const settings = ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-k', dir, '-c', 'fsync=off', '-c', 'max_connections=300', '-c', 'log_min_messages=warning']
-    const [command, args] = as('sh', ['-c', `"$0" "$@" & pg=$!; read _; kill -INT $pg; wait $pg`, join(bin, 'postgres'), ...settings])
-    const proc = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] })
+    // The shell stops the server when its stdin closes, and then deletes the directory unless told
+    // "keep" (a stop before a restart). It runs in a process group of its own: a signal to this
+    // process's group (a shell's `kill %1`) reaches this process, which stops it in order, and a
+    // SIGKILL here closes the pipe, so the server and its data never outlive it.
+    const script = `"$0" "$@" & pg=$!; read cmd; kill -INT $pg; wait $pg; [ "$cmd" = keep ] || rm -rf "${dir}"`
+    const [command, args] = as('sh', ['-c', script, join(bin, 'postgres'), ...settings])
+    const proc = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true })
     child = proc
     exited = new Promise(resolve => proc.once('exit', () => resolve()))
     let out = ''
@@ -113,8 +119,8 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       proc.once('exit', code => reject(new Error(`postgres exited (${code}) before it was ready:\n${out}`)))
     })
   }
-  const stop = async (): Promise<void> => {
-    child?.stdin?.end()
+  const stop = async (keep = true): Promise<void> => {
+    child?.stdin?.end(keep ? 'keep\n' : '')
     await exited
     child = undefined
   }
@@ -126,7 +132,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     stop,
     start,
     async destroy() {
-      await stop()
+      await stop(false)
       rmSync(dir, { recursive: true, force: true })
     },
   }
