@@ -31,7 +31,7 @@ export function runGate(args: string[]): Promise<{ code: number | null; output: 
 }
 
 /** Spawns `gate <args>`; resolves once it listens, rejects with its output if it exits or stalls first. */
-export function spawnGate(args: string[], env: Record<string, string> = {}, readyTimeoutMs = 20_000): Promise<GateProcess> {
+export function spawnGate(args: string[], env: Record<string, string> = {}, readyTimeoutMs = 60_000): Promise<GateProcess> {
   const child: ChildProcess = spawn(process.execPath, [GATE_MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))

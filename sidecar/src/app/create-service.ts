@@ -1,7 +1,7 @@
 // Assembles a running Gate service: policy, authority, stores, kernel, routes and the HTTP server.
 // `gate sidecar` runs it as is; `gate api protect` adds the proxy as the fallback handler.
 import { readFile } from 'node:fs/promises'
-import { signCapability, UNIX_PREFIX, uuidv7, type CapabilityScope, type CapabilityToken } from '@gate/sdk'
+import { UNIX_PREFIX } from '@gate/sdk'
 import type { TrustAuthenticator } from '@gate/trust'
 import { createControlAuth } from '../http/control-auth.js'
 import { Router } from '../http/router.js'
@@ -20,29 +20,28 @@ import type { Authority } from '../config/authority-seed.js'
 import type { ListenerTimeouts } from '../config/listener-timeouts.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
-import { CHECKPOINTER_DEFAULTS } from '../transparency/checkpointer.js'
-import { createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
+import { createIssuer, createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
 import { sqliteTransparencyBackend, startTransparencyLog } from './transparency-wiring.js'
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { grantWarnings } from './grant-warnings.js'
 
+/** Resolved settings (config/service-config.ts, the same field names): nothing here defaults them. */
 export interface ServiceOptions {
   listen: string
-  /** Timeouts of the listener (default LISTENER_TIMEOUT_DEFAULTS). */
-  timeouts?: ListenerTimeouts
+  timeouts: ListenerTimeouts
   policy: LoadedPolicy
   authority: Authority
   stores: ServiceStores
   /** The control token (config/control-token.ts); the control routes always need it. */
   controlToken: string
-  trustedIssuers?: readonly string[]
-  strictNonces?: boolean
-  approvalTtlSeconds?: number
-  nonceTtlSeconds?: number
+  trustedIssuers: readonly string[]
+  strictNonces: boolean
+  approvalTtlSeconds: number
+  nonceTtlSeconds: number
   fallback?: (kernel: Kernel) => FallbackHandler
-  /** The Merkle tree and checkpoints over the receipts (default: on, with the checkpointer defaults). */
-  transparency?: TransparencySettings
+  /** The Merkle tree and checkpoints over the receipts. */
+  transparency: TransparencySettings
   log: (line: string) => void
 }
 
@@ -107,7 +106,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   let transparency
   try {
-    transparency = await startTransparencyLog({ receipts: stores.raw.receipts, openBackend: sqliteTransparencyBackend(stores.raw), writer: stores.ports.receipts, settings: options.transparency ?? { enabled: true, ...CHECKPOINTER_DEFAULTS }, signer: () => authority.signer, log: options.log })
+    transparency = await startTransparencyLog({ receipts: stores.raw.receipts, openBackend: sqliteTransparencyBackend(stores.raw), writer: stores.ports.receipts, settings: options.transparency, signer: () => authority.signer, log: options.log })
   } catch (err) {
     await stores.close()
     throw err
@@ -133,7 +132,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         stores.raw.authority,
         'this process signs with the key it was started with (--authority-seed-file or a per-boot key); rotate with gate trust serve --authority-db',
       ),
-      issuer: { issue: req => issue(kernel, stores, req), scopeWarnings: scope => grantWarnings(scope, options.policy.routeTable) },
+      issuer: { ...createIssuer(stores.raw, { signer: () => kernel.signer }, () => kernel.now()), scopeWarnings: scope => grantWarnings(scope, options.policy.routeTable) },
       revocations: { revoke: id => revoke(kernel, stores, id) },
       transparency,
       now: () => kernel.now(),
@@ -174,20 +173,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await stores.close()
     },
   }
-}
-
-async function issue(
-  kernel: Kernel,
-  stores: ServiceStores,
-  req: { subjectPublicKey: string; scope: CapabilityScope; ttlSeconds: number },
-): Promise<CapabilityToken> {
-  const now = kernel.now()
-  const token = signCapability(
-    { schema: 'gate.capability.v1', id: `cap_${uuidv7()}`, subject: req.subjectPublicKey, scope: req.scope, issued_at: now, expires_at: now + req.ttlSeconds },
-    kernel.signer,
-  )
-  await stores.capabilities.remember(token)
-  return token
 }
 
 // Revocation signs a receipt (spec 02: gate_receipt_sign_failed covers a revocation receipt that

@@ -9,21 +9,12 @@ import { startThreadedReceiptWriter } from '../stores/threaded-receipt-writer.js
 import type { ApprovalView } from '../routes/context.js'
 import type { ServiceStores } from './service-stores.js'
 
-/** The receipt store path from --receipt-store or --receipt-db; undefined when none or in-memory. */
-export function resolveReceiptStore(receiptStore: string | undefined, receiptDb: string | undefined): string | undefined {
-  const path = receiptStore ?? receiptDb
-  return path === undefined || isInMemoryPath(path) ? undefined : path
-}
-
 export interface OpenServiceStoresOptions {
   /** Durable receipt path, or undefined for in-memory stores (--allow-ephemeral-receipts). */
   receiptStore: string | undefined
   global: GlobalFlags
   /** The signing key: the receipt writer's, and the kernel's. */
   authority: Pick<Authority, 'signer' | 'seed'>
-  /** Create the receipt query indexes (trust-control reads). */
-  queryIndexes?: boolean
-  onReceiptError?: (err: Error) => void
   log: (line: string) => void
 }
 
@@ -37,8 +28,6 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
     revocationDb: options.global.revocationDb,
     budgetDb: options.global.budgetDb,
     derivePublicKey: seed => publicKeyFor(seed),
-    receiptQueryIndexes: options.queryIndexes,
-    onReceiptError: options.onReceiptError,
   })
   const { signer, seed } = options.authority
   // The receipt writer, chosen here once: a durable store gets the writer thread (signing and commits

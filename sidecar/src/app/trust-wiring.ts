@@ -190,12 +190,17 @@ export function createRotatingAuthority(store: TrustAuthorityStore, options: Rot
 
 /**
  * Issues capability tokens with the authority's current signer and remembers them (the lineage the
- * agent filter joins on), inside `authority.exclusive`, so no node issues under a key being retired.
+ * agent filter joins on), inside `authority.exclusive` when it has one, so no node issues under a key
+ * being retired. The sidecar's pinned key has none.
  */
-export function createIssuer(stores: Pick<TrustStores, 'capabilities'>, authority: RotatingAuthority, now: () => number): CapabilityIssuerPort {
+export function createIssuer(
+  stores: Pick<TrustStores, 'capabilities'>,
+  authority: Pick<RotatingAuthority, 'signer'> & Partial<Pick<RotatingAuthority, 'exclusive'>>,
+  now: () => number,
+): CapabilityIssuerPort {
   return {
-    issue: (request: { subjectPublicKey: string; scope: CapabilityScope; ttlSeconds: number }): Promise<CapabilityToken> =>
-      authority.exclusive(async () => {
+    issue(request: { subjectPublicKey: string; scope: CapabilityScope; ttlSeconds: number }): Promise<CapabilityToken> {
+      const issue = async () => {
         const at = now()
         const token = signCapability(
           { schema: 'gate.capability.v1', id: `cap_${uuidv7()}`, subject: request.subjectPublicKey, scope: request.scope, issued_at: at, expires_at: at + request.ttlSeconds },
@@ -203,7 +208,10 @@ export function createIssuer(stores: Pick<TrustStores, 'capabilities'>, authorit
         )
         await stores.capabilities.remember(token)
         return token
-      }),
+      }
+      // a rotating authority: no rotation between signing and recording (a pinned key needs no section)
+      return authority.exclusive === undefined ? issue() : authority.exclusive(issue)
+    },
   }
 }
 

@@ -7,7 +7,7 @@ import { ConfigError, isOpenApiError, UsageError } from '../errors.js'
 import { GLOBAL_FLAGS_HELP } from '../config/global-flags.js'
 import { policyFromBytes, type LoadedPolicy } from '../app/load-policy.js'
 import type { Evaluation } from '../kernel/kernel.js'
-import { createProxy, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
+import { createProxy, DEFAULTS as PROXY_DEFAULTS, EGRESS_DEFAULTS, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { escapeControls } from './terminal-text.js'
@@ -31,7 +31,7 @@ Options:
   --spec-sha256 HEX           refuse to start unless the document's SHA-256 is HEX (64 hex)
 ${SERVICE_STORE_FLAGS_HELP}
   --upstream-timeout-secs N   wall-clock ceiling of one upstream hop including reading the whole
-                              response (default 20); a hop past it answers 502, or is cut off if the
+                              response (default ${PROXY_DEFAULTS.upstreamTimeoutMs / 1000}); a hop past it answers 502, or is cut off if the
                               response had started
 ${SERVICE_POLICY_FLAGS_HELP}
 
@@ -67,7 +67,7 @@ export async function run(argv: string[]): Promise<number> {
       // runs right after the durable-receipts gate: upstream check, then steps 2, 3 and 5
       policyLoader: async (routeOptions): Promise<LoadedPolicy> => {
         upstream = parseUpstreamUrl(upstreamText)
-        const doc = await loadSpecDocument({ specPath, upstream, expectedSha256, discovery: { maxRedirects: 3, maxResponseBytes: 16 * 1024 * 1024, timeoutMs: timeoutSecs * 1000 } })
+        const doc = await loadSpecDocument({ specPath, upstream, expectedSha256, discovery: { ...EGRESS_DEFAULTS, timeoutMs: timeoutSecs * 1000 } })
         if (doc.discovered) {
           log(
             `warning: no --spec; using the OpenAPI document served by the upstream at ${doc.source} (sha256 ${doc.sha256}). ` +
@@ -98,7 +98,7 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 function readTimeoutSecs(value: unknown): number {
-  if (value === undefined) return 20
+  if (value === undefined) return PROXY_DEFAULTS.upstreamTimeoutMs / 1000
   const n = Number(value)
   if (typeof value !== 'string' || !/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1 || n > 3600) {
     throw new UsageError(`--upstream-timeout-secs must be a whole number of seconds from 1 to 3600, got "${String(value)}"`)

@@ -44,7 +44,7 @@ t.test('issue warns about a grant that covers no route of the loaded spec, and i
   t.notMatch(r.stderr, '"GET /pets/*"', 'a wildcard that covers a route is fine')
   t.equal(r.stdout.trim().split('\n').length, 2, 'the token is issued')
   const hostile = await capability(['issue', '--subject', subject, '--grant', 'POST /x\u001b[2J\nforged'])
-  t.match(hostile.stderr, 'grant "POST /x\\u001b[2J\\u000aforged" covers no route', 'control characters are escaped, never printed')
+  t.match(hostile.stderr, 'grant "POST /x\\u001b[2J\\nforged" covers no route', 'control characters are escaped, never printed')
   t.notMatch(hostile.stderr, '\u001b')
 })
 

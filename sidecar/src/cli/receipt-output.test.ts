@@ -1,6 +1,8 @@
 // What the receipt commands print, against receipts a real `gate sidecar` signed (issue 24, items 8 and 9).
-// Item 8: `gate receipt explain` printed raw ESC and newlines from a token's `schema` (it reaches the
-// deny reason), so a request could drive the operator's terminal and forge output lines. Item 9:
+// Item 8: `gate receipt explain` printed raw ESC and newlines from a token's `schema` (it reached the
+// deny reason; a token gate.capability.v1 rejects no longer echoes it) or from a request's path (an
+// unmatched path is its receipt's route_pattern), so a request could drive the operator's terminal
+// and forge output lines. Item 9:
 // `gate receipt verify` printed "ok" and exited 0 for a receipt an attacker signed with a key of their
 // own when no --trusted-key was given.
 import t from 'tap'
@@ -14,19 +16,19 @@ import { call } from '../testing/http-client.js'
 
 const TOKEN = 'receipt-output-control-token-0123456789'
 // ESC [ 2 J clears the screen; CSI as one C1 byte; a newline forging a line; a bidi override
-const HOSTILE = 'gate.capability.v1\u001b[2J\u009b31m\nverdict:     allow\u202e'
+const HOSTILE = '\u001b[2J\u009b31m\nverdict:     allow\u202e'
 
 t.test('explain and list print terminal controls from a receipt as escapes', async t => {
   const { spec, seed, db } = await gateFiles(t)
   const gate = await spawnGate(['sidecar', '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed, '--listen', '127.0.0.1:0'], { env: { GATE_CONTROL_TOKEN: TOKEN } })
   t.teardown(() => gate.stop('SIGKILL'))
-  const token = { schema: HOSTILE, id: 'cap\u001b]52;c;cHduZWQ=\u0007', subject: 'x', issuer: 'y', scope: { grants: [] }, issued_at: 1, expires_at: 2, signature: 'ab' }
+  const token = { schema: `gate.capability.v1${HOSTILE}`, id: 'cap\u001b]52;c;cHduZWQ=\u0007', subject: 'x', issuer: 'y', scope: { grants: [] }, issued_at: 1, expires_at: 2, signature: 'ab' }
   const evaluated = await call(`${gate.url}/gate/evaluate`, {
-    body: { request_id: uuidv7(), method: 'POST', path: '/pets', route_pattern: '/pets', caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000) },
+    body: { request_id: uuidv7(), method: 'POST', path: `/pets/x${HOSTILE}`, route_pattern: '/pets', caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000) },
     headers: { 'x-gate-capability': Buffer.from(JSON.stringify(token)).toString('base64url') },
   })
-  const receipt = (evaluated.body as { receipt: { id: string; verdict: { reason: string } } }).receipt
-  t.match(receipt.verdict.reason, '\u001b[2J', 'the hostile text is in the signed receipt')
+  const receipt = (evaluated.body as { receipt: { id: string; route_pattern: string } }).receipt
+  t.match(receipt.route_pattern, '\u001b[2J', 'the hostile text is in the signed receipt')
 
   const explained = await runGate(['receipt', 'explain', receipt.id, '--receipt-db', db])
   t.equal(explained.code, 0, explained.stderr)

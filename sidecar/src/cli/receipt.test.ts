@@ -150,16 +150,16 @@ t.test('list --admin-all prints one stored receipt per line, oldest first, 50 by
 })
 
 t.test('list --newest prints the --limit newest matches, newest first, locally and over --control-url', async t => {
-  const newest = (predicate: (r: StoredReceipt) => boolean, n: number) => rows.filter(predicate).slice(-n).reverse().map(r => r.receiptId)
+  const newest = (predicate: (r: StoredReceipt) => boolean, n: number) => rows.filter(predicate).slice(-n).reverse().map(r => r.requestId)
   const local = await gate(['receipt', 'list', '--receipt-db', db, '--admin-all', '--newest', '--limit', '3'])
   t.equal(local.code, 0, local.stderr)
-  t.same(lines(local.stdout).map(x => x.id), newest(() => true, 3))
+  t.same(lines(local.stdout).map(requestOf), newest(() => true, 3))
   t.match(local.stderr, `the 3 newest of ${rows.length} matching receipts, newest first`)
   const remote = await gate(['receipt', 'list', '--control-url', trust.url, '--newest', '--outcome', 'deny', '--limit', '2'], { env: { GATE_CONTROL_TOKEN: SERVICE_TOKEN } })
   t.equal(remote.code, 0, remote.stderr)
-  t.same(lines(remote.stdout).map(x => x.id), newest(r => r.outcome === 'deny', 2), 'filters apply before the newest are taken')
+  t.same(lines(remote.stdout).map(requestOf), newest(r => r.outcome === 'deny', 2), 'filters apply before the newest are taken')
   const all = await gate(['receipt', 'list', '--receipt-db', db, '--admin-all', '--newest', '--limit', '200'])
-  t.same(lines(all.stdout).map(x => x.id), newest(() => true, 200), 'every receipt when fewer match than --limit')
+  t.same(lines(all.stdout).map(requestOf), newest(() => true, 200), 'every receipt when fewer match than --limit')
   t.equal(all.stderr, '', 'and nothing to say about older ones')
 })
 

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap'
 import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { ANONYMOUS_CALLER, createSigner, generateSecret, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
 import { delegatedChild, widenedDelegation } from '@gate/sdk/testing'
 import { gateFiles } from '../testing/gate-files.js'
@@ -116,7 +116,7 @@ t.test('issue 23: a delegated child wider than its link is denied DELETE /pets/1
   const widened = widenedDelegation({ authority, delegatee: agentB, subject: agentKey, now })
   const denied = await evaluate(gate, request('DELETE', '/pets/1'), header(widened))
   t.equal(denied.status, 200)
-  t.match(denied.body, { verdict: { verdict: 'deny', guard: 'CapabilityGuard', details: { reason_code: 'capability_attenuation_unproven' } }, receipt: { capability_id: widened.id } })
+  t.match(denied.body, { verdict: { verdict: 'deny', guard: 'CapabilityGuard', details: { reason_code: 'capability_attenuation_unproven' } }, receipt: { capability_id: null, metadata: { gate_presented_capability: { capability_id: widened.id, verified: false } } } })
   const child = delegatedChild({
     signers: [authority, agentB],
     delegated: [{ scope: { grants: [{ server_id: 'http', tool_name: 'POST /pets/*' }] }, expires_at: now + 600 }],
@@ -215,7 +215,7 @@ t.test('control routes need the bearer token (constant 401 for absent and unknow
   t.equal((await call(`${gate.url}/approvals`)).status, 401)
 })
 
-t.test('--listen unix:PATH: a 0600 socket that evaluates, admits its callers to the control routes, and goes on SIGTERM', async t => {
+t.test('--listen unix:PATH: a 0600 socket that evaluates, keeps the control routes behind the token, and goes on SIGTERM', async t => {
   const { spec, seed, db } = await gateFiles(t)
   // a short directory: t.testdir() paths can exceed the 107 bytes a socket path may have
   const dir = mkdtempSync(join(tmpdir(), 'gate-sidecar-unix-'))
@@ -230,8 +230,12 @@ t.test('--listen unix:PATH: a 0600 socket that evaluates, admits its callers to 
   const evaluated = await callSocket(gate.url, 'POST', '/gate/evaluate', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(request('GET', '/pets')) })
   t.equal(evaluated.status, 200)
   t.ok(verifyHttpReceipt(evaluated.json.receipt, { trustedKeys: [live.json.kernel_key] }).ok, 'the receipt verifies')
-  t.equal((await callSocket(gate.url, 'GET', '/approvals')).status, 200, 'no control token: the socket\'s callers are local')
-  t.match(gate.output(), /callers on the 0600 Unix socket only/)
+  // the socket is no identity either (docs/security.md): without a configured token one is created
+  t.equal((await callSocket(gate.url, 'GET', '/approvals')).status, 401, 'the control routes need the token on the socket too')
+  const tokenFile = join(dirname(db), 'control-token')
+  t.match(gate.output(), `bearer token in ${tokenFile} (created now, mode 0600)`)
+  const token = readFileSync(tokenFile, 'utf8').trim()
+  t.equal((await callSocket(gate.url, 'GET', '/approvals', { headers: { authorization: `Bearer ${token}` } })).status, 200, 'with it, the socket\'s callers reach them')
   t.equal(await gate.stop('SIGTERM'), 0)
   t.notOk(existsSync(path), 'the socket is removed on shutdown')
 

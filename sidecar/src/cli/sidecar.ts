@@ -1,24 +1,24 @@
 // `gate sidecar`: the long-running localhost evaluator (spec 02). Refuses to start without durable
 // receipts unless told otherwise (spec 01), logs what it serves, and on SIGTERM drains in-flight
 // requests and flushes the receipt writer before exiting.
-import { ConfigError, DURABLE_RECEIPTS_MESSAGE, UsageError } from '../errors.js'
-import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
-import { DEFAULT_LISTEN, parseServiceListenAddress } from '../config/listen-address.js'
+import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP } from '../config/global-flags.js'
+import { parseServiceListenAddress } from '../config/listen-address.js'
 import { checkCanListen } from '../config/listen-check.js'
-import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP, readListenerTimeouts } from '../config/listener-timeouts.js'
+import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP } from '../config/listener-timeouts.js'
 import { loadAuthority } from '../config/authority-seed.js'
 import { provideServiceControlToken } from '../config/control-token.js'
+import { readServiceConfig, SERVICE_DEFAULTS } from '../config/service-config.js'
 import { loadPolicyFile } from '../app/load-policy.js'
 import type { RouteTableOptions } from '../openapi/index.js'
-import { openServiceStores, resolveReceiptStore } from '../app/open-stores.js'
+import { openServiceStores } from '../app/open-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
-import { readTransparencyFlags, TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP } from '../config/transparency-flags.js'
+import { TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP, type TransparencySettings } from '../config/transparency-flags.js'
 import { escapeControls } from './terminal-text.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
-export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${DEFAULT_LISTEN}), or unix:PATH for a Unix
+export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen address (default ${SERVICE_DEFAULTS.listen}), or unix:PATH for a Unix
                               socket (created 0600; SDKs then use sidecarUrl 'unix:PATH'); a port in
                               use stops the start before any store file is created
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
@@ -31,8 +31,8 @@ export const SERVICE_POLICY_FLAGS_HELP = `  --case-sensitive-routes     compare 
                               in case is still decided by that route
   --strict-nonces             deny-by-default requests first get a 428 with a single-use execution nonce
   --trusted-issuer KEY        also accept capability tokens signed by KEY (repeatable)
-  --approval-ttl-secs N       how long a pending approval can be answered and used (default 3600)
-  --nonce-ttl-secs N          lifetime of an execution nonce (default 60)
+  --approval-ttl-secs N       how long a pending approval can be answered and used (default ${SERVICE_DEFAULTS.approvalTtlSeconds})
+  --nonce-ttl-secs N          lifetime of an execution nonce (default ${SERVICE_DEFAULTS.nonceTtlSeconds})
   -h, --help                  show this help
 
 ${TRANSPARENCY_FLAGS_HELP}`
@@ -86,18 +86,13 @@ export async function startFromFlags(
     policyLoader?: (options: RouteTableOptions) => ReturnType<typeof loadPolicyFile>
   } = {},
 ): Promise<RunningService> {
-  const global = readGlobalFlags(values)
-  const timeouts = readListenerTimeouts(values)
+  const config = readServiceConfig(values)
+  const { global, receiptStore, transparency } = config
   const log = (line: string) => process.stdout.write(`gate ${name}: ${escapeControls(line)}\n`)
-  // (1) durable-receipts gate, before anything is loaded or opened
-  const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, global.receiptDb)
-  if (receiptStore === undefined && values['allow-ephemeral-receipts'] !== true) throw new ConfigError(DURABLE_RECEIPTS_MESSAGE)
-  const listenText = (values.listen as string | undefined) ?? DEFAULT_LISTEN
-  const listen = parseServiceListenAddress(listenText)
+  const listen = parseServiceListenAddress(config.listen)
   const { policyLoader, ...serviceOptions } = extra
-  const transparency = readTransparencyFlags(values)
-  const routeOptions: RouteTableOptions = { caseSensitive: values['case-sensitive-routes'] === true }
-  const policy = await (policyLoader?.(routeOptions) ?? loadPolicyFile(values.spec as string | undefined, routeOptions))
+  const routeOptions: RouteTableOptions = { caseSensitive: config.caseSensitiveRoutes }
+  const policy = await (policyLoader?.(routeOptions) ?? loadPolicyFile(config.spec, routeOptions))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
     log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
@@ -105,7 +100,7 @@ export async function startFromFlags(
   // before any store file is created: a start that cannot bind leaves nothing behind
   if (listen.kind === 'tcp') await checkCanListen(listen)
   // the control routes always need a token: given, or kept in a 0600 file (config/control-token.ts)
-  const control = provideServiceControlToken({ token: global.controlToken, tokenFrom: global.controlTokenFrom, tokenFile: global.controlTokenFile, receiptStore })
+  const control = provideServiceControlToken({ ...global, receiptStore })
   const stores = await openServiceStores({
     receiptStore,
     global,
@@ -113,16 +108,16 @@ export async function startFromFlags(
     log,
   })
   const service = await startService({
-    listen: listenText,
-    timeouts,
+    listen: config.listen,
+    timeouts: config.timeouts,
     policy,
     authority,
     stores,
     controlToken: control.token,
-    trustedIssuers: (values['trusted-issuer'] as string[] | undefined) ?? [],
-    strictNonces: values['strict-nonces'] === true,
-    approvalTtlSeconds: positiveInt(values['approval-ttl-secs'], '--approval-ttl-secs', 3600),
-    nonceTtlSeconds: positiveInt(values['nonce-ttl-secs'], '--nonce-ttl-secs', 60),
+    trustedIssuers: config.trustedIssuers,
+    strictNonces: config.strictNonces,
+    approvalTtlSeconds: config.approvalTtlSeconds,
+    nonceTtlSeconds: config.nonceTtlSeconds,
     transparency,
     log,
     ...serviceOptions,
@@ -163,17 +158,10 @@ export function waitForShutdown(service: RunningService): Promise<void> {
   })
 }
 
-function describeTransparency(settings: ReturnType<typeof readTransparencyFlags>, backend: 'durable' | 'ephemeral'): string {
+function describeTransparency(settings: TransparencySettings, backend: 'durable' | 'ephemeral'): string {
   if (!settings.enabled) return 'off (--no-transparency-log)'
   if (backend === 'ephemeral') return 'off (receipts are in memory)'
   const every = settings.everyReceipts > 0 ? `every ${settings.everyReceipts} receipts` : undefined
   const timer = settings.intervalMs > 0 ? `every ${settings.intervalMs / 1000} s when the log grew` : undefined
   return `checkpoints ${[every, timer, 'on request'].filter(Boolean).join(', ')}${settings.copyPath === undefined ? '' : `, copied to ${settings.copyPath}`}`
-}
-
-function positiveInt(value: unknown, flag: string, fallback: number): number {
-  if (value === undefined) return fallback
-  const n = Number(value)
-  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer, got "${String(value)}"`)
-  return n
 }

@@ -22,7 +22,7 @@ t.test('without a token the file beside the receipt store is created 0600 and re
 
 t.test('--control-token-file names the file; no store means .gate/control-token here', async t => {
   const dir = t.testdir()
-  const chosen = provideServiceControlToken({ tokenFile: join(dir, 'my-token'), receiptStore: join(dir, 'receipts.db') })
+  const chosen = provideServiceControlToken({ controlTokenFile: join(dir, 'my-token'), receiptStore: join(dir, 'receipts.db') })
   t.equal(chosen.file, join(dir, 'my-token'))
   t.equal(defaultServiceTokenFile(undefined), resolve('.gate', 'control-token'))
   t.equal(defaultServiceTokenFile('file:/srv/gate/receipts.db?mode=rwc'), '/srv/gate/control-token')
@@ -33,24 +33,24 @@ t.test('a token file others can read, or one without a token, is refused and lef
   const loose = join(dir, 'loose')
   writeFileSync(loose, 'a-perfectly-good-token-0123456789\n', { mode: 0o644 })
   chmodSync(loose, 0o644)
-  t.throws(() => provideServiceControlToken({ tokenFile: loose }), { code: 'gate_invalid_config', message: /readable by others \(mode 644\).*delete the file/ })
+  t.throws(() => provideServiceControlToken({ controlTokenFile: loose }), { code: 'gate_invalid_config', message: /readable by others \(mode 644\).*delete the file/ })
   t.equal(readFileSync(loose, 'utf8'), 'a-perfectly-good-token-0123456789\n', 'not overwritten')
   const short = join(dir, 'short')
   writeFileSync(short, 'short\n', { mode: 0o600 })
-  t.throws(() => provideServiceControlToken({ tokenFile: short }), { message: /does not hold a control token/ })
+  t.throws(() => provideServiceControlToken({ controlTokenFile: short }), { message: /does not hold a control token/ })
   const notFile = join(dir, 'a-directory')
   mkdirSync(notFile)
-  t.throws(() => provideServiceControlToken({ tokenFile: notFile }), { message: /not a regular file/ })
+  t.throws(() => provideServiceControlToken({ controlTokenFile: notFile }), { message: /not a regular file/ })
 })
 
 t.test('a given token wins over the file and is held to the one rule, never echoed', async t => {
   const dir = t.testdir()
-  t.same(provideServiceControlToken({ token: 'given-token-0123456789', tokenFrom: 'GATE_CONTROL_TOKEN', receiptStore: join(dir, 'r.db') }), {
+  t.same(provideServiceControlToken({ controlToken: 'given-token-0123456789', controlTokenFrom: 'GATE_CONTROL_TOKEN', receiptStore: join(dir, 'r.db') }), {
     token: 'given-token-0123456789',
     source: 'GATE_CONTROL_TOKEN',
     created: false,
   })
-  const err = t.throws(() => provideServiceControlToken({ token: 'change-me', tokenFrom: '--control-token' }), { code: 'gate_invalid_config', message: /^--control-token must be a token of at least 16 characters/ })
+  const err = t.throws(() => provideServiceControlToken({ controlToken: 'change-me', controlTokenFrom: '--control-token' }), { code: 'gate_invalid_config', message: /^--control-token must be a token of at least 16 characters/ })
   t.notMatch((err as Error).message, /change-me/)
-  t.throws(() => provideServiceControlToken({ token: 'sixteen chars with spaces' }), { message: /no whitespace/ })
+  t.throws(() => provideServiceControlToken({ controlToken: 'sixteen chars with spaces' }), { message: /no whitespace/ })
 })

@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path'
 import { checkControlToken, isWellFormedControlToken } from '@gate/sdk/server'
 import { ConfigError } from '../errors.js'
 import { fileSystemPath } from '../stores/file-mode.js'
+import type { GlobalFlags } from './global-flags.js'
 
 /** The token file's name beside the receipt store. */
 export const CONTROL_TOKEN_FILE_NAME = 'control-token'
@@ -30,14 +31,8 @@ export interface ServiceControlToken {
   created: boolean
 }
 
-export interface ControlTokenInputs {
-  /** GATE_CONTROL_TOKEN, else --control-token (GlobalFlags.controlToken). */
-  token?: string
-  /** Which one gave `token`, for messages. */
-  tokenFrom?: 'GATE_CONTROL_TOKEN' | '--control-token'
-  /** --control-token-file. */
-  tokenFile?: string
-  /** The durable receipt store path, when there is one. */
+/** The token's global flags (their GlobalFlags names) and the durable receipt store path, when there is one. */
+export interface ControlTokenInputs extends Pick<GlobalFlags, 'controlToken' | 'controlTokenFrom' | 'controlTokenFile'> {
   receiptStore?: string
 }
 
@@ -49,11 +44,11 @@ export function defaultServiceTokenFile(receiptStore: string | undefined): strin
 
 /** Resolves (and, when needed, creates) the control token of a service. Throws ConfigError with the fix. */
 export function provideServiceControlToken(inputs: ControlTokenInputs): ServiceControlToken {
-  if (inputs.token !== undefined) {
-    const from = inputs.tokenFrom ?? 'GATE_CONTROL_TOKEN'
-    return { token: checkControlToken(inputs.token, from), source: from, created: false }
+  if (inputs.controlToken !== undefined) {
+    const from = inputs.controlTokenFrom ?? 'GATE_CONTROL_TOKEN'
+    return { token: checkControlToken(inputs.controlToken, from), source: from, created: false }
   }
-  const file = resolve(inputs.tokenFile ?? defaultServiceTokenFile(inputs.receiptStore))
+  const file = resolve(inputs.controlTokenFile ?? defaultServiceTokenFile(inputs.receiptStore))
   const existing = readPrivateTokenFile(file)
   if (existing !== undefined) return { token: existing, source: file, file, created: false }
   const token = randomBytes(32).toString('base64url')

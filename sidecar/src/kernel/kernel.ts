@@ -51,12 +51,12 @@ export interface KernelOptions {
   policyHash: string
   ports: KernelPorts
   /** Issuer keys trusted besides the signer's own (and its earlier keys). */
-  trustedIssuers?: readonly string[]
+  trustedIssuers: readonly string[]
   /** Earlier public keys of this authority, still trusted after a rotation. */
   previousKeys?: () => readonly string[]
-  strictNonces?: boolean
-  nonceTtlSeconds?: number
-  approvalTtlSeconds?: number
+  strictNonces: boolean
+  nonceTtlSeconds: number
+  approvalTtlSeconds: number
   /** Unix seconds; injectable for tests. */
   clock?: () => number
 }
@@ -128,7 +128,7 @@ export class Kernel {
   }
 
   trustedIssuers(): string[] {
-    return [...this.ownKeys(), ...(this.#options.trustedIssuers ?? [])]
+    return [...this.ownKeys(), ...this.#options.trustedIssuers]
   }
 
   now(): number {
@@ -220,7 +220,7 @@ export class Kernel {
         contentHash: ctx.contentHash,
         decisionReceiptId: signed.receipt.id,
         createdAt: now,
-        expiresAt: now + (this.#options.approvalTtlSeconds ?? 3600),
+        expiresAt: now + this.#options.approvalTtlSeconds,
       })
     }
 
@@ -299,7 +299,7 @@ export class Kernel {
       if (approval !== undefined) return approval
     }
     if (ctx.route.decision === 'DenyByDefault') {
-      if (this.#options.strictNonces === true) {
+      if (this.#options.strictNonces) {
         const nonce = await run(this.#nonce.check(ctx))
         if (nonce !== undefined) return nonce
       }
@@ -330,7 +330,7 @@ export class Kernel {
       route_pattern: ctx.routePattern,
       content_hash: ctx.contentHash,
       issued_at: now,
-      expires_at: now + (this.#options.nonceTtlSeconds ?? 60),
+      expires_at: now + this.#options.nonceTtlSeconds,
       kernel_key: this.signer.publicKey,
     }
     return { ...body, signature: this.signer.sign(utf8(canonicalJson(body))) }

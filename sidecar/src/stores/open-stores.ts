@@ -9,7 +9,7 @@ import { openNonceStore, type NonceStore } from './nonce-store.js'
 import { openReceiptStore, type ReceiptStore } from './receipt-store.js'
 import { openRevocationStore, type RevocationStore } from './revocation-store.js'
 import { resolveDatabaseOptions, type DatabaseOptions } from './sqlite-driver.js'
-import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
+import { checkFunctionOption, pickOptions } from './store-options.js'
 import { deriveStorePaths, isInMemoryPath, type StorePaths } from './store-paths.js'
 
 /** Options of `openStores`. */
@@ -30,13 +30,9 @@ export interface StoresOptions extends DatabaseOptions {
   capabilityDb?: string
   /** Public key of an authority seed (the signer's). Required. */
   derivePublicKey: (seed: Uint8Array) => string
-  /** Create the receipt query indexes, default false. */
-  receiptQueryIndexes?: boolean
-  /** Largest group-commit batch of each queue, default 512. */
+  /** Largest group-commit batch of each queue, default GROUP_COMMIT_DEFAULTS.maxBatchSize. */
   maxBatchSize?: number
-  /** Called once per failed receipt commit (the receipt store is then unhealthy). */
-  onReceiptError?: (err: Error) => void
-  /** Clock in Unix seconds, default the system clock. */
+  /** Clock in Unix seconds, default the system clock (each store's own default). */
   now?: () => number
 }
 
@@ -63,9 +59,7 @@ const OWN_KEYS = [
   'authorityDb',
   'capabilityDb',
   'derivePublicKey',
-  'receiptQueryIndexes',
   'maxBatchSize',
-  'onReceiptError',
   'now',
 ] as const
 
@@ -77,10 +71,9 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
     if (own[key] !== undefined && typeof own[key] !== 'string') throw new InvalidConfigError(`stores options.${key}`, 'a path', own[key])
   }
   checkFunctionOption('stores options.derivePublicKey', own.derivePublicKey, true)
-  checkFunctionOption('stores options.onReceiptError', own.onReceiptError)
   checkFunctionOption('stores options.now', own.now)
   const db = resolveDatabaseOptions(database, 'stores options')
-  const now = own.now ?? unixNow
+  const now = own.now
   const paths = deriveStorePaths(own.receiptDb, {
     revocations: own.revocationDb,
     budgets: own.budgetDb,
@@ -96,12 +89,7 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
   }
   try {
     const receipts = track(
-      await openReceiptStore(paths.receipts, {
-        ...db,
-        maxBatchSize: own.maxBatchSize,
-        queryIndexes: own.receiptQueryIndexes,
-        onError: own.onReceiptError,
-      }),
+      await openReceiptStore(paths.receipts, { ...db, maxBatchSize: own.maxBatchSize }),
     )
     const revocations = track(await openRevocationStore(paths.revocations, { ...db, now }))
     const budgets = track(await openBudgetStore(paths.budgets, { ...db, now, maxBatchSize: own.maxBatchSize }))

@@ -3,6 +3,7 @@
 // child receipts of trust-control (listed-receipt-store.ts). Opening stamps or checks the file's
 // revision (revision-stamp.ts); closing flushes the log before anything closes.
 import { InvalidConfigError } from '@gate/sdk'
+import { GROUP_COMMIT_DEFAULTS } from './group-commit.js'
 import { ListedReceiptStore } from './listed-receipt-store.js'
 import { ReceiptLog, RECEIPT_QUERY_INDEXES, RECEIPT_SCHEMA, RECEIPT_TRUST_INDEXES } from './receipt-log.js'
 import { ReceiptQuery } from './receipt-query.js'
@@ -16,7 +17,7 @@ export * from './listed-receipt-store.js'
 
 /** Options of `openReceiptStore`. */
 export interface ReceiptStoreOptions extends DatabaseOptions {
-  /** Largest group-commit batch, default 512. */
+  /** Largest group-commit batch, default GROUP_COMMIT_DEFAULTS.maxBatchSize. */
   maxBatchSize?: number
   /** Create the query indexes (timestamp, capability, tool, tenant, subject) at open, default false: they cost ingest. */
   queryIndexes?: boolean
@@ -27,7 +28,7 @@ export interface ReceiptStoreOptions extends DatabaseOptions {
 }
 
 /** Defaults of the receipt-specific options. */
-export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: 512, queryIndexes: false })
+export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: GROUP_COMMIT_DEFAULTS.maxBatchSize, queryIndexes: false })
 
 const OWN_KEYS = ['maxBatchSize', 'queryIndexes', 'onError', 'onRecover'] as const
 

@@ -21,7 +21,9 @@ export async function call(
     body = JSON.stringify(options.body)
     headers['content-type'] ??= 'application/json'
   }
-  const res = await request(url, { method: (options.method ?? (body === undefined ? 'GET' : 'POST')) as 'GET', headers, body })
+  // one connection per call (`reset`): a test that blocks its event loop for longer than the server's
+  // keep-alive timeout would otherwise send its next request on a socket the server already closed
+  const res = await request(url, { method: (options.method ?? (body === undefined ? 'GET' : 'POST')) as 'GET', headers, body, reset: true })
   const text = await res.body.text()
   let parsed: unknown
   try {

@@ -4,6 +4,7 @@ import { ANONYMOUS_CALLER, sha256Hex, signCapability, type CapabilityScope, type
 import { exampleSigner } from '@gate/sdk/testing'
 import { routeTableFromSpec } from '../openapi/index.js'
 import { Kernel, type KernelOptions } from '../kernel/kernel.js'
+import { SERVICE_DEFAULTS } from '../config/service-config.js'
 import { createMemoryPorts } from './memory-ports.js'
 import { PETS_SPEC_YAML } from './pets-spec.js'
 
@@ -23,6 +24,10 @@ export function setupKernel(options: Partial<KernelOptions> = {}, receiptSigner:
     policyHash: sha256Hex(PETS_SPEC_YAML),
     ports,
     clock: () => KERNEL_NOW,
+    trustedIssuers: [],
+    strictNonces: false,
+    approvalTtlSeconds: SERVICE_DEFAULTS.approvalTtlSeconds,
+    nonceTtlSeconds: SERVICE_DEFAULTS.nonceTtlSeconds,
     ...options,
   })
   return { kernel, ports }

@@ -30,7 +30,7 @@ import {
 import { readFileSync } from 'node:fs'
 import { PETS_SPEC_YAML } from './pets-spec.js'
 import { runGate, spawnGate, type GateProcess } from './spawn-gate.js'
-import { call, type JsonResponse } from './http-client.js'
+import { call, sendRawRequest, type JsonResponse } from './http-client.js'
 import {
   createReceiptRow,
   deriveStorePaths,
@@ -944,7 +944,8 @@ t.test('receipt ingest: enrolled signers only, verified before storing, idempote
     t.equal(r.status, 400, String(message))
     t.match((r.body as { error: string }).error, message)
   }
-  const huge = await call(`${trust.url}/v1/receipts/ingest`, { rawBody: '{"receipts":["' + 'y'.repeat(9 * 1024 * 1024) + '"]}', headers: { ...auth(SERVICE_TOKEN), 'content-type': 'application/json' } })
+  // the server answers before the whole body arrived and closes: sent raw, which reads that answer
+  const huge = await sendRawRequest(`${trust.url}/v1/receipts/ingest`, ['POST /v1/receipts/ingest HTTP/1.1', `authorization: Bearer ${SERVICE_TOKEN}`, 'content-type: application/json'], '{"receipts":["' + 'y'.repeat(9 * 1024 * 1024) + '"]}')
   t.equal(huge.status, 400, 'a body over the 8 MiB limit is refused')
   t.equal((await ingest({ receipts: batch }, TENANT_TOKENS.acme!)).status, 403, 'ingest needs the service token')
   t.equal(await store.query.latestSeq(), before + 41, 'nothing else was stored')

@@ -19,7 +19,10 @@ t.test('issue 23 point 1: a delegated child wider than its link is denied DELETE
   const child = widenedDelegation({ authority: KERNEL_AUTHORITY, delegatee: agentB, subject: subjectC, now: KERNEL_NOW })
   const e = await decide(kernelRequest('DELETE', '/pets/1'), child)
   t.match(e.verdict, { verdict: 'deny', guard: 'CapabilityGuard', details: { reason_code: 'capability_attenuation_unproven' } })
-  t.equal(e.receipt.capability_id, child.id)
+  // a child its delegatee signed beyond what it was delegated is not authentic: its id (the
+  // delegatee's choice) is recorded as presented, unverified, never filed as the capability id
+  t.equal(e.receipt.capability_id, null)
+  t.same(e.receipt.metadata?.gate_presented_capability, { capability_id: child.id, subject: subjectC, verified: false })
   const stated = delegatedChild({
     signers: [KERNEL_AUTHORITY, agentB],
     delegated: [{ scope: { grants: [{ server_id: 'http', tool_name: 'GET /pets' }] }, expires_at: KERNEL_NOW + 600 }],

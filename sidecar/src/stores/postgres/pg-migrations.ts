@@ -10,14 +10,9 @@ import { StoreRevisionError } from '../../errors.js'
 import { MIGRATION_LOCK } from './pg-locks.js'
 import type { PgDatabase } from './pg-database.js'
 import { PG_MIGRATIONS } from './migrations/index.js'
+import type { PgMigration } from './migrations/migration.js'
 
-/** One numbered migration. */
-export interface PgMigration {
-  version: number
-  name: string
-  /** Run in order in one transaction. */
-  statements: readonly string[]
-}
+export type { PgMigration } from './migrations/migration.js'
 
 /** What `migrate` did. */
 export interface MigrationResult {

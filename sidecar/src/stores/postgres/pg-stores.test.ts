@@ -13,8 +13,10 @@ let server!: PostgresServer
 
 const derivePublicKey = (seed: Uint8Array) => createSigner({ secret: seed }).publicKey
 
+// Small pools, so that concurrent writes queue for connections; a loaded host may keep one waiting for
+// seconds, which must not fail the test (in service, 5 s of waiting answers 503).
 async function openNodes(t: Test, url: string, count: number): Promise<PgStores[]> {
-  const nodes = await Promise.all(Array.from({ length: count }, () => openPgStores({ url, derivePublicKey, poolSize: 4 })))
+  const nodes = await Promise.all(Array.from({ length: count }, () => openPgStores({ url, derivePublicKey, poolSize: 4, connectTimeoutMs: 60_000 })))
   t.teardown(() => Promise.all(nodes.map(n => n.close())))
   return nodes
 }

@@ -3,7 +3,7 @@
 // allows: the receipt id is unique (ingest is idempotent by it), a receipt may carry only its core form
 // (`http_json` null: core-only receipts such as tool calls), and plain B-tree indexes replace SQLite's
 // bucketed ones (PostgreSQL's planner keeps statistics and chooses between them).
-import type { PgMigration } from '../pg-migrations.js'
+import type { PgMigration } from './migration.js'
 
 export const MIGRATION_0001: PgMigration = {
   version: 1,

@@ -1,6 +1,6 @@
 // Migration 2: the transparency log's tree and checkpoints (docs/transparency.md), beside the receipts
 // they cover. Leaf i is the receipt at seq i + 1: receipt seqs are consecutive (receipt-log.ts).
-import type { PgMigration } from '../pg-migrations.js'
+import type { PgMigration } from './migration.js'
 
 export const MIGRATION_0002: PgMigration = {
   version: 2,
