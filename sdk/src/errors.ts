@@ -22,6 +22,8 @@ export const ERROR_STATUS = Object.freeze({
   gate_canonical_json_failed: 500,
   gate_unknown_schema: 400,
   gate_store_failed: 500,
+  // a store that cannot be reached right now (trust-control's database): retry later; spec 03, 503
+  gate_store_unavailable: 503,
   gate_not_found: 404,
   gate_method_not_allowed: 405,
   gate_unauthorized: 401,

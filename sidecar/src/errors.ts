@@ -48,6 +48,20 @@ export class StoreFailedError extends GateError {
   }
 }
 
+/**
+ * A store that cannot be reached right now (trust-control's PostgreSQL database down, restarting or out
+ * of connections): 503, and the same request succeeds once it is back. Nothing was written.
+ */
+export class StoreUnavailableError extends GateError {
+  readonly store: string
+
+  constructor(store: string, location: string, detail: string, cause?: unknown) {
+    super('gate_store_unavailable', `${store} store ${location} is unavailable: ${detail}`, { cause })
+    this.name = 'StoreUnavailableError'
+    this.store = store
+  }
+}
+
 /** A file refused at open: not SQLite, a foreign database, another store's file, or a newer revision. */
 export class StoreRevisionError extends GateError {
   readonly path: string

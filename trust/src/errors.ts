@@ -53,3 +53,24 @@ export class ReceiptRejectedError extends GateError {
     this.name = 'ReceiptRejectedError'
   }
 }
+
+/** A mutating request on a clustered node without quorum (spec 03, Errors 503): nothing was written. */
+export class NoQuorumError extends GateError {
+  constructor(detail: string) {
+    super('gate_store_unavailable', `no quorum: ${detail}; retry, or send it to a node that has quorum (GET /health)`)
+    this.name = 'NoQuorumError'
+  }
+}
+
+/** The peer-auth scheme of the internal cluster routes (spec 03, Authentication 3). */
+export const PEER_AUTH_SCHEME = 'gate.cluster.peer.v1'
+
+/** A peer request refused: 401 (answered with `WWW-Authenticate: gate.cluster.peer.v1`) or 403 (not in the allowlist). */
+export class PeerAuthError extends GateError {
+  /** The challenge a 401 carries. */
+  readonly challenge = PEER_AUTH_SCHEME
+  constructor(status: 401 | 403, message: string) {
+    super(status === 401 ? 'gate_unauthorized' : 'gate_forbidden', message)
+    this.name = 'PeerAuthError'
+  }
+}

@@ -1,7 +1,7 @@
 // What trust-control needs from its host (the sidecar or `gate trust serve`), declared here so this
 // package never imports its caller: an authenticator, the authority that signs, and the stores.
 import type { IncomingMessage } from 'node:http'
-import type { CapabilityScope, CapabilityToken, CheckpointStatement, ConsistencyProofRecord, InclusionProofRecord, Signer } from '@gate/sdk'
+import type { CapabilityScope, CapabilityToken, CapturePlan, CheckpointStatement, ConsistencyProofRecord, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string }
@@ -270,6 +270,74 @@ export interface TransparencyPort {
   flush(timeoutMs: number): Promise<{ checkpoint: CheckpointStatement | undefined; created: boolean }>
 }
 
+// ---- a fleet: ingest from sidecars, central budgets, the cluster (docs/postgres.md) ----
+
+/** One receipt a sidecar ships, with what its row records beyond the signed receipt. */
+export interface IngestItem {
+  /** The signed HttpReceipt, verified before this port sees it. */
+  receipt: HttpReceipt
+  /** Its canonical JSON: what was signed, stored byte for byte. */
+  json: string
+  tenant: string | null
+  subjectKey: string | null
+  costUnits: number | null
+  costCurrency: string | null
+  attemptedCostUnits: number | null
+  kind?: 'decision' | 'final'
+  decisionReceiptId: string | null
+}
+
+/** A signing key enrolled for ingest. */
+export interface EnrolledSigner {
+  publicKey: string
+  label: string
+  enrolledAt: number
+}
+
+export interface ReceiptIngestPort {
+  /** Stores the receipts (all or none); a receipt id already stored is not stored again (`stored: false`). */
+  ingest(items: readonly IngestItem[]): Promise<{ seq: number; stored: boolean }[]>
+  /** Of `keys`, those whose receipts are accepted: enrolled, or one of the authority's own keys. */
+  acceptedSigners(keys: readonly string[]): Promise<Set<string>>
+  /** Enrols a sidecar's signing key (idempotent: a key keeps its first label). */
+  enroll(publicKey: string, label: string): Promise<EnrolledSigner & { created: boolean }>
+  enrolled(): Promise<EnrolledSigner[]>
+}
+
+export interface BudgetCapturePort {
+  /** Captures every counter of the plan atomically, or none (spec 03), committed before it resolves. */
+  capture(plan: CapturePlan): Promise<
+    | { allowed: true; used: number[]; costUnits: number | undefined }
+    | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; units: number } }
+  >
+}
+
+/** The spec 03 `cluster` block of /health. */
+export interface ClusterBlock {
+  peerCount: number
+  healthyPeers: number
+  unhealthyPeers: number
+  unknownPeers: number
+  partitionedPeers: number
+  lastErrorCount: number
+  selfUrl: string
+  leaderUrl: string | null
+  hasQuorum: boolean
+  quorumSize: number
+  reachableNodes: number
+  role: 'leader' | 'follower' | 'candidate'
+  electionTerm: number
+}
+
+/** A clustered node's view of its fleet. */
+export interface ClusterPort {
+  block(): ClusterBlock
+  /** The peer-authenticated status (spec 03: adds per-peer state, snapshot counters, last error, replication heads). */
+  internalStatus(): Promise<Record<string, unknown>>
+  /** Verifies a peer request (`gate.cluster.peer.v1`); throws PeerAuthError. */
+  authenticatePeer(req: IncomingMessage, path: string): void
+}
+
 /** Everything the trust routes read and write. */
 export interface TrustDeps {
   auth: TrustAuthenticator
@@ -283,6 +351,12 @@ export interface TrustDeps {
   revocations: RevocationPort
   /** The receipt log's Merkle tree and checkpoints; absent where receipts are kept in memory or checkpointing is off. */
   transparency?: TransparencyPort
+  /** Receipts shipped by sidecars (POST /v1/receipts/ingest, /v1/keys/enroll); absent where not offered. */
+  ingest?: ReceiptIngestPort
+  /** Central budget captures (POST /v1/budgets/capture); absent where not offered. */
+  budgetCapture?: BudgetCapturePort
+  /** The cluster (a database-backed trust-control): /health's cluster block, peer status, quorum for writes. */
+  cluster?: ClusterPort
   /** Unix seconds. */
   now: () => number
   /** Operational log line (never given tokens). */

@@ -67,8 +67,14 @@ export function sendTrustError(res: ServerResponse, err: unknown): void {
   const status = isGateError(err) ? err.status : 500
   const message = err instanceof Error ? err.message : 'internal error'
   const headers: Record<string, string> = {}
-  if (status === 401) headers['www-authenticate'] = 'Bearer'
+  // a 401 names the scheme to answer with: Bearer, or the error's own (the cluster peer scheme, spec 03)
+  if (status === 401) headers['www-authenticate'] = challengeOf(err) ?? 'Bearer'
   if (mustClose(err)) headers.connection = 'close'
   if (err instanceof BodyBudgetExceededError) headers['retry-after'] = '1'
   sendJsonText(res, status, JSON.stringify({ error: message }), headers)
+}
+
+function challengeOf(err: unknown): string | undefined {
+  const challenge = typeof err === 'object' && err !== null ? (err as { challenge?: unknown }).challenge : undefined
+  return typeof challenge === 'string' ? challenge : undefined
 }

@@ -23,7 +23,7 @@ import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
 import { createIssuer, createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
-import { startTransparencyLog } from './transparency-wiring.js'
+import { sqliteTransparencyBackend, startTransparencyLog } from './transparency-wiring.js'
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { grantWarnings } from './grant-warnings.js'
 import { createMetricsRoute } from '../routes/metrics.js'
@@ -126,7 +126,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   let transparency
   try {
-    transparency = await startTransparencyLog({ stores: stores.raw, writer: ports.receipts, settings: options.transparency, signer: () => authority.signer, log: options.log })
+    transparency = await startTransparencyLog({ receipts: stores.raw.receipts, openBackend: sqliteTransparencyBackend(stores.raw), writer: ports.receipts, settings: options.transparency, signer: () => authority.signer, log: options.log })
   } catch (err) {
     await stores.close()
     throw err
@@ -152,7 +152,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         stores.raw.authority,
         'this process signs with the key it was started with (--authority-seed-file or a per-boot key); rotate with gate trust serve --authority-db',
       ),
-      issuer: { ...createIssuer(stores.raw, () => kernel.signer, () => kernel.now()), scopeWarnings: scope => grantWarnings(scope, options.policy.routeTable) },
+      issuer: { ...createIssuer(stores.raw, { signer: () => kernel.signer }, () => kernel.now()), scopeWarnings: scope => grantWarnings(scope, options.policy.routeTable) },
       revocations: { revoke: id => revoke(kernel, stores, id) },
       transparency,
       now: () => kernel.now(),

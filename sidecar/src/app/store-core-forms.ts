@@ -5,7 +5,7 @@
 // what it signed is converted and stored first, here.
 import type { Signer } from '@gate/sdk'
 import { toCoreJson } from '@gate/trust'
-import type { ReceiptStore } from '../stores/index.js'
+import type { TrustReceiptStore } from '../stores/index.js'
 
 /** What `storeCoreForms` did. */
 export interface StoredCoreForms {
@@ -17,7 +17,7 @@ export interface StoredCoreForms {
 const PAGE_ROWS = 512
 
 /** Stores the core form of every committed row still without one that `signer` signed. */
-export async function storeCoreForms(receipts: Pick<ReceiptStore, 'log' | 'query'>, signer: Signer, log: (line: string) => void = () => undefined): Promise<StoredCoreForms> {
+export async function storeCoreForms(receipts: Pick<TrustReceiptStore, 'log' | 'query'>, signer: Signer, log: (line: string) => void = () => undefined): Promise<StoredCoreForms> {
   await receipts.log.flush()
   const done: StoredCoreForms = { stored: 0, invalid: 0 }
   for (let cursor = 0; ; ) {

@@ -1,14 +1,19 @@
-// Starts the transparency log beside a receipt store: the SQLite backend in the receipt file, the
-// checkpointer following the writer, and the proof service trust-control mounts. Undefined where
-// receipts are kept in memory (nothing outlives the process to be audited) or the log is switched off.
+// Starts the transparency log beside a receipt store: its backend (SQLite: in the receipt file;
+// PostgreSQL: in the trust-control database), the checkpointer following the writer, and the proof
+// service trust-control mounts. Undefined where receipts are kept in memory (nothing outlives the
+// process to be audited) or the log is switched off.
 import type { Signer } from '@gate/sdk'
 import type { TransparencySettings } from '../config/transparency-flags.js'
-import { openTransparencyLogStore, type ReceiptWriter, type Stores } from '../stores/index.js'
+import { openTransparencyLogStore, type ReceiptWriter, type Stores, type TrustReceiptStore } from '../stores/index.js'
 import { Checkpointer } from '../transparency/checkpointer.js'
+import type { TransparencyLogBackend } from '../transparency/log-backend.js'
 import { TransparencyLog } from '../transparency/transparency-log.js'
 
 export interface StartTransparencyLogOptions {
-  stores: Stores
+  /** The receipts the log covers (their point loads find a receipt's leaf). */
+  receipts: Pick<TrustReceiptStore, 'isEphemeral' | 'query'>
+  /** Opens the log's backend: `sqliteTransparencyBackend(stores)` or the PostgreSQL one. */
+  openBackend: () => Promise<TransparencyLogBackend>
   /** The process's receipt writer: the checkpointer follows its commits. */
   writer: Pick<ReceiptWriter, 'onCommitted' | 'flush' | 'healthy'>
   settings: TransparencySettings
@@ -19,10 +24,15 @@ export interface StartTransparencyLogOptions {
   log: (line: string) => void
 }
 
+/** The SQLite backend, in the receipt file of `stores`. */
+export function sqliteTransparencyBackend(stores: Pick<Stores, 'paths'>): () => Promise<TransparencyLogBackend> {
+  return () => openTransparencyLogStore(stores.paths.receipts)
+}
+
 export async function startTransparencyLog(options: StartTransparencyLogOptions): Promise<TransparencyLog | undefined> {
-  const { stores, settings, writer } = options
-  if (!settings.enabled || stores.receipts.isEphemeral) return undefined
-  const backend = await openTransparencyLogStore(stores.paths.receipts)
+  const { receipts, settings, writer } = options
+  if (!settings.enabled || receipts.isEphemeral) return undefined
+  const backend = await options.openBackend()
   const checkpointer = new Checkpointer({
     backend,
     signer: options.signer,
@@ -39,7 +49,7 @@ export async function startTransparencyLog(options: StartTransparencyLogOptions)
   return new TransparencyLog({
     backend,
     checkpointer,
-    findSeq: async id => (await stores.receipts.query.getById(id))?.seq,
+    findSeq: async id => (await receipts.query.getById(id))?.seq,
     writerHealthy: () => writer.healthy,
   })
 }

@@ -23,6 +23,7 @@ export const COMMANDS: Record<string, CommandEntry> = {
     load: () => import('./trust-serve.js'),
     sub: {
       serve: { summary: 'serve trust-control over a receipt store (receipt query, analytics, operator report, authority)', load: () => import('./trust-serve.js') },
+      migrate: { summary: "apply trust-control's PostgreSQL migrations and exit (--database-url)", load: () => import('./trust-migrate.js') },
     },
   },
   receipt: {

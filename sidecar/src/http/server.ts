@@ -2,6 +2,7 @@
 // fallback (the proxy), errors turned into the spec's bodies, and a drain that waits for in-flight
 // requests on shutdown. Plain node:http was chosen by measurement (docs/performance.md).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createTlsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { MethodNotAllowedError, NotFoundError, TargetNotOriginFormError } from '@gate/sdk'
 import { chargeBodyTo, createBodyBudget, sendError, type BodyBudget, type BodyBudgetOptions } from '@gate/sdk/server'
@@ -20,6 +21,8 @@ export interface GateServerOptions {
   onError?: (err: unknown) => void
   /** Called as a routed request starts, with its route template (never the raw path): the HTTP metrics. */
   onRoute?: (route: string, req: IncomingMessage, res: ServerResponse) => void
+  /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP without. */
+  tls?: { cert: Buffer; key: Buffer }
   /** Header, request, keep-alive and idle timeouts. Default LISTENER_TIMEOUT_DEFAULTS. */
   timeouts?: ListenerTimeouts
   /** Bounds of the request bodies buffered at once (server and per connection). Default BODY_BUDGET_DEFAULTS. */
@@ -43,16 +46,14 @@ export function createGateServer(options: GateServerOptions): GateServer {
   let idle: (() => void) | undefined
   const timeouts = options.timeouts ?? LISTENER_TIMEOUT_DEFAULTS
   const bodyBudget = createBodyBudget(options.bodyBudget)
-  const server = createServer(
-    {
-      headersTimeout: timeouts.headersTimeoutMs,
-      requestTimeout: timeouts.requestTimeoutMs,
-      keepAliveTimeout: timeouts.keepAliveTimeoutMs,
-      // node checks the two request timeouts only this often (30 s by default): slowloris lived on that
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),
-    },
-    handleRequest,
-  )
+  const settings = {
+    headersTimeout: timeouts.headersTimeoutMs,
+    requestTimeout: timeouts.requestTimeoutMs,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    // node checks the two request timeouts only this often (30 s by default): slowloris lived on that
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(timeouts.headersTimeoutMs / 4))),
+  }
+  const server: Server = options.tls === undefined ? createServer(settings, handleRequest) : createTlsServer({ ...settings, cert: options.tls.cert, key: options.tls.key }, handleRequest)
   server.timeout = timeouts.socketIdleTimeoutMs
   // requests the HTTP parser refuses get the spec's error body too (client-error.ts)
   server.on('clientError', answerClientError)

@@ -134,20 +134,7 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
    * within its cap; otherwise changes nothing and says which one stopped it. Resolves after commit.
    */
   async capture(plan: CapturePlan): Promise<CaptureResult> {
-    for (const c of plan.invocations) {
-      checkKey('owner', c.owner)
-      checkKey('key', c.key)
-      if (!Number.isSafeInteger(c.max) || c.max < 0) throw new StoreInputError('max', 'a non-negative integer', c.max)
-    }
-    if (plan.cost !== undefined) {
-      const { cost } = plan
-      checkKey('owner', cost.owner)
-      checkKey('key', cost.key)
-      if (!CURRENCY.test(cost.currency)) throw new StoreInputError('currency', 'three uppercase ASCII letters', cost.currency)
-      for (const [field, value] of [['units', cost.units], ['maxUnits', cost.maxUnits]] as const) {
-        if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(field, 'a non-negative integer', value)
-      }
-    }
+    checkCapturePlan(plan)
     return (await this.queue.enqueue({ type: 'capture', plan, at: this.#now() })) as CaptureResult
   }
 
@@ -251,6 +238,25 @@ async function commitCapture(tx: SqliteExecutor, plan: CapturePlan, at: number):
   for (const c of plan.invocations) await tx.get(CONSUME_SQL, [c.owner, c.key, c.max, at])
   if (cost !== undefined) await tx.run(COST_SQL, [cost.owner, cost.key, cost.currency, cost.units, 0, at])
   return { allowed: true, used, costUnits }
+}
+
+/** Refuses a capture plan with an empty key, a negative or fractional maximum or amount, or a bad currency. */
+export function checkCapturePlan(plan: CapturePlan): void {
+  if (typeof plan !== 'object' || plan === null || !Array.isArray(plan.invocations)) throw new StoreInputError('plan', 'an object with invocations', plan)
+  for (const c of plan.invocations) {
+    checkKey('owner', c.owner)
+    checkKey('key', c.key)
+    if (!Number.isSafeInteger(c.max) || c.max < 0) throw new StoreInputError('max', 'a non-negative integer', c.max)
+  }
+  if (plan.cost !== undefined) {
+    const { cost } = plan
+    checkKey('owner', cost.owner)
+    checkKey('key', cost.key)
+    if (typeof cost.currency !== 'string' || !CURRENCY.test(cost.currency)) throw new StoreInputError('currency', 'three uppercase ASCII letters', cost.currency)
+    for (const [field, value] of [['units', cost.units], ['maxUnits', cost.maxUnits]] as const) {
+      if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(field, 'a non-negative integer', value)
+    }
+  }
 }
 
 function checkKey(field: string, value: unknown): void {

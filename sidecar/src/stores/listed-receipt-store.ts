@@ -52,9 +52,7 @@ export class ListedReceiptStore {
    */
   async append(input: ListedReceiptInput): Promise<{ seq: number; stored: boolean }> {
     await this.ensureTable()
-    if (input.kind !== 'tool' && input.kind !== 'child') throw new StoreInputError('kind', 'tool or child', input.kind)
-    if (typeof input.receiptId !== 'string' || input.receiptId === '') throw new StoreInputError('receiptId', 'a non-empty string', input.receiptId)
-    if (typeof input.json !== 'string' || input.json === '') throw new StoreInputError('json', 'a non-empty string', input.json)
+    const values = listedReceiptValues(input)
     return this.#writer.transaction(async tx => {
       const existing = await tx.get<{ seq: number; json: string }>('SELECT seq, json FROM listed_receipts WHERE kind = ? AND receipt_id = ?', [
         input.kind,
@@ -67,19 +65,7 @@ export class ListedReceiptStore {
       const { lastInsertRowid } = await tx.run(
         `INSERT INTO listed_receipts (kind, receipt_id, timestamp, tenant, capability_id, tool_server, tool_name, session_id, parent_request_id, request_id, json)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          input.kind,
-          input.receiptId,
-          input.timestamp ?? null,
-          input.tenant ?? null,
-          input.capabilityId ?? null,
-          input.toolServer ?? null,
-          input.toolName ?? null,
-          input.sessionId ?? null,
-          input.parentRequestId ?? null,
-          input.requestId ?? null,
-          input.json,
-        ],
+        values,
       )
       return { seq: lastInsertRowid, stored: true }
     })
@@ -122,4 +108,28 @@ export class ListedReceiptStore {
     )
     return rows.reverse()
   }
+}
+
+/**
+ * The checked column values of a listed receipt, in the order of the `listed_receipts` columns (kind,
+ * receipt_id, timestamp, tenant, capability_id, tool_server, tool_name, session_id, parent_request_id,
+ * request_id, json), for either backend's INSERT.
+ */
+export function listedReceiptValues(input: ListedReceiptInput): (string | number | null)[] {
+  if (input.kind !== 'tool' && input.kind !== 'child') throw new StoreInputError('kind', 'tool or child', input.kind)
+  if (typeof input.receiptId !== 'string' || input.receiptId === '') throw new StoreInputError('receiptId', 'a non-empty string', input.receiptId)
+  if (typeof input.json !== 'string' || input.json === '') throw new StoreInputError('json', 'a non-empty string', input.json)
+  return [
+    input.kind,
+    input.receiptId,
+    input.timestamp ?? null,
+    input.tenant ?? null,
+    input.capabilityId ?? null,
+    input.toolServer ?? null,
+    input.toolName ?? null,
+    input.sessionId ?? null,
+    input.parentRequestId ?? null,
+    input.requestId ?? null,
+    input.json,
+  ]
 }

@@ -59,7 +59,7 @@ export function spawnGate(args: string[], options: SpawnOptions = {}): Promise<G
     const onData = (chunk: Buffer) => {
       out += chunk.toString('utf8')
       // `gate sidecar` says "listening on URL"; `gate api protect` "protecting UPSTREAM with N routes on URL"
-      const m = /(?:listening on|routes on) ((?:http:\/\/|unix:)[^\s"]+)/.exec(out)
+      const m = /(?:listening on|routes on) ((?:https?:\/\/|unix:)[^\s"]+)/.exec(out)
       if (m !== null) {
         clearTimeout(timer)
         resolve({

@@ -6,7 +6,7 @@ import { readBody, sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import type { AuthorityPort, TrustAuthenticator } from '../ports.js'
 import { readQueryParameters } from '../query-params.js'
-import { TRUST_POST_BODY_LIMIT } from './capabilities.js'
+import { TRUST_POST_BODY_LIMIT } from './json-body.js'
 import { authorityBlock } from './health.js'
 
 export function createAuthorityStatusRoute(deps: { auth: TrustAuthenticator; authority: AuthorityPort }) {

@@ -2,14 +2,15 @@
 // admin-only. Inputs are checked field by field with messages naming the field.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { CapabilityScope } from '@gate/sdk'
-import { parseJsonBody, readBody, sendJson, sendTrustError } from '@gate/sdk/server'
+import { sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import { TrustRequestError } from '../errors.js'
 import { readQueryParameters } from '../query-params.js'
 import type { CapabilityIssuerPort, RevocationPort, TrustAuthenticator } from '../ports.js'
 
-/** Body-size limit of the POST routes (spec 03 leaves the value to the implementation). */
-export const TRUST_POST_BODY_LIMIT = 64 * 1024
+import { readJsonObject } from './json-body.js'
+
+export { TRUST_POST_BODY_LIMIT } from './json-body.js'
 /** Longest capability lifetime issued: one year. */
 export const MAX_TTL_SECONDS = 366 * 24 * 3600
 
@@ -62,15 +63,6 @@ export function createRevokeRoute(deps: { auth: TrustAuthenticator; revocations:
 /** The warning of a revocation of an id the store never issued. */
 function neverIssuedWarning(capabilityId: string): string {
   return `no capability ${capabilityId} was issued here; it is recorded as revoked anyway (a token with this id from another issuer is refused too): check the id`
-}
-
-async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const buf = await readBody(req, TRUST_POST_BODY_LIMIT)
-  const parsed = parseJsonBody(buf)
-  if (!parsed.ok) throw new TrustRequestError(parsed.problem)
-  const value = parsed.value
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TrustRequestError('body must be a JSON object')
-  return value as Record<string, unknown>
 }
 
 function checkScope(scope: unknown): CapabilityScope {

@@ -1,17 +1,19 @@
-// GET /health (spec 03): per-node health without authentication. A single node is never clustered, so
-// the cluster block is absent; `federation` says federation is off. No build identifier is published
+// GET /health (spec 03): per-node health without authentication. A node over a shared database is
+// clustered and carries the cluster block (cluster.ts); a single SQLite node is not, and has none.
+// `federation` says federation is off. No build identifier is published
 // (spec 03, clustered upgrade procedure) and no store paths either (the route is unauthenticated).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { sendJson } from '@gate/sdk/server'
-import type { AuthorityPort, HealthPort } from '../ports.js'
+import type { AuthorityPort, ClusterPort, HealthPort } from '../ports.js'
 
-export function createTrustHealthRoute(deps: { authority: AuthorityPort; health: HealthPort }) {
+export function createTrustHealthRoute(deps: { authority: AuthorityPort; health: HealthPort; cluster?: ClusterPort }) {
   return (_req: IncomingMessage, res: ServerResponse): void => {
     const stores = deps.health.stores()
     const healthy = Object.values(stores).every(store => store.healthy)
     sendJson(res, healthy ? 200 : 503, {
       status: healthy ? 'healthy' : 'unhealthy',
-      clustered: false,
+      clustered: deps.cluster !== undefined,
+      ...(deps.cluster === undefined ? {} : { cluster: deps.cluster.block() }),
       authority: authorityBlock(deps.authority),
       stores: {
         healthy,

@@ -1,13 +1,18 @@
 // Every trust-control route in one table, so `gate trust serve` and the sidecar mount the same set.
 // Each handler is wrapped with the response headers spec 03 puts on every trust-control response
 // (a Content-Security-Policy layer) plus no-store: receipts and reports are never cached by proxies.
-import type { TrustDeps } from '../ports.js'
+import { sendTrustError } from '@gate/sdk/server'
+import { NoQuorumError } from '../errors.js'
+import type { ClusterPort, TrustDeps } from '../ports.js'
 import { AnalyticsRollup } from '../analytics-rollup.js'
 import { ReceiptQueryEngine } from '../receipt-query.js'
 import { createAnalyticsRoute } from './analytics.js'
 import { createAuthorityRotateRoute, createAuthorityStatusRoute } from './authority.js'
+import { createBudgetCaptureRoute } from './budgets.js'
+import { createClusterStatusRoute } from './cluster.js'
 import { createIssueRoute, createRevokeRoute } from './capabilities.js'
 import { createTrustHealthRoute } from './health.js'
+import { createEnrollRoute, createIngestRoute, createListKeysRoute } from './ingest.js'
 import { createAppendReceiptRoute, createListReceiptsRoute } from './listed-receipts.js'
 import { createAgentReceiptsRoute, createReceiptByIdRoute, createReceiptQueryRoute } from './receipts.js'
 import { createOperatorReportRoute } from './reports.js'
@@ -58,8 +63,33 @@ export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = 
     { method: 'GET', path: '/v1/receipts/:receipt_id', handler: createReceiptByIdRoute(read) },
     ...createTransparencyRoutes({ auth: deps.auth, corpus: deps.corpus, transparency: deps.transparency }),
   ]
+  const { ingest, budgetCapture, cluster } = deps
+  if (ingest !== undefined) {
+    routes.push(
+      { method: 'POST', path: '/v1/receipts/ingest', handler: createIngestRoute({ auth: deps.auth, ingest }) },
+      { method: 'POST', path: '/v1/keys/enroll', handler: createEnrollRoute({ auth: deps.auth, ingest }) },
+      { method: 'GET', path: '/v1/keys', handler: createListKeysRoute({ auth: deps.auth, ingest }) },
+    )
+  }
+  if (budgetCapture !== undefined) routes.push({ method: 'POST', path: '/v1/budgets/capture', handler: createBudgetCaptureRoute({ auth: deps.auth, budgetCapture }) })
+  if (cluster !== undefined) routes.push({ method: 'GET', path: '/v1/internal/cluster/status', handler: createClusterStatusRoute({ cluster }) })
   if (options.health !== false) routes.unshift({ method: 'GET', path: '/health', handler: createTrustHealthRoute(deps) }, ...createUiRoutes())
-  return routes.map(route => ({ ...route, handler: withTrustHeaders(route.handler) }))
+  return routes.map(route => ({ ...route, handler: withTrustHeaders(cluster !== undefined && route.method === 'POST' ? withQuorum(cluster, route.handler) : route.handler) }))
+}
+
+/**
+ * spec 03: a cluster-aware mutating request without quorum fails with 503, before anything is read or
+ * written (a node that lost its database sees no peers, so it has no quorum either).
+ */
+export function withQuorum(cluster: ClusterPort, handler: TrustHandler): TrustHandler {
+  return (req, res, params, url) => {
+    const block = cluster.block()
+    if (!block.hasQuorum) {
+      sendTrustError(res, new NoQuorumError(`this node reaches ${block.reachableNodes} of ${block.peerCount + 1} nodes, quorum is ${block.quorumSize}`))
+      return
+    }
+    return handler(req, res, params, url)
+  }
 }
 
 /** Sets the trust-control response headers, then runs `handler`. */
