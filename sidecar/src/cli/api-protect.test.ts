@@ -216,7 +216,8 @@ t.test('gate api protect with a --spec and a durable receipt store', async t => 
     '--upstream', upstream.url,
     '--spec', files.spec,
     '--receipt-store', files.store,
-    '--upstream-timeout-secs', '1',
+    // short enough for the hang tests, long enough to move 10 MiB through a loaded two-core host
+    '--upstream-timeout-secs', '5',
   ])
   t.match(gate.output(), new RegExp(`protecting ${upstream.url} with 9 routes on ${gate.url.replace(/[.]/g, '\\.')}`), 'logs route count, upstream and bound address')
 
@@ -386,7 +387,7 @@ t.test('gate api protect with a --spec and a durable receipt store', async t => 
     t.equal(chunks.join(''), 'first\nsecond\n')
   })
 
-  t.test('an upstream that hangs past --upstream-timeout-secs 1 gets a bounded 502 with a receipt', async t => {
+  t.test('an upstream that hangs past --upstream-timeout-secs 5 gets a bounded 502 with a receipt', async t => {
     const r = await request(`${gate.url}/hang`)
     t.equal(r.statusCode, 502)
     t.match(await r.body.text(), /--upstream-timeout-secs/)

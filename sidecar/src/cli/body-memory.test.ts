@@ -91,9 +91,14 @@ t.test('a body that would take the bytes in flight past 128 MiB is refused with 
     const res = await request(`${gate.url}/gate/evaluate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: probe })
     return { status: res.statusCode, retryAfter: res.headers['retry-after'], text: await res.body.text() }
   }
-  // the held bytes arrive at the server's pace: probe until they are all charged (bounded)
+  // the held bytes arrive at the server's pace (slow on a loaded host): probe until they are all
+  // charged, for at most 60 s
+  const until = Date.now() + 60_000
   let answer = await send()
-  for (let tries = 0; answer.status !== 503 && tries < 100; tries++) answer = await send()
+  while (answer.status !== 503 && Date.now() < until) {
+    await new Promise(resolve => setTimeout(resolve, 100))
+    answer = await send()
+  }
   t.equal(answer.status, 503, 'a 4 MiB body on top of 126 MiB in flight is refused')
   t.equal(answer.retryAfter, '1')
   t.match(JSON.parse(answer.text), { error: 'gate_sidecar_unavailable', message: /request body bytes in flight/ })
