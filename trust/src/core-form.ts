@@ -2,7 +2,7 @@
 // `toCoreReceiptWithKeypair` under the authority's current signer, serialized as canonical JSON. Ed25519
 // signatures are deterministic, so the read path and a rotation's conversion produce the same bytes for a
 // row whenever they compute it.
-import { canonicalJson, parseJsonExact, toCoreReceiptWithKeypair, type HttpReceipt, type Signer } from '@gate/sdk'
+import { toCoreReceiptJson, type HttpReceipt, type Signer } from '@gate/sdk'
 
 /** Why a stored HttpReceipt has no core form under `signer`. */
 export type CoreFormProblem = 'foreign_key' | 'unreadable' | 'unconvertible'
@@ -14,7 +14,9 @@ export type CoreFormResult = { json: string } | { problem: CoreFormProblem; deta
 export function toCoreJson(httpJson: string, signer: Signer): CoreFormResult {
   let receipt: HttpReceipt
   try {
-    receipt = parseJsonExact(httpJson) as HttpReceipt
+    // A stored text: written by this store's writer or taken in through ingest's strict reader, so the
+    // built-in parser (about 3x faster than the strict one) reads it the same.
+    receipt = JSON.parse(httpJson) as HttpReceipt
   } catch (err) {
     return { problem: 'unreadable', detail: (err as Error).message }
   }
@@ -24,7 +26,7 @@ export function toCoreJson(httpJson: string, signer: Signer): CoreFormResult {
   // Signing with another key would produce a core receipt whose kernel_key is not its signer.
   if (receipt.kernel_key !== signer.publicKey) return { problem: 'foreign_key', detail: `signed by ${receipt.kernel_key}, not the current authority key` }
   try {
-    return { json: canonicalJson(toCoreReceiptWithKeypair(receipt, signer)) }
+    return { json: toCoreReceiptJson(receipt, signer) }
   } catch (err) {
     return { problem: 'unconvertible', detail: (err as Error).message }
   }

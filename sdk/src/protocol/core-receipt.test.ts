@@ -7,6 +7,7 @@ import {
   signHttpReceipt,
   toCoreReceipt,
   signCoreReceipt,
+  toCoreReceiptJson,
   toCoreReceiptWithKeypair,
   verdictToDecision,
   verifyCoreReceipt,
@@ -49,6 +50,29 @@ t.test('the mapping table: copied, constant, derived and re-signed fields', asyn
   const { id: _i, signature: _s, content_hash, ...preimage } = c
   t.equal(content_hash, sha256Hex(canonicalJson(preimage)))
   t.ok(verifyCoreReceipt(c, { trustedKeys }).ok)
+})
+
+t.test('toCoreReceiptJson writes the bytes of the canonical toCoreReceiptWithKeypair, for every algorithm', async t => {
+  const bodies = [
+    exampleReceiptBody(),
+    exampleReceiptBody({ capability_id: 'cap-9', evidence: [{ guard_name: 'CapabilityGuard', verdict: true, details: 'é \u2028 "q"' }] }),
+    exampleReceiptBody({ verdict: { verdict: 'deny', reason: 'x', guard: 'CapabilityGuard' }, metadata: { z: [1, { b: 2, a: null }], a: 'ü' } }),
+    exampleReceiptBody({ actor_chain: [{ subject: 'a', capability_id: 'c1' }] } as never),
+  ]
+  for (const algorithm of ['ed25519', 'p256', 'p384'] as const) {
+    const s = exampleSigner(algorithm)
+    for (const body of bodies) {
+      const r = signHttpReceipt(body, s)
+      const json = toCoreReceiptJson(r, s)
+      const expected = canonicalJson(toCoreReceiptWithKeypair(r, s))
+      // ECDSA signatures are randomized: compare the rest of the text; Ed25519's are deterministic
+      const unsigned = (text: string) => text.replace(/"signature":"[^"]*"/, '"signature":""')
+      if (algorithm === 'ed25519') t.equal(json, expected, `${algorithm}: the same bytes`)
+      else t.equal(unsigned(json), unsigned(expected), `${algorithm}: the same bytes but the signature`)
+      t.ok(verifyCoreReceipt(JSON.parse(json), { trustedKeys: [s.publicKey] }).ok, `${algorithm}: it verifies`)
+    }
+  }
+  t.throws(() => toCoreReceiptJson(signHttpReceipt(exampleReceiptBody(), signer), exampleSigner('ed25519', 1)), { code: 'gate_receipt_sign_failed' })
 })
 
 t.test('null capability_id becomes the empty string', async t => {

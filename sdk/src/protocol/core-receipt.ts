@@ -9,7 +9,7 @@
 // recompute it in general (the content is not in the receipt), so it checks its form only.
 import { GateError, SigningError } from '../errors.js'
 import type { CoreDecision, CoreReceipt, HttpReceipt, Verdict, VerifyReceiptResponse } from '../types.js'
-import { canonicalJson } from './canonical-json.js'
+import { CanonicalMembers, canonicalJson } from './canonical-json.js'
 import type { CryptoBackendName } from './crypto-backend.js'
 import { utf8 } from './hex.js'
 import { sha256Hex } from './sha256.js'
@@ -68,6 +68,36 @@ export function toCoreReceiptWithKeypair(receipt: HttpReceipt, signer: Signer): 
  * `coreReceiptId` of it is the id its core form has.
  */
 export function coreReceiptBody(receipt: HttpReceipt, algorithm: 'ed25519' | 'p256' | 'p384' = 'ed25519'): Record<string, unknown> {
+  const body = coreBodyFields(receipt, algorithm)
+  body.content_hash = sha256Hex(canonicalJson(body))
+  return body
+}
+
+/**
+ * The canonical JSON of `toCoreReceiptWithKeypair(receipt, signer)`, written in one pass: each member
+ * is canonicalized once and the content hash preimage, the id preimage, the signed bytes and the stored
+ * text are joined from those member texts (trust-control converts a page of receipts per first read).
+ */
+export function toCoreReceiptJson(receipt: HttpReceipt, signer: Signer): string {
+  if (signer.publicKey !== receipt.kernel_key) {
+    throw new SigningError('the keypair does not match the receipt kernel_key, so the core receipt would not verify')
+  }
+  const body = coreBodyFields(receipt, signer.algorithm)
+  const problem = kindCoherenceProblem(body)
+  if (problem !== undefined) throw new SigningError(problem)
+  const members = new CanonicalMembers(body)
+  members.set('content_hash', `"${sha256Hex(members.join())}"`)
+  const bodyText = members.join()
+  const id = sha256Hex(bodyText)
+  // canonical {id, body}: "body" sorts before "id"
+  const signature = signer.sign(utf8(`{"body":${bodyText},"id":"${id}"}`))
+  members.set('id', `"${id}"`)
+  members.set('signature', `"${signature}"`)
+  return members.join()
+}
+
+/** The core body of spec 02's mapping table, without `content_hash`. */
+function coreBodyFields(receipt: HttpReceipt, algorithm: 'ed25519' | 'p256' | 'p384'): Record<string, unknown> {
   const parameters = { method: receipt.method, route: receipt.route_pattern, request_id: receipt.request_id }
   const body: Record<string, unknown> = {
     timestamp: receipt.timestamp,
@@ -90,7 +120,6 @@ export function coreReceiptBody(receipt: HttpReceipt, algorithm: 'ed25519' | 'p2
   if (receipt.evidence !== undefined) body.evidence = receipt.evidence
   if (receipt.metadata !== undefined) body.metadata = receipt.metadata
   if (algorithm !== 'ed25519') body.algorithm = algorithm
-  body.content_hash = sha256Hex(canonicalJson(body))
   return body
 }
 
