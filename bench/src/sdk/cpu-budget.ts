@@ -24,7 +24,7 @@ import {
   extractCallerIdentity,
   parseQuery,
   readGateHeaders,
-  receiptTextOf,
+  readJson,
   resolveGateOptions,
   sha256Hex,
   utf8,
@@ -57,8 +57,7 @@ const STEPS = [
   'GateHttpRequest (id, body hash, time)',
   'serialize (JSON.stringify)',
   'transport: send, receive',
-  'parse answer (JSON.parse)',
-  'find the receipt text',
+  'read answer and receipt text (readJson)',
   'schema check (evaluate response)',
   'receipt binding checks',
   'receipt id + signature (over the received bytes)',
@@ -99,8 +98,9 @@ async function captureFixture(transport: SidecarTransport): Promise<Fixture> {
   const requestText = JSON.stringify(request)
   const res = await transport.send('POST', '/gate/evaluate', JSON_HEADERS, requestText)
   const live = JSON.parse((await transport.send('GET', '/gate/live', { accept: 'application/json' })).text) as { kernel_key: string }
-  const answer = JSON.parse(res.text) as SidecarEvaluation
-  const receiptText = receiptTextOf(res.text)
+  const read = readJson(res.text, { rawMemberOf: 'receipt' })
+  const answer = read.value as SidecarEvaluation
+  const receiptText = read.rawMember
   if (res.status !== 200 || answer.verdict.verdict !== 'allow' || receiptText === undefined) throw new Error(`the sidecar did not allow the bench request: ${res.status} ${res.text.slice(0, 200)}`)
   return { request, requestText, answerText: res.text, answer, receiptText, kernelKey: live.kernel_key }
 }
@@ -126,8 +126,7 @@ function stepsAlone(f: Fixture): Record<Step, number> {
     'GateHttpRequest (id, body hash, time)': cpuPerCall(() => buildGateHttpRequest({ method: 'GET', path: '/pets', routePattern: '/pets', caller, body: null, query: f.request.query })),
     'serialize (JSON.stringify)': cpuPerCall(() => JSON.stringify(f.request)),
     'transport: send, receive': NaN, // the exchange waits on the sidecar: see the transports table
-    'parse answer (JSON.parse)': cpuPerCall(() => JSON.parse(f.answerText)),
-    'find the receipt text': cpuPerCall(() => receiptTextOf(f.answerText)),
+    'read answer and receipt text (readJson)': cpuPerCall(() => readJson(f.answerText, { rawMemberOf: 'receipt' })),
     'schema check (evaluate response)': cpuPerCall(() => validator(f.answer)),
     'receipt binding checks': cpuPerCall(() => receiptBindingProblem(f.answer, { request: f.request, nonceId: undefined, nonceBoundRequestId: undefined })),
     'receipt id + signature (over the received bytes)': cpuPerCall(() => checkHttpReceipt(f.answer.receipt, { trustedKeys: [f.kernelKey], receiptText: f.receiptText }), ITERATIONS / 4),
@@ -183,10 +182,10 @@ async function stepsInPlace(transport: SidecarTransport, kernelKey: string): Pro
     const used = process.cpuUsage(cpu)
     samples['transport: send, receive'].push(used.user + used.system)
     t = performance.now()
-    const answer = JSON.parse(res.text) as SidecarEvaluation
-    lap('parse answer (JSON.parse)')
-    const receiptText = receiptTextOf(res.text)
-    lap('find the receipt text')
+    const read = readJson(res.text, { rawMemberOf: 'receipt' })
+    const answer = read.value as SidecarEvaluation
+    const receiptText = read.rawMember
+    lap('read answer and receipt text (readJson)')
     if (!validator(answer)) throw new Error('the answer fails its schema')
     lap('schema check (evaluate response)')
     const problem = receiptBindingProblem(answer, { request, nonceId: undefined, nonceBoundRequestId: undefined })

@@ -3,8 +3,7 @@
 // reads it; anything but a 200 with a valid body is gate_evaluation_failed.
 import type { EvaluateResponse, GateHttpRequest, HealthResponse, HttpReceipt, VerifyReceiptResponse } from '../types.js'
 import { EvaluationFailedError, SidecarUnavailableError } from '../errors.js'
-import { readJson } from '../protocol/json-reader.js'
-import { jsonObjectMembers, type JsonMember } from '../protocol/json-text.js'
+import { readJson, type JsonReadOptions, type JsonReadResult } from '../protocol/json-reader.js'
 import { APPROVAL_ID_HEADER, CAPABILITY_HEADER, EXECUTION_NONCE_HEADER } from './gate-headers.js'
 
 /** A sidecar answer: status and body text. */
@@ -54,6 +53,8 @@ const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([404, 408, 429])
 
 const JSON_HEADERS: Record<string, string> = Object.freeze({ 'content-type': 'application/json', accept: 'application/json' })
 const HEADER_SAFE = /^[\x21-\x7e]+$/
+/** Read the evaluate answer once: its value and the `receipt` member's source text. */
+const RECEIPT_MEMBER: JsonReadOptions = Object.freeze({ rawMemberOf: 'receipt' })
 
 /** The sidecar calls of the middleware, answers schema-checked. */
 export class SidecarClient {
@@ -79,16 +80,18 @@ export class SidecarClient {
       if (extra.nonceId !== undefined) headers[EXECUTION_NONCE_HEADER] = extra.nonceId
     }
     const res = await this.#transport.send('POST', '/gate/evaluate', headers, JSON.stringify(request))
-    const value = this.#decode(res, 'gate.http.evaluate_response.v1', '/gate/evaluate') as SidecarEvaluation
+    // one read yields the value and the receipt's source text (the bytes its id and signature cover)
+    const read = this.#decode(res, 'gate.http.evaluate_response.v1', '/gate/evaluate', RECEIPT_MEMBER)
+    const value = read.value as SidecarEvaluation
     const approval = (value as { approval?: unknown }).approval
     if (approval !== undefined && !isApprovalHandle(approval)) throw new EvaluationFailedError('/gate/evaluate: approval is not {approval_id, resume_path}')
-    return { value, receiptText: receiptTextOf(res.text) }
+    return { value, receiptText: read.rawMember }
   }
 
   /** GET /gate/live: liveness and the signer's public key. */
   async live(): Promise<HealthResponse> {
     const res = await this.#transport.send('GET', '/gate/live', { accept: 'application/json' })
-    return this.#decode(res, 'gate.http.health.v1', '/gate/live') as HealthResponse
+    return this.#decode(res, 'gate.http.health.v1', '/gate/live').value as HealthResponse
   }
 
   /** POST /gate/verify. */
@@ -96,44 +99,26 @@ export class SidecarClient {
     const res = await this.#transport.send('POST', '/gate/verify', JSON_HEADERS, JSON.stringify(receipt))
     // spec 02: these statuses mean "cannot answer now", not "answered wrongly"
     if (UNAVAILABLE_STATUSES.has(res.status) || res.status >= 500) throw new SidecarUnavailableError(res.status, describeErrorBody(res.text))
-    return this.#decode(res, 'gate.http.verify_response.v1', '/gate/verify') as VerifyReceiptResponse
+    return this.#decode(res, 'gate.http.verify_response.v1', '/gate/verify').value as VerifyReceiptResponse
   }
 
   close(): Promise<void> {
     return this.#transport.close()
   }
 
-  #decode(res: TransportResponse, schemaId: string, route: string): unknown {
+  #decode(res: TransportResponse, schemaId: string, route: string, options?: JsonReadOptions): JsonReadResult {
     if (res.status !== 200) throw new EvaluationFailedError(`${route} answered ${res.status}${describeErrorBody(res.text)}`)
-    let value: unknown
+    let read: JsonReadResult
     try {
       // the project's one JSON reader: a lying sidecar's deeply nested answer is refused unbuilt
-      value = readJson(res.text).value
+      read = readJson(res.text, options)
     } catch (err) {
       throw new EvaluationFailedError(`${route} answered invalid JSON`, err)
     }
-    const result = this.#check(schemaId, value)
+    const result = this.#check(schemaId, read.value)
     if (!result.ok) throw new EvaluationFailedError(`${route} answer fails ${schemaId}: ${result.errors.slice(0, 3).join('; ')}`)
-    return value
+    return read
   }
-}
-
-/**
- * The text of the answer's one top-level `receipt` member: the bytes JSON.parse read `receipt` from.
- * Undefined when a member name holds an escape (`"rec\u0065ipt"` is `receipt` too, and JSON.parse keeps
- * the last of two) or there is not exactly one.
- */
-export function receiptTextOf(text: string): string | undefined {
-  const members = jsonObjectMembers(text)
-  if (members === undefined) return undefined
-  let found: JsonMember | undefined
-  for (const m of members) {
-    if (m.key.includes('\\')) return undefined
-    if (m.key !== 'receipt') continue
-    if (found !== undefined) return undefined
-    found = m
-  }
-  return found === undefined ? undefined : text.slice(found.valueStart, found.end)
 }
 
 /** The sidecar accepts the token's JSON or base64url of it; a query-decoded JSON token may not fit a header. */

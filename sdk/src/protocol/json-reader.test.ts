@@ -119,6 +119,19 @@ t.test("bigIntegers 'bigint' keeps integers past 2^53 exact; 'number' rounds as 
   t.same(readJson('[9007199254740993]').value, [9007199254740992])
 })
 
+t.test('rawMemberOf returns the one top-level member value as sent, or nothing it cannot vouch for', async t => {
+  const raw = (text: string) => readJson(text, { rawMemberOf: 'receipt' }).rawMember
+  t.equal(raw('{"a":1, "receipt" : {"z":1,  "a":[1 , 2]} ,"b":"\\u0041"}'), '{"z":1,  "a":[1 , 2]}', 'the bytes between the colon and what follows')
+  t.equal(raw('{"receipt":null}'), 'null')
+  t.equal(raw('{"receipts":{}}'), undefined, 'another name')
+  t.equal(raw('{"x":{"receipt":{}}}'), undefined, 'only a top-level member')
+  t.equal(raw('{"receipt":{"a":1},"receipt":{"a":2}}'), undefined, 'twice: the value keeps the last, so no text is trusted')
+  t.equal(raw('{"rec\\u0065ipt":{"a":2},"receipt":{"a":1}}'), undefined, 'an escaped name may be the same member')
+  t.equal(raw('{"receipt":{"a":1},"\\u0078":1}'), undefined, 'any escaped top-level name')
+  t.equal(raw('[{"receipt":1}]'), undefined, 'not an object')
+  t.equal(readJson('{"receipt":1}').rawMember, undefined, 'not asked for')
+})
+
 t.test('syntax errors say where', async t => {
   for (const [text, detail] of [
     ['', /no value/],

@@ -24,6 +24,8 @@ export interface JsonReadOptions {
   rawElementsOf?: string
   /** A member name whose number values are also returned as source literals, keyed by the holding object. */
   numberLiteralsOf?: string
+  /** A top-level object member whose value is also returned as its exact source text (`rawMember`). */
+  rawMemberOf?: string
 }
 
 /** The defaults of `JsonReadOptions` (request bodies; documents read at start-up pass their own). */
@@ -38,6 +40,12 @@ export interface JsonReadResult {
   rawElements?: string[]
   /** Source literals of the `numberLiteralsOf` numbers, by holding object. */
   numberLiterals?: WeakMap<object, string>
+  /**
+   * The source text of the `rawMemberOf` member's value: the bytes the value was read from. Absent when
+   * the name is not there, occurs twice, or any top-level member name holds an escape (`"rec\u0065ipt"`
+   * names the same member, and the value keeps the last of two).
+   */
+  rawMember?: string
 }
 
 /** Why a text was refused: `syntax` (not JSON), `limit` (too deep or too many values), `i-json` (lone surrogate). */
@@ -67,6 +75,7 @@ export function readJson(text: string, options: JsonReadOptions = {}): JsonReadR
   const result: JsonReadResult = { value: undefined }
   if (reader.duplicate !== undefined) result.duplicateMember = reader.duplicate
   if (reader.rawSpans !== undefined) result.rawElements = reader.rawSpans.map(([start, end]) => text.slice(start, end))
+  if (reader.rawMember !== undefined && reader.rawMember !== AMBIGUOUS) result.rawMember = text.slice(reader.rawMember[0], reader.rawMember[1])
   const exact = reader.sawLongInteger && options.bigIntegers === 'bigint'
   if (!exact && !reader.sawWantedLiteral) {
     // the first pass proved the text is JSON, so JSON.parse cannot fail here
@@ -80,6 +89,7 @@ export function readJson(text: string, options: JsonReadOptions = {}): JsonReadR
 }
 
 const QUOTE = 0x22
+const AMBIGUOUS = 'ambiguous'
 const BACKSLASH = 0x5c
 
 // One pass over the text. In check mode (`build` false) nothing is allocated per value; in build mode
@@ -89,6 +99,8 @@ class Reader {
   nodes = 0
   duplicate: string | undefined
   rawSpans: [number, number][] | undefined
+  /** The value span of the `rawMemberOf` member; AMBIGUOUS once no single span can be trusted. */
+  rawMember: [number, number] | typeof AMBIGUOUS | undefined
   literals: WeakMap<object, string> | undefined
   sawLongInteger = false
   sawWantedLiteral = false
@@ -320,7 +332,9 @@ class Reader {
       if (this.s.charCodeAt(this.i) !== 0x3a /* : */) this.fail('syntax', 'expected :')
       this.i++
       this.ws()
+      const valueStart = this.i
       const v = this.value(depth, span)
+      if (depth === 1 && this.options.rawMemberOf !== undefined) this.noteRawMember(span, valueStart)
       if (out !== undefined) {
         // an own data property even for "__proto__", as JSON.parse makes it
         if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
@@ -336,6 +350,18 @@ class Reader {
         this.i--
         this.fail('syntax', 'expected , or }')
       }
+    }
+  }
+
+  /** Records the top-level member's value span when it is `rawMemberOf`, or that none can be trusted. */
+  noteRawMember(span: [number, number], valueStart: number): void {
+    if (this.rawMember === AMBIGUOUS) return
+    const name = this.options.rawMemberOf as string
+    let escaped = false
+    for (let k = span[0] + 1; k < span[1] - 1 && !escaped; k++) escaped = this.s.charCodeAt(k) === BACKSLASH
+    if (escaped) this.rawMember = AMBIGUOUS
+    else if (span[1] - span[0] === name.length + 2 && this.s.startsWith(name, span[0] + 1)) {
+      this.rawMember = this.rawMember === undefined ? [valueStart, this.i] : AMBIGUOUS
     }
   }
 
