@@ -45,6 +45,12 @@ export interface SqliteDatabase extends SqliteExecutor {
   batch(statements: readonly SqlStatement[]): Promise<RunResult[]>
   /** Runs `fn` in one IMMEDIATE transaction that no other statement on this connection interleaves with; rolls back when it throws. */
   transaction<R>(fn: (tx: SqliteExecutor) => Promise<R>): Promise<R>
+  /**
+   * Runs `sql` (statements without parameters) as one IMMEDIATE transaction in a single call into
+   * SQLite, so the write lock is never held while a statement waits for the event loop (a second
+   * connection to a file the receipt writer commits to); rolls back and rejects when one fails.
+   */
+  transactionScript(sql: string): Promise<void>
   close(): Promise<void>
 }
 
@@ -255,6 +261,18 @@ class SerializedDatabase implements SqliteDatabase {
         throw err
       }
       return result
+    })
+  }
+
+  transactionScript(sql: string): Promise<void> {
+    return this.#enqueue(async () => {
+      try {
+        await this.#connection.exec(`BEGIN IMMEDIATE;\n${sql}\nCOMMIT;`)
+      } catch (err) {
+        // the failed statement left the transaction open (or COMMIT failed): end it
+        await this.#connection.exec('ROLLBACK').catch(() => undefined)
+        throw err
+      }
     })
   }
 

@@ -3,7 +3,7 @@
 // node reads, checkpoints in one transaction, and refusals.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
-import { createMemoryNodeReader, createSigner, receiptLeafHash, rootAt, signCheckpointStatement, bytesToHex, type CheckpointStatement, type TreeNode } from '@gate/sdk'
+import { createMemoryNodeReader, createSigner, receiptLeafHash, rootAt, signCheckpointStatement, statementHash, bytesToHex, type CheckpointStatement, type TreeNode } from '@gate/sdk'
 import { openDatabase, openReceiptStore, openTransparencyLogStore } from './index.js'
 import { receiptRow } from '../testing/receipt-rows.js'
 
@@ -42,7 +42,9 @@ t.test('nodes are stored compare-and-set on the tree size and read back exactly'
   for (const id of ids) memory.tree.append(receiptLeafHash(id), n => nodes.push(n))
   t.equal(await log.appendNodes(1, 7, nodes), false, 'a stale expected size writes nothing')
   t.equal(await log.treeSize(), 0)
-  t.equal(await log.appendNodes(0, 7, nodes), true)
+  t.equal(await log.leafHashesFrom(0, 10).then(h => h.length), 0, 'no node of the refused batch was stored')
+  await t.rejects(log.appendNodes(0, 7, [{ ...nodes[0]!, index: -1 }]), { code: 'gate_bad_request' }, 'a position that is not a non-negative integer never reaches the SQL text')
+  t.equal(await log.appendNodes(0, 7, nodes), true, 'the connection is usable after a refused batch (rolled back)')
   t.equal(await log.treeSize(), 7)
   t.equal(bytesToHex(await rootAt(7, log)), bytesToHex(memory.tree.root()), 'the stored nodes rebuild the root')
   t.equal((await log.leafHashesFrom(5, 10)).length, 2)
@@ -69,6 +71,35 @@ t.test('checkpoints are added against the newest one inside one transaction', as
   t.equal(await log.checkpoint(4), undefined)
   await t.rejects(log.addCheckpoint(() => statement(9)), 'a second statement of one size is refused')
   t.equal(await log.checkpointCount(), 2)
+})
+
+t.test('checkpointers on two connections racing make one chain: each builds on the newest stored', async t => {
+  const { path } = await receiptFile(t, 1)
+  const a = await openTransparencyLogStore(path, { driver })
+  const b = await openTransparencyLogStore(path, { driver })
+  t.teardown(async () => {
+    await a.close()
+    await b.close()
+  })
+  const next = (latest: CheckpointStatement | undefined) =>
+    signCheckpointStatement(
+      { log_id: 'ab'.repeat(32), tree_size: (latest?.tree_size ?? 0) + 1, root_hash: 'cd'.repeat(32), timestamp: 1, chain_root: latest === undefined ? undefined : statementHash(latest) },
+      signer,
+    )
+  // one at a time per process (the checkpointer's own calls are exclusive), the two processes at once
+  const results = (
+    await Promise.all(
+      [a, b].map(async log => {
+        const mine = []
+        for (let i = 0; i < 10; i++) mine.push(await log.addCheckpoint(next))
+        return mine
+      }),
+    )
+  ).flat()
+  t.ok(results.every(r => r.created), 'every call stored one')
+  const chain = await a.checkpoints(0, 100)
+  t.same(chain.map(s => s.tree_size), Array.from({ length: 20 }, (_, i) => i + 1), 'no size taken twice, none skipped')
+  for (let i = 1; i < chain.length; i++) t.equal(chain[i]!.chain_root, statementHash(chain[i - 1]!), `checkpoint ${i + 1} chains to the one before`)
 })
 
 t.test('a file that is not a receipt store is refused', async t => {

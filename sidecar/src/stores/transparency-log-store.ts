@@ -2,13 +2,16 @@
 // the receipts: its own connection, three tables of its own (created if absent, so older files gain
 // them on first open), and reads of the receipts table by seq. Writes are short IMMEDIATE transactions
 // (a batch of nodes, or one checkpoint); the receipt writer waits out at most one of them (busy_timeout).
+// A batch of nodes is one SQL script run in a single call into SQLite: as a sequence of statements from
+// a busy event loop it held the write lock across event-loop turns, and the receipt writer's commits
+// waited on it (a fifth of them under load on the sqlite3 addon).
 //
 // Keeping the tree inside the receipt file means one file to back up, but it also means rolling the file
 // back rolls the tree and checkpoints back with it: the reference that catches that lives elsewhere
 // (docs/transparency.md, Rollback).
 import { randomBytes } from 'node:crypto'
-import type { CheckpointStatement, TreeNode, TreeNodeRef } from '@gate/sdk'
-import { StoreFailedError } from '../errors.js'
+import { bytesToHex, type CheckpointStatement, type TreeNode, type TreeNodeRef } from '@gate/sdk'
+import { StoreFailedError, StoreInputError } from '../errors.js'
 import type { AuditedReceipt, LogReceipt, TransparencyLogBackend } from '../transparency/log-backend.js'
 import { openDatabase, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
 
@@ -30,8 +33,11 @@ const SCHEMA = [
   )`,
 ]
 
-// 3 parameters per node row, under SQLite's default limit of 999 bound parameters
-const NODES_PER_INSERT = 300
+// the tree_size update of appendNodes fails with this when the stored tree moved (compare-and-set)
+const TREE_MOVED = /NOT NULL constraint failed: transparency_state\.tree_size/
+// and the checkpoint insert of addCheckpoint with this when another checkpoint was added meanwhile
+const CHECKPOINTS_MOVED = /NOT NULL constraint failed: transparency_checkpoints\.statement/
+const MAX_CHECKPOINT_ATTEMPTS = 10
 
 /** Opens the log's tables in the receipt file at `path` (a file: an in-memory store has no log). */
 export async function openTransparencyLogStore(path: string, options: DatabaseOptions = {}): Promise<TransparencyLogStore> {
@@ -93,20 +99,22 @@ export class TransparencyLogStore implements TransparencyLogBackend {
     return out
   }
 
-  appendNodes(expectedSize: number, newSize: number, nodes: readonly TreeNode[]): Promise<boolean> {
-    return this.#db.transaction(async tx => {
-      const state = await tx.get<{ tree_size: number }>('SELECT tree_size FROM transparency_state WHERE id = 1')
-      if (state?.tree_size !== expectedSize) return false
-      for (let i = 0; i < nodes.length; i += NODES_PER_INSERT) {
-        const chunk = nodes.slice(i, i + NODES_PER_INSERT)
-        await tx.run(
-          `INSERT OR REPLACE INTO transparency_nodes (level, idx, hash) VALUES ${chunk.map(() => '(?, ?, ?)').join(', ')}`,
-          chunk.flatMap(n => [n.level, n.index, n.hash]),
-        )
-      }
-      await tx.run('UPDATE transparency_state SET tree_size = ? WHERE id = 1', [newSize])
-      return true
-    })
+  async appendNodes(expectedSize: number, newSize: number, nodes: readonly TreeNode[]): Promise<boolean> {
+    // Literal values (a script takes no parameters): integers checked here, hashes as blob literals.
+    for (const n of [expectedSize, newSize, ...nodes.flatMap(node => [node.level, node.index])]) {
+      if (!Number.isSafeInteger(n) || n < 0) throw new StoreInputError('tree node position', 'a non-negative integer', n)
+    }
+    // Compare-and-set first: a tree another process moved sets NULL into a NOT NULL column, which
+    // aborts the script before any node is written.
+    let sql = `UPDATE transparency_state SET tree_size = CASE tree_size WHEN ${expectedSize} THEN ${newSize} END WHERE id = 1;`
+    if (nodes.length > 0) sql += `\nINSERT OR REPLACE INTO transparency_nodes (level, idx, hash) VALUES ${nodes.map(n => `(${n.level},${n.index},X'${bytesToHex(n.hash)}')`).join(',')};`
+    try {
+      await this.#db.transactionScript(sql)
+    } catch (err) {
+      if (TREE_MOVED.test((err as Error).message)) return false
+      throw err
+    }
+    return true
   }
 
   async nodes(refs: readonly TreeNodeRef[]): Promise<Uint8Array[]> {
@@ -123,15 +131,26 @@ export class TransparencyLogStore implements TransparencyLogBackend {
     })
   }
 
-  addCheckpoint(build: (latest: CheckpointStatement | undefined) => CheckpointStatement | undefined): Promise<{ checkpoint: CheckpointStatement | undefined; created: boolean }> {
-    return this.#db.transaction(async tx => {
-      const row = await tx.get<{ statement: string }>('SELECT statement FROM transparency_checkpoints ORDER BY tree_size DESC LIMIT 1')
+  async addCheckpoint(build: (latest: CheckpointStatement | undefined) => CheckpointStatement | undefined): Promise<{ checkpoint: CheckpointStatement | undefined; created: boolean }> {
+    // Optimistic, so no lock is held while `build` signs: read the newest, build on it, and store it
+    // only if the newest is still that one (else NULL meets the NOT NULL statement column); another
+    // process's checkpoint in between means building again on it.
+    for (let attempt = 1; ; attempt++) {
+      const row = await this.#db.get<{ size: number; statement: string }>('SELECT tree_size AS size, statement FROM transparency_checkpoints ORDER BY tree_size DESC LIMIT 1')
       const latest = row === undefined ? undefined : (JSON.parse(row.statement) as CheckpointStatement)
       const next = build(latest)
       if (next === undefined) return { checkpoint: latest, created: false }
-      await tx.run('INSERT INTO transparency_checkpoints (tree_size, statement) VALUES (?, ?)', [next.tree_size, JSON.stringify(next)])
-      return { checkpoint: next, created: true }
-    })
+      if (!Number.isSafeInteger(next.tree_size) || next.tree_size < 0) throw new StoreInputError('tree_size', 'a non-negative integer', next.tree_size)
+      const text = JSON.stringify(next).replaceAll("'", "''")
+      try {
+        await this.#db.transactionScript(
+          `INSERT INTO transparency_checkpoints (tree_size, statement) VALUES (${next.tree_size}, CASE WHEN (SELECT max(tree_size) FROM transparency_checkpoints) IS ${row === undefined ? 'NULL' : row.size} THEN '${text}' END);`,
+        )
+        return { checkpoint: next, created: true }
+      } catch (err) {
+        if (!CHECKPOINTS_MOVED.test((err as Error).message) || attempt === MAX_CHECKPOINT_ATTEMPTS) throw err
+      }
+    }
   }
 
   async latestCheckpoint(): Promise<CheckpointStatement | undefined> {
