@@ -34,6 +34,7 @@ import { createRouteObserver, observeProxy, serverSources } from '../observabili
 import { registerTransparencyMetrics } from '../observability/transparency-metrics.js'
 import { errorFields, type Logger } from '../observability/logger.js'
 import type { Level } from 'pino'
+import type { FleetLink } from '../fleet/fleet-link.js'
 
 /** Resolved settings (config/service-config.ts, the same field names): nothing here defaults them. */
 export interface ServiceOptions {
@@ -60,6 +61,8 @@ export interface ServiceOptions {
   logger: Logger
   /** Level of the one line per decision (--decision-log-level). */
   decisionLevel: Level
+  /** The link to trust-control (--control-url): followed issuers and /gate/health's fleet block. */
+  fleet?: Pick<FleetLink, 'trustedIssuers' | 'health'>
 }
 
 export interface RunningService {
@@ -99,6 +102,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ports,
     observer: createDecisionObserver({ metrics, logger: options.logger, decisionLevel: options.decisionLevel }),
     trustedIssuers: options.trustedIssuers,
+    followedIssuers: options.fleet === undefined ? undefined : () => options.fleet!.trustedIssuers(),
     previousKeys: () => stores.previousKeys(),
     strictNonces: options.strictNonces,
     approvalTtlSeconds: options.approvalTtlSeconds,
@@ -115,6 +119,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     controlAuth,
     approvals: stores.approvals,
     capabilities: stores.capabilities,
+    fleet: options.fleet === undefined ? undefined : () => options.fleet!.health(),
     log: options.log,
   }
   // The sidecar's /v1 helpers: admin-only, same control token (docs/security.md).
