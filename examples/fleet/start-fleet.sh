@@ -9,7 +9,7 @@
 # prints one line once every process listens, and stops them all when it is stopped (kill, Ctrl-C).
 set -euo pipefail
 
-: "${GATE_CONTROL_TOKEN:?export GATE_CONTROL_TOKEN: the fleet's service token (at least 16 characters)}"
+: "${GATE_CONTROL_TOKEN:?export GATE_CONTROL_TOKEN, the service token of the fleet (at least 16 characters)}"
 control="127.0.0.1:${PORT:-9300}"
 state="${FLEET_STATE:-.gate/fleet}"
 if [ "$#" -eq 0 ]; then set -- 127.0.0.1:9301 127.0.0.1:9302; fi
