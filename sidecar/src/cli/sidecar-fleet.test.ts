@@ -61,4 +61,7 @@ t.test('three sidecars honour central issuance, revocation and budgets, and ship
   for (const id of stored) counts.set(id, (counts.get(id) ?? 0) + 1)
   t.equal(acknowledged.filter(id => counts.get(id) !== 1).length, 0, `each of the ${acknowledged.length} acknowledged receipts is at trust-control exactly once`)
   t.equal(stored.length, counts.size, 'no receipt is stored twice')
+  t.equal(await sidecars[0]!.stop('SIGTERM'), 0, 'SIGTERM stops a connected sidecar (its fleet loops end)')
+  await control.stop('SIGKILL')
+  t.equal(await sidecars[1]!.stop('SIGTERM'), 0, 'and one whose trust-control is gone')
 })

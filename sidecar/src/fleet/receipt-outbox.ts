@@ -123,18 +123,23 @@ export class ReceiptOutbox {
       this.#wake?.()
     }, drainMs)
     this.#draining = true
+    this.#drainStarted()
     this.#wake?.()
     await this.#loop
     clearTimeout(deadline)
+    this.#stopped = true
     await this.#options.cursor.close()
   }
 
   #draining = false
+  #drainStarted: () => void = () => undefined
+  readonly #drain = new Promise<void>(resolve => (this.#drainStarted = resolve))
   // a commit arrived since the last read of the log
   #committed = false
 
   async #run(): Promise<void> {
-    await Promise.race([this.#options.enrolment.whenEnrolled(), this.#until(() => this.#stopped)])
+    // a stop before the enrolment ends the wait (nothing could be shipped)
+    await Promise.race([this.#options.enrolment.whenEnrolled(), this.#drain])
     let backoffMs = 200
     while (!this.#stopped) {
       let shippedAny: boolean
@@ -191,10 +196,6 @@ export class ReceiptOutbox {
         done()
       }
     })
-  }
-
-  async #until(condition: () => boolean): Promise<void> {
-    while (!condition()) await this.#pause(IDLE_LOOK_MS)
   }
 }
 
