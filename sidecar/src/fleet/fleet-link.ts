@@ -13,6 +13,7 @@ import { openOutboxCursor, ReceiptOutbox, type OutboxStatus } from './receipt-ou
 import { RevocationMirror, type RevocationMirrorStatus } from './revocation-mirror.js'
 import { createRemoteBudgets } from './remote-budgets.js'
 import { ConfigError } from '../errors.js'
+import type { FleetHealth } from './fleet-health.js'
 
 /** How long a start waits for the first revocation sync (and the authority) before serving anyway. */
 const FIRST_SYNC_WAIT_MS = 5000
@@ -30,15 +31,6 @@ export interface FleetLinkOptions {
   receiptStore: string | undefined
   stores: ServiceStores
   log: (line: string) => void
-}
-
-/** /gate/health's `fleet` block. */
-export interface FleetHealth {
-  control_url: string
-  authority: { public_key: string; generation: number; trusted_key_count: number } | null
-  revocations: { cursor: number; revoked: number; sync_age_ms: number | null; stale: boolean; max_staleness_ms: number; last_error: string | null }
-  key_enrolled: boolean
-  outbox: { lag: number; shipped_seq: number; latest_seq: number; shipped: number; last_error: string | null }
 }
 
 export interface FleetLink {

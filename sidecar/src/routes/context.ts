@@ -2,7 +2,7 @@
 import type { Kernel } from '../kernel/kernel.js'
 import type { ControlAuth } from '../http/control-auth.js'
 import type { CapabilityToken } from '@gate/sdk'
-import type { FleetHealth } from '../fleet/fleet-link.js'
+import type { FleetHealth } from '../fleet/fleet-health.js'
 
 export interface ApprovalView {
   approvalId: string

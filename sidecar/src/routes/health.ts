@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { HealthResponse } from '@gate/sdk'
 import { sendJson } from '@gate/sdk/server'
 import type { RouteContext } from './context.js'
-import type { FleetHealth } from '../fleet/fleet-link.js'
+import type { FleetHealth } from '../fleet/fleet-health.js'
 
 export function createLiveRoute(ctx: RouteContext) {
   return (_req: IncomingMessage, res: ServerResponse): void => {
