@@ -378,6 +378,6 @@ export interface RevocationFeedPort {
   listAfter(afterSeq: number, limit: number): Promise<RevocationFeedEntry[]>
   /** The highest seq (0 when none). */
   latestSeq(): Promise<number>
-  /** Calls `listener` after each revocation this process commits; returns an unsubscribe. */
+  /** Calls `listener` after each revocation (and authority rotation) this process commits; returns an unsubscribe. */
   onRevoked(listener: () => void): () => void
 }

@@ -96,12 +96,27 @@ export function createBudgetCapturePort(stores: Pick<TrustStores, 'budgets'>): B
 }
 
 /**
- * The revocation feed over the revocation store, and the revoker that tells it: `revoker` wraps the
- * revocation port so a held GET /v1/revocations answers the moment a revocation commits here.
+ * The revocation feed over the revocation store, and the revoker and authority that tell it: they wrap
+ * the ports so a held GET /v1/revocations answers the moment a revocation or a rotation commits here.
  */
-export function createRevocationFeed(stores: Pick<TrustStores, 'revocations'>, revoker: RevocationPort): { feed: RevocationFeedPort; revoker: RevocationPort } {
+export function createRevocationFeed<A extends AuthorityPort>(
+  stores: Pick<TrustStores, 'revocations'>,
+  revoker: RevocationPort,
+  authority: A,
+): { feed: RevocationFeedPort; revoker: RevocationPort; authority: A } {
   const listeners = new Set<() => void>()
+  const notify = () => {
+    for (const listener of listeners) listener()
+  }
   return {
+    authority: {
+      ...authority,
+      async rotate() {
+        const status = await authority.rotate()
+        notify()
+        return status
+      },
+    },
     feed: {
       listAfter: (afterSeq, limit) => stores.revocations.listAfter(afterSeq, limit),
       latestSeq: () => stores.revocations.latestSeq(),
@@ -113,7 +128,7 @@ export function createRevocationFeed(stores: Pick<TrustStores, 'revocations'>, r
     revoker: {
       async revoke(capabilityId) {
         const result = await revoker.revoke(capabilityId)
-        if (result.newlyRevoked) for (const listener of listeners) listener()
+        if (result.newlyRevoked) notify()
         return result
       },
     },

@@ -5,7 +5,7 @@
 // once; a max_invocations budget holds across the fleet; /gate/health says revocation_backend remote.
 import t from 'tap'
 import { schemaErrors, call } from '../testing/http-client.js'
-import { evaluate, fleetHealth, issueCentrally, receiptIdsAtControl, revokeCentrally, startFleetSidecar, startTrustControl, waitUntil } from '../testing/fleet.js'
+import { evaluate, FLEET_TOKEN, fleetHealth, issueCentrally, receiptIdsAtControl, revokeCentrally, startFleetSidecar, startTrustControl, waitUntil } from '../testing/fleet.js'
 
 t.test('three sidecars honour central issuance, revocation and budgets, and ship every receipt once', async t => {
   const dir = t.testdir()
@@ -47,6 +47,13 @@ t.test('three sidecars honour central issuance, revocation and budgets, and ship
   t.same(wrong, [], '100 capabilities issued centrally: allowed on all three sidecars, then denied as capability_revoked by all three')
   latencies.sort((a, b) => a - b)
   t.comment(`revocation until all three sidecars deny, 100 revocations: p50 ${latencies[49]!.toFixed(1)} ms, p99 ${latencies[98]!.toFixed(1)} ms, max ${latencies[99]!.toFixed(1)} ms`)
+
+  // a rotation at trust-control is followed: a token signed with the new key verifies everywhere
+  const rotated = await call(`${control.url}/v1/authority`, { method: 'POST', headers: { authorization: `Bearer ${FLEET_TOKEN}` } })
+  t.equal(rotated.status, 200, 'trust-control rotated its authority key')
+  const afterRotation = await issueCentrally(control.url)
+  await waitUntil('every sidecar follows the rotation', async () => (await Promise.all(sidecars.map(s => fleetHealth(s.url)))).every(h => h.authority?.generation === 2))
+  for (const s of sidecars) t.equal((await record(s.url, afterRotation)).verdict, 'allow', `a token of the rotated key is allowed on ${s.url}`)
 
   // max_invocations: 5 across the fleet, spent round-robin on three hosts
   const budgeted = await issueCentrally(control.url, 5)

@@ -274,12 +274,13 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     })
     await clusterNode.start()
   }
-  const revocationFeed = createRevocationFeed(stores, createRevoker(stores, receipts, authority, now))
+  const revocationFeed = createRevocationFeed(stores, createRevoker(stores, receipts, authority, now), authority)
   const deps = createTrustDeps({
     stores,
     listedBackend: backend.listedBackend,
     auth,
-    authority,
+    // a rotation through POST /v1/authority also answers the sidecars' held feed requests
+    authority: revocationFeed.authority,
     issuer: createIssuer(stores, authority, now),
     revocations: revocationFeed.revoker,
     revocationFeed: revocationFeed.feed,

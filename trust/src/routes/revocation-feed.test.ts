@@ -8,18 +8,26 @@ import { createRevocationFeedRoute } from './revocation-feed.js'
 
 const TOKEN = 'feed-test-token-0123456789'
 
-function memoryFeed(): RevocationFeedPort & { revoke(id: string): void } {
+function memoryFeed(): RevocationFeedPort & { revoke(id: string): void; notify(): void; held: Promise<void> } {
   const entries: RevocationFeedEntry[] = []
   const listeners = new Set<() => void>()
+  let holding!: () => void
+  const held = new Promise<void>(resolve => (holding = resolve))
   return {
+    /** Resolves once a request is held (it subscribed). */
+    held,
     listAfter: async (after, limit) => entries.filter(e => e.seq > after).slice(0, limit),
     latestSeq: async () => entries.length,
     onRevoked(listener) {
       listeners.add(listener)
+      holding()
       return () => listeners.delete(listener)
     },
     revoke(id) {
       entries.push({ seq: entries.length + 1, capabilityId: id, revokedAt: 1_700_000_000 })
+      this.notify()
+    },
+    notify() {
       for (const l of listeners) l()
     },
   }
@@ -29,8 +37,10 @@ const auth: TrustAuthenticator = {
   authenticate: req => (req.headers.authorization === `Bearer ${TOKEN}` ? { ok: true, principal: { kind: 'admin' } } : { ok: false, status: 401, message: 'unauthorized' }),
 }
 
+const authority = { generation: 3 }
+
 async function serve(t: Test, feed: RevocationFeedPort): Promise<(query: string, token?: string) => Promise<{ status: number; body: Record<string, unknown> }>> {
-  const route = createRevocationFeedRoute({ auth, feed, authority: { status: () => ({ publicKey: 'ab'.repeat(32), generation: 3, rotatedAt: null, trustedPublicKeys: [] }) } })
+  const route = createRevocationFeedRoute({ auth, feed, authority: { status: () => ({ publicKey: 'ab'.repeat(32), generation: authority.generation, rotatedAt: null, trustedPublicKeys: [] }) } })
   const server: Server = createServer((req, res) => void route(req, res, {}, new URL(req.url!, 'http://x')))
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -47,7 +57,7 @@ t.test('pages by cursor with the authority generation', async t => {
   for (const id of ['a', 'b', 'c']) feed.revoke(id)
   const get = await serve(t, feed)
   const first = await get('?limit=2')
-  t.match(first, { status: 200, body: { revocations: [{ seq: 1, capabilityId: 'a' }, { seq: 2, capabilityId: 'b' }], nextCursor: 2, latestSeq: 3, authorityGeneration: 3 } })
+  t.match(first, { status: 200, body: { revocations: [{ seq: 1, capabilityId: 'a' }, { seq: 2, capabilityId: 'b' }], nextCursor: 2, latestSeq: 3, authorityGeneration: authority.generation } })
   t.match(await get('?cursor=2'), { status: 200, body: { revocations: [{ capabilityId: 'c' }], nextCursor: 3 } })
   t.match(await get('?cursor=3'), { status: 200, body: { revocations: [], nextCursor: 3, latestSeq: 3 } }, 'nothing past the cursor, no wait: answered empty at once')
 })
@@ -57,8 +67,19 @@ t.test('a held request is answered by the next revocation', async t => {
   const get = await serve(t, feed)
   const held = get('?cursor=0&waitMs=25000')
   // answered by the commit, not by the 25 s wait (the test would time out otherwise)
-  setImmediate(() => feed.revoke('late'))
+  await feed.held
+  feed.revoke('late')
   t.match(await held, { status: 200, body: { revocations: [{ seq: 1, capabilityId: 'late' }], nextCursor: 1 } })
+})
+
+t.test('a held request is answered by a rotation of the authority, with its new generation', async t => {
+  const feed = memoryFeed()
+  const get = await serve(t, feed)
+  const held = get('?waitMs=25000')
+  await feed.held
+  authority.generation = 4
+  feed.notify()
+  t.match(await held, { status: 200, body: { revocations: [], authorityGeneration: 4 } })
 })
 
 t.test('a held request with nothing revoked answers empty when its wait ends', async t => {

@@ -1,7 +1,7 @@
 // GET /v1/revocations: the revocation feed connected sidecars mirror (docs/fleet.md). A cursor poll
 // that doubles as a push stream: with `waitMs`, a request finding nothing past its cursor is held open
-// until a revocation commits (answered at once) or the wait ends (answered empty), so a revocation
-// reaches every waiting sidecar within one round trip. Other nodes of a shared database do not notify
+// until a revocation commits or the authority rotates (answered at once) or the wait ends (answered
+// empty), so a revocation or a rotation reaches every waiting sidecar within one round trip. Other nodes of a shared database do not notify
 // this process: a held request also looks again every RECHECK_MS. Service token only.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { sendJson, sendTrustError } from '@gate/sdk/server'
@@ -33,7 +33,10 @@ export function createRevocationFeedRoute(deps: RevocationFeedDeps) {
       const limit = bounded(values, 'limit', 1, REVOCATION_FEED_MAX_LIMIT) ?? REVOCATION_FEED_DEFAULT_LIMIT
       const waitMs = bounded(values, 'waitMs', 0, REVOCATION_FEED_MAX_WAIT_MS) ?? 0
       let page = await deps.feed.listAfter(cursor, limit)
-      if (page.length === 0 && waitMs > 0) page = await waitForRevocations(deps.feed, req, cursor, limit, waitMs)
+      if (page.length === 0 && waitMs > 0) {
+        const generation = deps.authority.status().generation
+        page = await waitForRevocations(deps.feed, req, cursor, limit, waitMs, () => deps.authority.status().generation !== generation)
+      }
       if (res.destroyed) return
       const latestSeq = await deps.feed.latestSeq()
       const authority = deps.authority.status()
@@ -58,8 +61,16 @@ function bounded(values: Map<string, string>, name: string, min: number, max: nu
   return Number(value)
 }
 
-// Resolves with the first non-empty page, or an empty one when the wait ends or the client leaves.
-function waitForRevocations(feed: RevocationFeedPort, req: IncomingMessage, cursor: number, limit: number, waitMs: number): Promise<Awaited<ReturnType<RevocationFeedPort['listAfter']>>> {
+// Resolves with the first non-empty page, or an empty one when the authority rotated, the wait ends or
+// the client leaves.
+function waitForRevocations(
+  feed: RevocationFeedPort,
+  req: IncomingMessage,
+  cursor: number,
+  limit: number,
+  waitMs: number,
+  rotated: () => boolean,
+): Promise<Awaited<ReturnType<RevocationFeedPort['listAfter']>>> {
   return new Promise((resolve, reject) => {
     let done = false
     let looking = false
@@ -83,7 +94,7 @@ function waitForRevocations(feed: RevocationFeedPort, req: IncomingMessage, curs
       feed.listAfter(cursor, limit).then(
         page => {
           looking = false
-          if (page.length > 0) finish(() => resolve(page))
+          if (page.length > 0 || rotated()) finish(() => resolve(page))
           else if (again) {
             again = false
             look()
