@@ -40,6 +40,9 @@ export class ControlRefusedError extends StoreUnavailableError {
   }
 }
 
+/** A request lost to an idle kept-alive socket the server closed: sent again (ControlConnection #send). */
+class StaleSocketError extends ControlUnreachableError {}
+
 export class ControlConnection {
   readonly origin: string
   readonly #prefix: string
@@ -79,7 +82,19 @@ export class ControlConnection {
     this.#agent.destroy()
   }
 
-  #send(method: 'GET' | 'POST', path: string, body: string | undefined, timeoutMs: number): Promise<ControlReply> {
+  // A kept-alive socket trust-control closed as idle just as this request went out fails before any
+  // answer (the race node:http documents with `reusedSocket`): sent again once, on a fresh socket.
+  // trust-control had not read it, so a capture is not counted twice.
+  async #send(method: 'GET' | 'POST', path: string, body: string | undefined, timeoutMs: number): Promise<ControlReply> {
+    try {
+      return await this.#sendOnce(method, path, body, timeoutMs)
+    } catch (err) {
+      if (!(err instanceof StaleSocketError)) throw err
+      return this.#sendOnce(method, path, body, timeoutMs)
+    }
+  }
+
+  #sendOnce(method: 'GET' | 'POST', path: string, body: string | undefined, timeoutMs: number): Promise<ControlReply> {
     const url = new URL(this.#prefix + path, this.#url)
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
     const headers = body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }
@@ -95,8 +110,20 @@ export class ControlConnection {
       }
       // one deadline for the whole exchange: a silent network (no RST) must not hold a caller
       const timer = setTimeout(() => fail(`no complete answer to ${method} ${url.pathname} within ${timeoutMs} ms`), timeoutMs)
-      req.once('error', err => fail(`${method} ${url.pathname}: ${(err as NodeJS.ErrnoException).code ?? err.message}`, err))
+      let answered = false
+      req.once('error', err => {
+        const code = (err as NodeJS.ErrnoException).code
+        if (req.reusedSocket && !answered && !settled && (code === 'ECONNRESET' || code === 'EPIPE')) {
+          settled = true
+          clearTimeout(timer)
+          req.destroy()
+          reject(new StaleSocketError(this.origin, `${method} ${url.pathname}: ${code} on a kept-alive socket`, err))
+          return
+        }
+        fail(`${method} ${url.pathname}: ${code ?? err.message}`, err)
+      })
       req.once('response', (res: IncomingMessage) => {
+        answered = true
         const chunks: Buffer[] = []
         let length = 0
         res.on('data', (chunk: Buffer) => {
