@@ -91,8 +91,10 @@ export async function startFleetLink(options: FleetLinkOptions): Promise<{ link:
     async close() {
       await outbox.stop(DRAIN_ON_STOP_MS)
       enrolment.stop()
-      await mirror.stop()
+      const stopped = mirror.stop()
+      // ends a held feed request now instead of at its wait
       connection.close()
+      await stopped
     },
   }
   const rewired: ServiceStores = {
