@@ -93,6 +93,12 @@ export class ReceiptOutbox {
   #wake: (() => void) | undefined
   #loop: Promise<void> | undefined
   #unsubscribe: (() => void) | undefined
+  // a commit arrived since the last read of the log
+  #committed = false
+  // set by stop(): ship what is there, then end
+  #draining = false
+  #drainStarted: () => void = () => undefined
+  readonly #drain = new Promise<void>(resolve => (this.#drainStarted = resolve))
 
   constructor(connection: ControlConnection, options: ReceiptOutboxOptions) {
     this.#connection = connection
@@ -130,12 +136,6 @@ export class ReceiptOutbox {
     this.#stopped = true
     await this.#options.cursor.close()
   }
-
-  #draining = false
-  #drainStarted: () => void = () => undefined
-  readonly #drain = new Promise<void>(resolve => (this.#drainStarted = resolve))
-  // a commit arrived since the last read of the log
-  #committed = false
 
   async #run(): Promise<void> {
     // a stop before the enrolment ends the wait (nothing could be shipped)
