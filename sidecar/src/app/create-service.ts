@@ -32,6 +32,7 @@ import { createDecisionObserver } from '../observability/decision-observer.js'
 import { instrumentReceiptWriter } from '../observability/instrumented-writer.js'
 import { createRouteObserver, observeProxy, serverSources } from '../observability/http-metrics.js'
 import { registerTransparencyMetrics } from '../observability/transparency-metrics.js'
+import { registerFleetMetrics } from '../observability/fleet-metrics.js'
 import { errorFields, type Logger } from '../observability/logger.js'
 import type { Level } from 'pino'
 import type { FleetLink } from '../fleet/fleet-link.js'
@@ -181,6 +182,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
   })
   metrics?.setSources({ storeHealth: () => ({ receipts: stores.healthy() }), ...serverSources(server) })
+  if (metrics !== undefined && options.fleet !== undefined) registerFleetMetrics(metrics.registry, () => options.fleet!.health())
   if (metrics !== undefined && transparency !== undefined) {
     // a status that cannot be read now leaves the gauges out, never the start
     await registerTransparencyMetrics(metrics.registry, () => transparency.status()).catch(err => options.log(`warning: transparency log metrics unavailable: ${(err as Error).message}`))
