@@ -31,7 +31,7 @@ t.test('two trust-control nodes on one database serve one fleet', { skip }, asyn
   for (const s of sidecars) t.match(await evaluate(s.url, capability), { verdict: 'allow' }, `issued through node A, allowed on ${s.url}`)
   await revokeCentrally(a!.url, capability.id)
   await waitUntil('the sidecar of node B denies the revocation made through node A', async () => (await evaluate(sidecars[1]!.url, capability)).reasonCode === 'capability_revoked')
-  t.match(await evaluate(sidecars[0]!.url, capability), { verdict: 'deny', reasonCode: 'capability_revoked' })
+  t.match(await evaluate(sidecars[0]!.url, capability), { verdict: 'deny', reasonCode: 'capability_revoked' }, 'and the sidecar of node A')
 
   const budgeted = await issueCentrally(b!.url, 4)
   const verdicts: string[] = []
