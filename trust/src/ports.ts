@@ -355,10 +355,29 @@ export interface TrustDeps {
   ingest?: ReceiptIngestPort
   /** Central budget captures (POST /v1/budgets/capture); absent where not offered. */
   budgetCapture?: BudgetCapturePort
+  /** The revocation feed sidecars mirror (GET /v1/revocations); absent where not offered. */
+  revocationFeed?: RevocationFeedPort
   /** The cluster (a database-backed trust-control): /health's cluster block, peer status, quorum for writes. */
   cluster?: ClusterPort
   /** Unix seconds. */
   now: () => number
   /** Operational log line (never given tokens). */
   log: (line: string) => void
+}
+
+/** One revocation of the feed sidecars mirror; `seq` is its cursor. */
+export interface RevocationFeedEntry {
+  seq: number
+  capabilityId: string
+  revokedAt: number
+}
+
+/** The revocations in commit order (GET /v1/revocations, the sidecars' mirror). */
+export interface RevocationFeedPort {
+  /** Up to `limit` revocations with seq > `afterSeq`, in seq order. */
+  listAfter(afterSeq: number, limit: number): Promise<RevocationFeedEntry[]>
+  /** The highest seq (0 when none). */
+  latestSeq(): Promise<number>
+  /** Calls `listener` after each revocation (and authority rotation) this process commits; returns an unsubscribe. */
+  onRevoked(listener: () => void): () => void
 }

@@ -61,7 +61,8 @@ interface Row {
   after: number | undefined
 }
 
-function startProcess(execPath: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
+/** Starts a `gate` (or any) process and resolves with the URL of its "listening on" line. */
+export function startProcess(execPath: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
   return new Promise((resolve, reject) => {
     let out = ''
@@ -74,7 +75,7 @@ function startProcess(execPath: string, args: string[], env: NodeJS.ProcessEnv =
   })
 }
 
-function evaluateBody(method: string, path: string): string {
+export function evaluateBody(method: string, path: string): string {
   return JSON.stringify({ request_id: '0193a0b0-0000-7000-8000-000000000000', method, path, route_pattern: path, caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000) })
 }
 

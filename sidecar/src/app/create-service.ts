@@ -32,8 +32,10 @@ import { createDecisionObserver } from '../observability/decision-observer.js'
 import { instrumentReceiptWriter } from '../observability/instrumented-writer.js'
 import { createRouteObserver, observeProxy, serverSources } from '../observability/http-metrics.js'
 import { registerTransparencyMetrics } from '../observability/transparency-metrics.js'
+import { registerFleetMetrics } from '../observability/fleet-metrics.js'
 import { errorFields, type Logger } from '../observability/logger.js'
 import type { Level } from 'pino'
+import type { FleetLink } from '../fleet/fleet-link.js'
 
 /** Resolved settings (config/service-config.ts, the same field names): nothing here defaults them. */
 export interface ServiceOptions {
@@ -60,6 +62,8 @@ export interface ServiceOptions {
   logger: Logger
   /** Level of the one line per decision (--decision-log-level). */
   decisionLevel: Level
+  /** The link to trust-control (--control-url): followed issuers and /gate/health's fleet block. */
+  fleet?: Pick<FleetLink, 'trustedIssuers' | 'health'>
 }
 
 export interface RunningService {
@@ -99,6 +103,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ports,
     observer: createDecisionObserver({ metrics, logger: options.logger, decisionLevel: options.decisionLevel }),
     trustedIssuers: options.trustedIssuers,
+    followedIssuers: options.fleet === undefined ? undefined : () => options.fleet!.trustedIssuers(),
     previousKeys: () => stores.previousKeys(),
     strictNonces: options.strictNonces,
     approvalTtlSeconds: options.approvalTtlSeconds,
@@ -115,6 +120,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     controlAuth,
     approvals: stores.approvals,
     capabilities: stores.capabilities,
+    fleet: options.fleet === undefined ? undefined : () => options.fleet!.health(),
     log: options.log,
   }
   // The sidecar's /v1 helpers: admin-only, same control token (docs/security.md).
@@ -176,6 +182,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
   })
   metrics?.setSources({ storeHealth: () => ({ receipts: stores.healthy() }), ...serverSources(server) })
+  if (metrics !== undefined && options.fleet !== undefined) registerFleetMetrics(metrics.registry, () => options.fleet!.health())
   if (metrics !== undefined && transparency !== undefined) {
     // a status that cannot be read now leaves the gauges out, never the start
     await registerTransparencyMetrics(metrics.registry, () => transparency.status()).catch(err => options.log(`warning: transparency log metrics unavailable: ${(err as Error).message}`))

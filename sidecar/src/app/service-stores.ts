@@ -8,7 +8,8 @@ export interface ServiceStores {
   approvals: ApprovalAdmin
   capabilities: CapabilityAdmin
   receiptBackend: 'durable' | 'ephemeral'
-  revocationBackend: 'durable' | 'ephemeral'
+  /** `remote` when a fleet link mirrors trust-control's revocations (fleet/fleet-link.ts). */
+  revocationBackend: 'durable' | 'remote' | 'ephemeral'
   /** Where receipts go, for the startup log line. */
   receiptLocation: string
   /** Earlier authority public keys kept after rotation. */

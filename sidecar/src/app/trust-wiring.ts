@@ -28,6 +28,7 @@ import {
   type ListedReceiptPort,
   type ReceiptCorpusPort,
   type ReceiptIngestPort,
+  type RevocationFeedPort,
   type RevocationPort,
   type TransparencyPort,
   type TrustAuthenticator,
@@ -247,6 +248,7 @@ export interface TrustDepsOptions {
   transparency?: TransparencyPort
   ingest?: ReceiptIngestPort
   budgetCapture?: BudgetCapturePort
+  revocationFeed?: RevocationFeedPort
   cluster?: ClusterPort
   /** Whether the shared database is reachable now (store health); default always. */
   available?: () => boolean
@@ -270,6 +272,7 @@ export function createTrustDeps(options: TrustDepsOptions): TrustDeps {
     transparency: options.transparency,
     ingest: options.ingest,
     budgetCapture: options.budgetCapture,
+    revocationFeed: options.revocationFeed,
     cluster: options.cluster,
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
     log: options.log,

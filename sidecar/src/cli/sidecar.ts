@@ -19,6 +19,9 @@ import { pino } from 'pino'
 import { createGateLogger, errorFields, lineLogger, type Logger } from '../observability/logger.js'
 import { createGateMetrics } from '../observability/metrics.js'
 import { packageVersion } from '../app/create-service.js'
+import { FLEET_FLAG_OPTIONS, FLEET_FLAGS_HELP } from '../config/fleet-flags.js'
+import { startFleetLink, type FleetLink } from '../fleet/fleet-link.js'
+import { UsageError } from '../errors.js'
 
 // Flags `gate sidecar` and `gate api protect` share, in two groups (api protect puts its upstream
 // timeout between them).
@@ -41,7 +44,9 @@ export const SERVICE_POLICY_FLAGS_HELP = `  --case-sensitive-routes     compare 
 
 ${TRANSPARENCY_FLAGS_HELP}
 
-${OBSERVABILITY_FLAGS_HELP}`
+${OBSERVABILITY_FLAGS_HELP}
+
+${FLEET_FLAGS_HELP}`
 
 export const SIDECAR_USAGE = `Usage: gate sidecar [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [options]
 
@@ -69,6 +74,7 @@ export const SERVICE_FLAG_OPTIONS = {
   ...TRANSPARENCY_FLAG_OPTIONS,
   ...OBSERVABILITY_FLAG_OPTIONS,
   ...LISTENER_TIMEOUT_FLAG_OPTIONS,
+  ...FLEET_FLAG_OPTIONS,
   ...GLOBAL_FLAG_OPTIONS,
 } as const
 
@@ -113,12 +119,23 @@ export async function startFromFlags(
   if (listen.kind === 'tcp') await checkCanListen(listen)
   // the control routes always need a token: given, or kept in a 0600 file (config/control-token.ts)
   const control = provideServiceControlToken({ ...global, receiptStore })
-  const stores = await openServiceStores({
+  // the fleet's token authenticates to trust-control: a token made up for this host would not
+  if (config.fleet !== undefined && control.created) throw new UsageError('--control-url needs the fleet\'s control token (trust-control\'s service token): GATE_CONTROL_TOKEN, --control-token or --control-token-file')
+  let stores = await openServiceStores({
     receiptStore,
     global,
     authority,
     log,
   })
+  let fleet: FleetLink | undefined
+  if (config.fleet !== undefined) {
+    try {
+      ;({ link: fleet, stores } = await startFleetLink({ settings: config.fleet, token: control.token, signer: authority.signer, label: `gate ${name} ${config.listen}`, receiptStore, stores, log }))
+    } catch (err) {
+      await stores.close()
+      throw err
+    }
+  }
   const service = await startService({
     listen: config.listen,
     timeouts: config.timeouts,
@@ -136,6 +153,7 @@ export async function startFromFlags(
     decisionLevel: observability.decisionLevel,
     metrics: observability.metrics ? createGateMetrics({ service: `gate ${name}`, version: await packageVersion() }) : undefined,
     metricsScrapeToken: observability.scrapeToken,
+    fleet,
     ...serviceOptions,
   })
   log(`policy: ${policy.source} (${policy.routeCount} routes, ${routeOptions.caseSensitive === true ? 'case-sensitive' : 'case-insensitive'} paths, HEAD decided as GET, policy_hash ${policy.policyHash})`)

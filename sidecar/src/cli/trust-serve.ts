@@ -20,7 +20,7 @@ import { createInlineReceiptWriter, isInMemoryPath, type TrustStores } from '../
 import { checkDatabaseUrl } from '../stores/postgres/index.js'
 import { storeCoreForms } from '../app/store-core-forms.js'
 import { ClusterNode, CLUSTER_SYNC_INTERVAL_MS } from '../app/cluster-node.js'
-import { createBudgetCapturePort, createIngestPort } from '../app/fleet-wiring.js'
+import { createBudgetCapturePort, createIngestPort, createRevocationFeed } from '../app/fleet-wiring.js'
 import { openPostgresBackend, openSqliteBackend, type TrustBackend } from '../app/trust-backend.js'
 import { createIssuer, createRevoker, createRotatingAuthority, createTrustDeps, mountTrustRoutes } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
@@ -274,13 +274,16 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     })
     await clusterNode.start()
   }
+  const revocationFeed = createRevocationFeed(stores, createRevoker(stores, receipts, authority, now), authority)
   const deps = createTrustDeps({
     stores,
     listedBackend: backend.listedBackend,
     auth,
-    authority,
+    // a rotation through POST /v1/authority also answers the sidecars' held feed requests
+    authority: revocationFeed.authority,
     issuer: createIssuer(stores, authority, now),
-    revocations: createRevoker(stores, receipts, authority, now),
+    revocations: revocationFeed.revoker,
+    revocationFeed: revocationFeed.feed,
     transparency,
     ingest: createIngestPort({ stores, enrolledKeys: backend.enrolledKeys, authority, appendSkipsDuplicates: backend.appendSkipsDuplicates }),
     budgetCapture: createBudgetCapturePort(stores),

@@ -32,7 +32,8 @@ export const GLOBAL_FLAGS_HELP = `Global options:
   --receipt-db PATH           SQLite receipt store (used when --receipt-store is absent)
   --revocation-db PATH        SQLite revocation store (default: beside the receipt store)
   --budget-db PATH            SQLite invocation-budget store (default: beside the receipt store)
-  --control-url URL           trust-control / sidecar base URL for client commands
+  --control-url URL           client commands: the sidecar or trust-control to call; gate sidecar,
+                              gate api protect, gate mcp serve: the trust-control to join (docs/fleet.md)
   --control-token TOKEN       bearer token of the control routes (at least 16 characters); prefer the
                               GATE_CONTROL_TOKEN environment variable (argv is visible to other local users)
   --control-token-file PATH   file holding the control token. gate sidecar and gate api protect use

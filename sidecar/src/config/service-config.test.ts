@@ -20,6 +20,7 @@ t.test('flags left out get their defaults once, in the resolved config', async t
     strictNonces: false,
     approvalTtlSeconds: 3600,
     nonceTtlSeconds: 60,
+    fleet: undefined,
   })
 })
 

@@ -8,6 +8,7 @@ import { DEFAULT_LISTEN, parseServiceListenAddress } from './listen-address.js'
 import { readListenerTimeouts, type ListenerTimeouts } from './listener-timeouts.js'
 import { readTransparencyFlags, type TransparencySettings } from './transparency-flags.js'
 import { readObservabilityFlags, type ObservabilitySettings } from './observability-flags.js'
+import { readFleetFlags, type FleetSettings } from './fleet-flags.js'
 
 /** Defaults of the service flags (the listener's and the transparency log's have their own tables). */
 export const SERVICE_DEFAULTS = Object.freeze({
@@ -39,6 +40,8 @@ export interface ServiceConfig {
   strictNonces: boolean
   /** --approval-ttl-secs, default SERVICE_DEFAULTS.approvalTtlSeconds. */
   approvalTtlSeconds: number
+  /** --control-url and its flags (fleet-flags.ts); undefined: a standalone service. */
+  fleet: FleetSettings | undefined
   /** --nonce-ttl-secs, default SERVICE_DEFAULTS.nonceTtlSeconds. */
   nonceTtlSeconds: number
 }
@@ -69,6 +72,7 @@ export function readServiceConfig(values: Record<string, unknown>, env: NodeJS.P
     caseSensitiveRoutes: values['case-sensitive-routes'] === true,
     trustedIssuers: (values['trusted-issuer'] as string[] | undefined) ?? [],
     strictNonces: values['strict-nonces'] === true,
+    fleet: readFleetFlags(values, global),
     approvalTtlSeconds: positiveInt(values['approval-ttl-secs'], '--approval-ttl-secs', SERVICE_DEFAULTS.approvalTtlSeconds),
     nonceTtlSeconds: positiveInt(values['nonce-ttl-secs'], '--nonce-ttl-secs', SERVICE_DEFAULTS.nonceTtlSeconds),
   }

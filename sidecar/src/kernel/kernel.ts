@@ -39,6 +39,8 @@ export interface KernelOptions {
   trustedIssuers: readonly string[]
   /** Earlier public keys of this authority, still trusted after a rotation. */
   previousKeys?: () => readonly string[]
+  /** Issuer keys followed at run time (trust-control's authority, fleet/authority-follower.ts). */
+  followedIssuers?: () => readonly string[]
   strictNonces: boolean
   nonceTtlSeconds: number
   approvalTtlSeconds: number
@@ -123,7 +125,8 @@ export class Kernel {
   }
 
   trustedIssuers(): string[] {
-    return [...this.ownKeys(), ...this.#options.trustedIssuers]
+    const followed = this.#options.followedIssuers?.() ?? []
+    return [...this.ownKeys(), ...this.#options.trustedIssuers, ...followed]
   }
 
   now(): number {

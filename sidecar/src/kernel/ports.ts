@@ -8,6 +8,11 @@ export interface RevocationPort {
   isRevoked(capabilityId: string): boolean
   /** Picks up revocations other processes committed to the shared store (revocation-store.ts). */
   refresh?(): Promise<void>
+  /**
+   * Why the revocation state cannot be trusted now (a remote mirror past its staleness bound,
+   * fleet/revocation-mirror.ts); undefined when it can. Requests presenting a capability are then denied.
+   */
+  unavailable?(): string | undefined
 }
 
 /** What a capture decided: every counter advanced (their new values), or the first that could not. */
@@ -15,12 +20,15 @@ export type CaptureResult =
   | { allowed: true; used: number[]; costUnits: number | undefined }
   | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; units: number } }
 
+/** A capture that could not be decided: the budget is held elsewhere and could not be reached (the call is denied). */
+export type UnavailableCapture = { allowed: false; failed: { kind: 'unavailable'; reason: string } }
+
 export interface BudgetPort {
   /**
    * Advances every counter of `plan` by one (and adds its cost) only if all of them can be: atomically,
    * committed before it resolves (spec 03: quota sets covering a request are captured atomically).
    */
-  capture(plan: CapturePlan): Promise<CaptureResult>
+  capture(plan: CapturePlan): Promise<CaptureResult | UnavailableCapture>
 }
 
 export interface IssuedCapabilityPort {

@@ -2,6 +2,7 @@
 import type { Kernel } from '../kernel/kernel.js'
 import type { ControlAuth } from '../http/control-auth.js'
 import type { CapabilityToken } from '@gate/sdk'
+import type { FleetHealth } from '../fleet/fleet-health.js'
 
 export interface ApprovalView {
   approvalId: string
@@ -41,5 +42,7 @@ export interface RouteContext {
   controlAuth: ControlAuth
   approvals: ApprovalAdmin
   capabilities: CapabilityAdmin
+  /** The link to trust-control's state for /gate/health (absent without --control-url). */
+  fleet?: () => FleetHealth
   log: (line: string) => void
 }

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { HealthResponse } from '@gate/sdk'
 import { sendJson } from '@gate/sdk/server'
 import type { RouteContext } from './context.js'
+import type { FleetHealth } from '../fleet/fleet-health.js'
 
 export function createLiveRoute(ctx: RouteContext) {
   return (_req: IncomingMessage, res: ServerResponse): void => {
@@ -21,13 +22,16 @@ export function createLiveRoute(ctx: RouteContext) {
 export function createHealthRoute(ctx: RouteContext) {
   return (_req: IncomingMessage, res: ServerResponse): void => {
     const healthy = ctx.receiptStoreHealthy()
-    const body: HealthResponse = {
+    const body: HealthResponse & { fleet?: FleetHealth } = {
       status: healthy ? 'healthy' : 'unhealthy',
       version: ctx.version,
       receipt_backend: ctx.receiptBackend,
       revocation_backend: ctx.revocationBackend,
       kernel_key: ctx.kernel.signer.publicKey,
     }
+    // additive: trust-control's link (outbox lag, revocation staleness); a stale link does not make
+    // the service unhealthy, since requests without a capability are still served
+    if (ctx.fleet !== undefined) body.fleet = ctx.fleet()
     sendJson(res, healthy ? 200 : 503, body, { 'cache-control': 'no-store' })
   }
 }

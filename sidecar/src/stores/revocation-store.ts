@@ -160,6 +160,19 @@ export class RevocationStore {
     return { revoked: true, newlyRevoked: changes === 1 }
   }
 
+  /** Up to `limit` revocations with seq > `afterSeq`, in seq order (the revocation feed). */
+  async listAfter(afterSeq: number, limit: number): Promise<RevocationRecord[]> {
+    return this.#db.all<RevocationRecord>(
+      'SELECT seq, capability_id AS capabilityId, revoked_at AS revokedAt FROM revocations WHERE seq > ? ORDER BY seq LIMIT ?',
+      [afterSeq, limit],
+    )
+  }
+
+  /** The highest seq (0 when empty). */
+  async latestSeq(): Promise<number> {
+    return (await this.#db.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM revocations'))?.seq ?? 0
+  }
+
   /** Every revocation in `seq` order. */
   async list(): Promise<RevocationRecord[]> {
     return this.#db.all<RevocationRecord>(

@@ -7,7 +7,7 @@ import type { CaptureResult } from '../kernel/ports.js'
 import type { AuthorityState } from './authority-store.js'
 import type { CommittedReceipts, ReceiptRow } from './receipt-log.js'
 import type { ReceiptQuery } from './receipt-query.js'
-import type { RevokeResult } from './revocation-store.js'
+import type { RevocationRecord, RevokeResult } from './revocation-store.js'
 
 /** The receipt log: group-committed appends and core-form updates, followers of its commits. */
 export interface TrustReceiptLog {
@@ -48,7 +48,12 @@ export interface TrustAuthorityStore {
 /** Every store trust-control reads and writes. */
 export interface TrustStores {
   receipts: TrustReceiptStore
-  revocations: { readonly isEphemeral: boolean; revoke(capabilityId: string): Promise<RevokeResult> }
+  revocations: {
+    readonly isEphemeral: boolean
+    revoke(capabilityId: string): Promise<RevokeResult>
+    listAfter(afterSeq: number, limit: number): Promise<RevocationRecord[]>
+    latestSeq(): Promise<number>
+  }
   budgets: {
     readonly isEphemeral: boolean
     readonly healthy: boolean

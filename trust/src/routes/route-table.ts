@@ -16,6 +16,7 @@ import { createEnrollRoute, createIngestRoute, createListKeysRoute } from './ing
 import { createAppendReceiptRoute, createListReceiptsRoute } from './listed-receipts.js'
 import { createAgentReceiptsRoute, createReceiptByIdRoute, createReceiptQueryRoute } from './receipts.js'
 import { createOperatorReportRoute } from './reports.js'
+import { createRevocationFeedRoute } from './revocation-feed.js'
 import { createTransparencyRoutes } from './transparency.js'
 import { createUiRoutes } from './ui.js'
 import type { TrustHandler, TrustRoute } from './trust-route.js'
@@ -63,7 +64,7 @@ export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = 
     { method: 'GET', path: '/v1/receipts/:receipt_id', handler: createReceiptByIdRoute(read) },
     ...createTransparencyRoutes({ auth: deps.auth, corpus: deps.corpus, transparency: deps.transparency }),
   ]
-  const { ingest, budgetCapture, cluster } = deps
+  const { ingest, budgetCapture, revocationFeed, cluster } = deps
   if (ingest !== undefined) {
     routes.push(
       { method: 'POST', path: '/v1/receipts/ingest', handler: createIngestRoute({ auth: deps.auth, ingest }) },
@@ -71,6 +72,7 @@ export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = 
       { method: 'GET', path: '/v1/keys', handler: createListKeysRoute({ auth: deps.auth, ingest }) },
     )
   }
+  if (revocationFeed !== undefined) routes.push({ method: 'GET', path: '/v1/revocations', handler: createRevocationFeedRoute({ auth: deps.auth, feed: revocationFeed, authority: deps.authority }) })
   if (budgetCapture !== undefined) routes.push({ method: 'POST', path: '/v1/budgets/capture', handler: createBudgetCaptureRoute({ auth: deps.auth, budgetCapture }) })
   if (cluster !== undefined) routes.push({ method: 'GET', path: '/v1/internal/cluster/status', handler: createClusterStatusRoute({ cluster }) })
   if (options.health !== false) routes.unshift({ method: 'GET', path: '/health', handler: createTrustHealthRoute(deps) }, ...createUiRoutes())

@@ -94,3 +94,12 @@ t.test('a malformed declared cost is denied, never read as no cost', async t => 
     t.match(e.verdict, { verdict: 'deny', guard: 'BudgetGuard', details: { reason_code: 'cost_malformed' } }, JSON.stringify(max_amount))
   }
 })
+
+t.test('a budget held elsewhere that cannot be reached denies the call (fail closed)', async t => {
+  const { kernel } = setupKernel()
+  const unreachable = setupKernel({ ports: { ...setupKernel().ports, budgets: { capture: async () => ({ allowed: false, failed: { kind: 'unavailable', reason: 'trust-control refused the connection' } }) } } }).kernel
+  const budgeted = kernelToken([{ server_id: 'http', tool_name: 'POST /pets', max_invocations: 5 }])
+  t.match((await run(unreachable, budgeted)).verdict, { verdict: 'deny', guard: 'BudgetGuard', details: { reason_code: 'budget_authority_unreachable' } })
+  t.match((await run(unreachable, kernelToken(ALL))).verdict, { verdict: 'allow' }, 'a token with no budget needs no capture')
+  t.match((await run(kernel, budgeted)).verdict, { verdict: 'allow' })
+})

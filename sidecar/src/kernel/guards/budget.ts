@@ -29,6 +29,12 @@ export class BudgetGuard implements Guard {
     const result = await this.budgets.capture(plan)
     if (!result.allowed) {
       const { failed } = result
+      if (failed.kind === 'unavailable') {
+        // fail closed: the counters are shared across the fleet and could not be captured
+        return deny(this.name, `capability ${token.id}: its budget could not be captured: ${failed.reason}`, {
+          details: { reason_code: 'budget_authority_unreachable', hint: 'retry once trust-control is reachable' },
+        })
+      }
       if (failed.kind === 'cost') {
         ctx.costRefused = true
         return deny(this.name, `capability ${token.id}: the declared cost ${cost!.units} would bring the grant's total to more than max_total_cost ${plan.cost!.maxUnits} (${failed.units} charged so far)`, {

@@ -13,6 +13,13 @@ export class RevocationGuard implements Guard {
     const ids: string[] = []
     if (ctx.capabilityId !== null) ids.push(ctx.capabilityId)
     for (const link of ctx.presentedToken?.delegation_chain ?? []) if (typeof link.capability_id === 'string') ids.push(link.capability_id)
+    const stale = ids.length === 0 ? undefined : this.revocations.unavailable?.()
+    if (stale !== undefined) {
+      // fail closed: a revocation made where this process cannot see it must not be honoured
+      return deny(this.name, `capability ${ids[0]} cannot be checked for revocation: ${stale}`, {
+        details: { reason_code: 'revocation_state_stale', hint: 'retry once trust-control is reachable' },
+      })
+    }
     for (const id of ids) {
       if (this.revocations.isRevoked(id)) {
         return deny(this.name, `capability ${id} has been revoked`, {

@@ -1,0 +1,45 @@
+// A fleet on a PostgreSQL trust-control of two nodes: each sidecar joins a different node. A revocation
+// made through one node reaches the sidecar of the other (its held feed request looks again every 250 ms
+// for revocations other nodes commit); a max_invocations budget holds across both nodes and both
+// sidecars; every receipt is stored once in the shared database. Skipped where no PostgreSQL is found.
+import t from 'tap'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { postgresSkipReason, startPostgres } from '../testing/postgres-server.js'
+import { spawnGate, type GateProcess } from '../testing/spawn-gate.js'
+import { evaluate, FLEET_TOKEN, fleetHealth, issueCentrally, receiptIdsAtControl, revokeCentrally, startFleetSidecar, waitUntil } from '../testing/fleet.js'
+
+const skip = postgresSkipReason()
+
+t.test('two trust-control nodes on one database serve one fleet', { skip }, async t => {
+  const dir = t.testdir()
+  const server = await startPostgres()
+  t.teardown(() => server.destroy())
+  const url = await server.createDatabase('gate_fleet')
+  mkdirSync(join(dir, 'control'))
+  writeFileSync(join(dir, 'control', 'token'), `${FLEET_TOKEN}\n`, { mode: 0o600 })
+  const node = async (): Promise<GateProcess> => {
+    const p = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--database-url', url, '--service-token-file', join(dir, 'control', 'token'), '--checkpoint-every', '0'], { env: { GATE_CONTROL_TOKEN: '' } })
+    t.teardown(() => p.stop('SIGKILL'))
+    return p
+  }
+  const [a, b] = await Promise.all([node(), node()])
+  const sidecars = [await startFleetSidecar(t, dir, 1, a!.url), await startFleetSidecar(t, dir, 2, b!.url)]
+  await waitUntil('both sidecars enrolled', async () => (await Promise.all(sidecars.map(s => fleetHealth(s.url)))).every(h => h.key_enrolled))
+
+  const capability = await issueCentrally(a!.url)
+  for (const s of sidecars) t.match(await evaluate(s.url, capability), { verdict: 'allow' }, `issued through node A, allowed on ${s.url}`)
+  await revokeCentrally(a!.url, capability.id)
+  await waitUntil('the sidecar of node B denies the revocation made through node A', async () => (await evaluate(sidecars[1]!.url, capability)).reasonCode === 'capability_revoked')
+  t.match(await evaluate(sidecars[0]!.url, capability), { verdict: 'deny', reasonCode: 'capability_revoked' }, 'and the sidecar of node A')
+
+  const budgeted = await issueCentrally(b!.url, 4)
+  const verdicts: string[] = []
+  for (let i = 0; i < 6; i++) verdicts.push((await evaluate(sidecars[i % 2]!.url, budgeted)).verdict)
+  t.same(verdicts, ['allow', 'allow', 'allow', 'allow', 'deny', 'deny'], 'four invocations across both nodes and both sidecars')
+
+  await waitUntil('both outboxes drained', async () => (await Promise.all(sidecars.map(s => fleetHealth(s.url)))).every(h => h.outbox.lag === 0))
+  const ids = await receiptIdsAtControl(b!.url)
+  t.equal(new Set(ids).size, ids.length, 'no receipt is stored twice in the shared database')
+  t.ok(ids.length >= 10, `${ids.length} receipts, the fleet's and the revocation's, read through node B`)
+})

@@ -1,0 +1,67 @@
+// Enrols this process's signing key at trust-control (POST /v1/keys/enroll), so its shipped receipts
+// are accepted at ingest (a receipt signed by a key never enrolled is refused there). Tried at start;
+// when trust-control cannot be reached then, retried in the background until it answers. The receipt
+// outbox waits for it: it never ships receipts an ingest would refuse for want of an enrolment.
+import { ControlRefusedError, type ControlConnection } from './control-connection.js'
+
+const TIMEOUT_MS = 5000
+const MAX_BACKOFF_MS = 5000
+
+export interface KeyEnrolmentOptions {
+  publicKey: string
+  /** Who the key belongs to (1-128 printable ASCII), shown by GET /v1/keys. */
+  label: string
+  log: (line: string) => void
+}
+
+export class KeyEnrolment {
+  readonly #connection: ControlConnection
+  readonly #options: KeyEnrolmentOptions
+  readonly #done: Promise<void>
+  #enrolled = false
+  #stopped = false
+  #lastError: string | null = null
+
+  constructor(connection: ControlConnection, options: KeyEnrolmentOptions) {
+    this.#connection = connection
+    this.#options = options
+    this.#done = this.#run()
+  }
+
+  get enrolled(): boolean {
+    return this.#enrolled
+  }
+
+  get lastError(): string | null {
+    return this.#lastError
+  }
+
+  /** Resolves once the key is enrolled (never rejects; stop() ends the wait). */
+  whenEnrolled(): Promise<void> {
+    return this.#done
+  }
+
+  stop(): void {
+    this.#stopped = true
+  }
+
+  async #run(): Promise<void> {
+    let backoffMs = 250
+    const body = JSON.stringify({ publicKey: this.#options.publicKey, label: this.#options.label })
+    while (!this.#stopped) {
+      try {
+        const answer = (await this.#connection.expectOk(this.#connection.post('/v1/keys/enroll', body, TIMEOUT_MS))) as { created?: boolean }
+        this.#enrolled = true
+        this.#lastError = null
+        this.#options.log(`fleet: signing key ${this.#options.publicKey} ${answer.created === false ? 'was already enrolled' : 'enrolled'} at trust-control as "${this.#options.label}"`)
+        return
+      } catch (err) {
+        const message = (err as Error).message
+        if (message !== this.#lastError) this.#options.log(`fleet: key enrolment: ${message}${err instanceof ControlRefusedError ? '' : '; retrying'}`)
+        this.#lastError = message
+        await new Promise(resolve => setTimeout(resolve, backoffMs).unref())
+        backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2)
+      }
+    }
+  }
+}
