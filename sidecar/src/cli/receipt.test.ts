@@ -10,6 +10,8 @@ import { GATE_MAIN, runGate, spawnGate, type GateProcess } from '../testing/spaw
 import { call } from '../testing/http-client.js'
 import { createReceiptRow, openReceiptStore, type StoredReceipt } from '../stores/index.js'
 
+// a real sidecar's evaluations and a trust-control process: beyond tap's 300 s per file on a busy host
+t.setTimeout(900_000)
 const CONTROL_TOKEN = 'sidecar-control-token-0123456789'
 const SERVICE_TOKEN = 'trust-service-token-0123456789abcdef'
 const ACME_TOKEN = 'acme-read-token-0123456789abcdef'
