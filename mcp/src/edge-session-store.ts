@@ -53,13 +53,27 @@ export interface EdgeSessionStore {
   close(): Promise<void>
 }
 
-/** The in-process store: lost on restart. */
+/** The in-process store: lost on restart. At most `maxEnded` ended records are kept (oldest go first). */
 export class MemoryEdgeSessionStore implements EdgeSessionStore {
   readonly #records = new Map<string, EdgeSessionRecord>()
   readonly #events = new Map<string, EdgeEvent[]>()
+  readonly #ended = new Set<string>()
+  readonly #maxEnded: number
+
+  constructor(options: { maxEnded?: number } = {}) {
+    this.#maxEnded = options.maxEnded ?? 10_000
+  }
 
   async put(record: EdgeSessionRecord): Promise<void> {
     this.#records.set(record.id, { ...record })
+    if (!ENDED_STATES.has(record.state)) return
+    this.#ended.add(record.id)
+    for (const id of this.#ended) {
+      if (this.#ended.size <= this.#maxEnded) break
+      this.#ended.delete(id)
+      this.#records.delete(id)
+      this.#events.delete(id)
+    }
   }
 
   async get(id: string): Promise<EdgeSessionRecord | undefined> {
@@ -97,6 +111,7 @@ export class MemoryEdgeSessionStore implements EdgeSessionStore {
     for (const [id, record] of this.#records) {
       if (record.lastActiveAt < before) {
         this.#records.delete(id)
+        this.#ended.delete(id)
         this.#events.delete(id)
         count++
       }

@@ -19,7 +19,7 @@ export function mountMcpAdminRoutes(router: Router, deps: { edge: HostedEdge; au
     return handler(req, res, params, url)
   }
   router.add('GET', '/admin/health', guarded((_req, res) => {
-    sendJson(res, 200, { status: edge.stats().draining ? 'draining' : 'ok', ...edge.stats(), serverId: tools.serverId, toolServer: tools.toolServer.kind, controlUrl: tools.service.url, rssBytes: process.memoryUsage().rss })
+    sendJson(res, 200, { status: edge.stats().draining ? 'draining' : 'ok', ...edge.stats(), serverId: tools.serverId, toolServer: tools.toolServer.kind, controlUrl: tools.service.url, rssBytes: process.memoryUsage().rss, heapUsedBytes: process.memoryUsage().heapUsed })
   }))
   router.add('GET', '/admin/sessions', guarded(async (_req, res, _params, url) => {
     const asked = Number(url.searchParams.get('limit') ?? 100)
