@@ -14,6 +14,9 @@ const WARMUP = 500
 const BOUND_BYTES = 64 * 1024 * 1024
 const CONCURRENCY = 8
 
+// 10,000 sessions take minutes on a loaded two-core host
+t.setTimeout(900_000)
+
 t.test(`RSS after ${SESSIONS} short sessions stays within ${BOUND_BYTES / 1024 / 1024} MiB of the warmed-up edge`, async t => {
   const files = await gateFiles(t)
   const gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--receipt-store', files.db, '--authority-seed-file', files.seed, '--allow-tool', 'echo', '--', process.execPath, FIXTURE_SERVER_PATH], {
