@@ -95,9 +95,9 @@ export async function runHttpEdge(): Promise<{ ok: boolean }> {
       const graded = count === SESSION_COUNTS[SESSION_COUNTS.length - 1]
       if (graded && ratio < TARGET_RATIO) ok = false
       rows.push(
-        { sessions: count, side: 'direct (the server over HTTP)', 'calls/s': median(rate.direct), 'median ms': median(latency.direct), 'p99 ms': quantile(latency.direct, 0.99), 'added median ms': '', 'added p99 ms': '', ratio: '' },
+        { sessions: String(count), side: 'direct (the server over HTTP)', 'calls/s': median(rate.direct), 'median ms': median(latency.direct), 'p99 ms': quantile(latency.direct, 0.99), 'added median ms': '', 'added p99 ms': '', ratio: '' },
         {
-          sessions: count,
+          sessions: String(count),
           side: 'through gate mcp serve-http',
           'calls/s': median(rate.edge),
           'median ms': median(latency.edge),
