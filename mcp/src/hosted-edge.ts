@@ -40,8 +40,12 @@ export interface HostedLimits {
 }
 
 export interface HostedEdgeOptions {
-  /** Builds the MCP edge Server of one session (createMcpEdge and its relays); not yet connected. */
-  createSessionServer(session: { id: string }): Server
+  /**
+   * Builds the MCP edge Server of one session (createMcpEdge and its relays); not yet connected.
+   * `capability` is the X-Gate-Capability the initialize carried (kept in memory only: a resumed
+   * session has none, and its client's per-request header serves instead).
+   */
+  createSessionServer(session: { id: string; capability: string | undefined }): Server
   store: EdgeSessionStore
   admission: Admission
   /** The listener is on a loopback address: Host must be a loopback name. */
@@ -76,6 +80,8 @@ const READY_EXEMPT = new Set(['ping', 'initialize'])
 export class HostedEdge {
   readonly #options: HostedEdgeOptions
   readonly #live = new Map<string, LiveSession>()
+  // resumes under way: concurrent first requests of a resumed session share one transport
+  readonly #resuming = new Map<string, Promise<LiveSession>>()
   readonly #origins: ReadonlySet<string>
   readonly #now: () => number
   readonly #sweeper: NodeJS.Timeout
@@ -166,7 +172,7 @@ export class HostedEdge {
       createdAt: now,
       lastActiveAt: now,
     }
-    const session = await this.#open(record, false)
+    const session = await this.#open(record, headerText(req.headers['x-gate-capability']))
     await this.#options.store.put(record)
     this.#track(session, res, 'request')
     await session.transport.handleRequest(req, res, message)
@@ -222,8 +228,13 @@ export class HostedEdge {
         return notFound('Session expired')
       }
       // a session of an earlier process of this edge (a restart): it resumes where it was
-      session = this.#live.get(id) ?? (await this.#open({ ...record }, true))
-      this.#options.log(`session ${id} resumed from the edge-session store`)
+      let resuming = this.#resuming.get(id)
+      if (resuming === undefined) {
+        resuming = this.#open({ ...record }, undefined, true).finally(() => this.#resuming.delete(id))
+        this.#resuming.set(id, resuming)
+        this.#options.log(`session ${id} resumed from the edge-session store`)
+      }
+      session = this.#live.get(id) ?? (await resuming)
     }
     const supplied = req.headers['mcp-protocol-version']
     if (supplied !== undefined && supplied !== session.record.protocolVersion) {
@@ -235,14 +246,14 @@ export class HostedEdge {
     return session
   }
 
-  async #open(record: EdgeSessionRecord, resumed: boolean): Promise<LiveSession> {
+  async #open(record: EdgeSessionRecord, capability: string | undefined, resumed = false): Promise<LiveSession> {
     const events = await SessionEvents.open(record.id, this.#options.store, this.#options.limits.replayWindow)
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => record.id,
       eventStore: events,
       maxRequestBodySize: this.#options.limits.maxBodyBytes,
     })
-    const server = this.#options.createSessionServer({ id: record.id })
+    const server = this.#options.createSessionServer({ id: record.id, capability })
     server.registerCapabilities({ experimental: { gateProtocol: { selectedProtocolVersion: record.protocolVersion } } })
     const session: LiveSession = { record, transport, server, events, streams: 0, inFlight: 0, dirty: false }
     this.#live.set(record.id, session)
@@ -360,6 +371,10 @@ export class HostedEdge {
     }
     this.#live.clear()
   }
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined
 }
 
 function toView(record: EdgeSessionRecord, live: LiveSession | undefined): HostedSessionView {

@@ -12,7 +12,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { createSigner, generateSecret, signCapability, verifyCoreReceipt, type CapabilityToken, type CoreReceipt, type ToolGrant } from '@gate/sdk'
 import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
 import { gateFiles } from '../testing/gate-files.js'
-import { rawPost, rawRequest, rawSession, startGateMcpHttp, type GateMcpHttp } from '../testing/mcp-http-session.js'
+import { initializeMessage, rawPost, rawRequest, rawSession, startGateMcpHttp, type GateMcpHttp } from '../testing/mcp-http-session.js'
 import { runGate } from '../testing/spawn-gate.js'
 
 const CONTROL_TOKEN = 'control-token-for-mcp-http-tests'
@@ -86,7 +86,18 @@ t.test('X-Gate-Capability on the session grants its calls; _meta.gateCapability 
   t.match(gateMeta(perCall), { verdict: 'deny', reason_code: 'scope_mismatch' })
   const { client: bare } = await gate.connect()
   t.match(gateMeta((await bare.callTool({ name: 'echo', arguments: { text: 'a' } })) as CallToolResult), { verdict: 'deny', reason_code: 'capability_required' }, "another session does not get this session's header")
+  // sent with initialize only, the header is the session's capability for its later calls
+  const id = await rawSessionWith(gate.url, { 'x-gate-capability': encode(session) })
+  const later = await rawPost(gate.url, { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { text: 'b' } } }, { 'mcp-session-id': id })
+  t.match(later.text, /"verdict":"allow"/)
 })
+
+async function rawSessionWith(url: string, initializeHeaders: Record<string, string>): Promise<string> {
+  const init = await rawPost(url, initializeMessage(), initializeHeaders)
+  const id = init.headers.get('mcp-session-id')!
+  await rawPost(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': id })
+  return id
+}
 
 t.test('model metadata under _meta.modelMetadata or _meta.gateModelMetadata is recorded as asserted', async t => {
   const { gate, db } = await setup(t, ['--allow-tool', 'echo'])

@@ -87,7 +87,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     const inputCheck = new InputCheck()
     const edge: HostedEdge = new HostedEdge({
-      createSessionServer: session => createSessionServer(tools, session.id, inputCheck),
+      createSessionServer: session => createSessionServer(tools, session, inputCheck),
       store,
       admission,
       loopback,
@@ -132,13 +132,14 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** One session's MCP edge over the shared tool server: the same tool-call path as `gate mcp serve`. */
-function createSessionServer(tools: McpToolService, sessionId: string, inputCheck: InputCheck) {
+function createSessionServer(tools: McpToolService, session: { id: string; capability: string | undefined }, inputCheck: InputCheck) {
   const { relay } = tools
   const server = createMcpEdge({
     serverId: tools.serverId,
     toolServer: tools.toolServer,
     decider: tools.decider,
-    sessionCapability: tools.sessionCapability,
+    // the initialize's X-Gate-Capability is the session's; without one, the process's
+    sessionCapability: session.capability ?? tools.sessionCapability,
     requestCapability: headers => {
       const value = headers['x-gate-capability']
       return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined
@@ -146,7 +147,7 @@ function createSessionServer(tools: McpToolService, sessionId: string, inputChec
     allowTools: tools.allowTools,
     approvalTools: tools.approvalTools,
     controlUrl: tools.service.url,
-    sessionId: `mcp_${sessionId}`,
+    sessionId: `mcp_${session.id}`,
     serverInfo: { name: 'gate', version: tools.version },
     relayedCapabilities: relay?.client.getServerCapabilities(),
     instructions: relay?.client.getInstructions(),
