@@ -15,3 +15,10 @@ t.test('a non-string capability or approval id is presented as empty text, which
 t.test('unenforced members and malformed objects are named for the kernel to deny', async t => {
   t.same(readCallMeta({ gateApprovalToken: 'signed', gateExecutionNonce: 'n', gateGovernedIntent: 'x', gateModel: [1] }).unenforced, ['approval_tokens', 'execution_nonce', 'governed_intent', 'model_metadata'])
 })
+
+t.test("spec 03's hosted names for model metadata are read too; gateModel wins over them", async t => {
+  t.same(readCallMeta({ modelMetadata: { name: 'a' } }).modelMetadata, { name: 'a' })
+  t.same(readCallMeta({ gateModelMetadata: { name: 'b' }, modelMetadata: { name: 'a' } }).modelMetadata, { name: 'b' })
+  t.same(readCallMeta({ gateModel: { name: 'c' }, gateModelMetadata: { name: 'b' } }).modelMetadata, { name: 'c' })
+  t.same(readCallMeta({ modelMetadata: 'x' }).unenforced, ['model_metadata'])
+})

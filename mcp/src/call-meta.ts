@@ -1,6 +1,7 @@
 // What an agent sends Gate in a tools/call's `_meta` (docs/mcp.md): the capability (`gateCapability`,
 // which wins over the session's), an approved approval's id (`gateApprovalId`), a governed intent
-// (`gateGovernedIntent`, whose `max_amount` is the declared cost) and model metadata (`gateModel`,
+// (`gateGovernedIntent`, whose `max_amount` is the declared cost) and model metadata (`gateModel`, or
+// spec 03's hosted names `gateModelMetadata` and `modelMetadata`, first present wins in that order;
 // recorded as asserted provenance). A signed approval token (`gateApprovalToken`) and an execution
 // nonce (`gateExecutionNonce`) are not enforced on this path: the kernel denies them rather than
 // ignore them. None of these reach the tool server.
@@ -43,7 +44,7 @@ export function readCallMeta(meta: unknown): CallMeta {
     capabilityToken: text('gateCapability'),
     approvalId: text('gateApprovalId'),
     governedIntent: object('gateGovernedIntent', 'governed_intent'),
-    modelMetadata: object('gateModel', 'model_metadata'),
+    modelMetadata: object(['gateModel', 'gateModelMetadata', 'modelMetadata'].find(key => m[key] !== undefined) ?? 'gateModel', 'model_metadata'),
     unenforced,
     progressToken,
   }

@@ -40,6 +40,10 @@ export interface McpEdgeOptions {
   relayedCapabilities?: ServerCapabilities
   instructions?: string
   caller?: CallerIdentity
+  /** One input check shared by many edges (the hosted edge builds one edge per session). */
+  inputCheck?: InputCheck
+  /** A capability the HTTP request of the call carries (X-Gate-Capability): wins over the session's, loses to _meta's. */
+  requestCapability?: (headers: Record<string, string | string[] | undefined>) => string | undefined
 }
 
 /** Builds the edge Server; connect it to a transport (stdio-transport.ts) to serve. */
@@ -47,7 +51,7 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
   const { relayedCapabilities = {} } = options
   const capabilities: ServerCapabilities = { ...relayedCapabilities, tools: { listChanged: relayedCapabilities.tools?.listChanged === true } }
   const server = new Server(options.serverInfo, { capabilities, ...(options.instructions === undefined ? {} : { instructions: options.instructions }) })
-  const inputs = new InputCheck()
+  const inputs = options.inputCheck ?? new InputCheck()
   const allow = new Set(options.allowTools ?? [])
   const approve = new Set(options.approvalTools ?? [])
   const policyOf = (tool: ServedTool): ToolPolicy => {
@@ -71,7 +75,7 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
       serverId: options.serverId,
       tool: name,
       params: args,
-      capabilityToken: meta.capabilityToken ?? options.sessionCapability,
+      capabilityToken: meta.capabilityToken ?? requestCapability(options, extra.requestInfo?.headers) ?? options.sessionCapability,
       governedIntent: meta.governedIntent,
       approvalId: meta.approvalId,
       unenforced: meta.unenforced,
@@ -98,6 +102,10 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
     }
   })
   return server
+}
+
+function requestCapability(options: McpEdgeOptions, headers: Record<string, string | string[] | undefined> | undefined): string | undefined {
+  return headers === undefined ? undefined : options.requestCapability?.(headers)
 }
 
 /** A tool as listed: the server's definition with Gate's policy beside it (annotations stay the server's claims). */

@@ -19,14 +19,10 @@ interface RelayExtra {
   sendNotification(notification: Notification): Promise<void>
 }
 
-/** Wires the edge and the wrapped server's client to relay every non-tool message. */
+/** Wires the edge and the wrapped server's client to relay every non-tool message, both ways (one agent). */
 export function relayWrappedServer(edge: Server, wrapped: StdioToolServer, timeoutMs: number, log: (line: string) => void): void {
-  const toChild = wrapped.client as unknown as AnyProtocol
+  relayAgentMessages(edge, wrapped, timeoutMs, log)
   const toAgent = edge as unknown as AnyProtocol
-  edge.fallbackRequestHandler = (request, extra) => relayRequest(toChild, request, extra, timeoutMs)
-  // the edge answers logging/setLevel itself when it declares logging: the child must get it instead
-  if (wrapped.client.getServerCapabilities()?.logging !== undefined) edge.setRequestHandler(SetLevelRequestSchema, (request, extra) => relayRequest(toChild, request, extra, timeoutMs))
-  edge.fallbackNotificationHandler = notification => relayNotification(toChild, notification, log)
   wrapped.client.fallbackRequestHandler = (request, extra) => {
     // Gate announced sampling, elicitation and roots to the child before any agent connected: a request
     // the agent did not declare support for is answered here, as the agent's own SDK would
@@ -37,6 +33,19 @@ export function relayWrappedServer(edge: Server, wrapped: StdioToolServer, timeo
     return relayRequest(toAgent, request, extra, timeoutMs)
   }
   wrapped.onNotification = notification => relayNotification(toAgent, notification, log)
+}
+
+/**
+ * Relays the agent's non-tool requests and notifications to the wrapped server. The hosted edge wires
+ * only this direction per session: the child is shared by every session, so what it sends on its own
+ * cannot be attributed to one of them (docs/mcp.md).
+ */
+export function relayAgentMessages(edge: Server, wrapped: StdioToolServer, timeoutMs: number, log: (line: string) => void): void {
+  const toChild = wrapped.client as unknown as AnyProtocol
+  edge.fallbackRequestHandler = (request, extra) => relayRequest(toChild, request, extra, timeoutMs)
+  // the edge answers logging/setLevel itself when it declares logging: the child must get it instead
+  if (wrapped.client.getServerCapabilities()?.logging !== undefined) edge.setRequestHandler(SetLevelRequestSchema, (request, extra) => relayRequest(toChild, request, extra, timeoutMs))
+  edge.fallbackNotificationHandler = notification => relayNotification(toChild, notification, log)
 }
 
 // A progress token travels as the relaying side's own request id (the SDK's onprogress), and each

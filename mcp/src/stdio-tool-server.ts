@@ -4,7 +4,7 @@
 // restart would be a different server state the agent never agreed to (docs/mcp.md).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { CallToolResultSchema, ErrorCode, McpError, type CallToolResult, type Notification } from '@modelcontextprotocol/sdk/types.js'
+import { CallToolResultSchema, ErrorCode, McpError, ProgressNotificationSchema, type CallToolResult, type JSONRPCMessage, type Notification } from '@modelcontextprotocol/sdk/types.js'
 import { McpConfigError, ToolServerError } from './errors.js'
 import type { ServedTool, ToolCallOptions, ToolServer } from './tool-server.js'
 import type { ToolPolicy } from './ports.js'
@@ -64,6 +64,7 @@ export class StdioToolServer implements ToolServer {
     }
     try {
       await client.connect(transport, { timeout: options.startTimeoutMs })
+      deliverProgressInOrder(client, transport)
       // the first list before the agent is served: a crash right after start still leaves it known
       if (client.getServerCapabilities()?.tools !== undefined) await server.listTools()
     } catch (err) {
@@ -112,6 +113,21 @@ export class StdioToolServer implements ToolServer {
   async close(): Promise<void> {
     this.#gone ??= 'the wrapped MCP server was stopped'
     await this.client.close()
+  }
+}
+
+// The SDK dispatches a notification a microtask after reading it but a response at once, so progress
+// the child sends just before its answer (one read from the pipe) would find its call's handler gone
+// and be dropped. Progress is handed to the SDK's progress path as it is read, in order with the answer.
+function deliverProgressInOrder(client: Client, transport: StdioClientTransport): void {
+  const sdkOnMessage = transport.onmessage
+  const onProgress = (client as unknown as { _onprogress(notification: unknown): void })._onprogress.bind(client)
+  transport.onmessage = (message: JSONRPCMessage) => {
+    if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
+      const parsed = ProgressNotificationSchema.safeParse(message)
+      if (parsed.success) return onProgress(parsed.data)
+    }
+    sdkOnMessage?.(message)
   }
 }
 

@@ -4,7 +4,8 @@
 // trips per second with CONCURRENCY calls in flight on the one stdio session, and the median and p99
 // latency of one call at a time, with the latency Gate adds. Goal: wrapped >= 0.5x direct round trips.
 // BENCH_DURATION_SECS, BENCH_WARMUP_SECS and BENCH_ROUNDS override the defaults (5, 3, 2); rounds are
-// interleaved (direct, wrapped, direct, ...) so a burst of load from elsewhere hits both alike.
+// interleaved (direct, wrapped, direct, ...) so a burst of load from elsewhere hits both alike. The
+// hosted edge's table (http-edge.ts, `gate mcp serve-http`) follows in the same run.
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -13,6 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
 import { GATE_MAIN } from '@gate/sidecar/testing'
 import { median, printTable, quantile } from '../measure.js'
+import { runHttpEdge } from './http-edge.js'
 
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
 const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 3)
@@ -86,7 +88,8 @@ export async function run(): Promise<{ ok: boolean }> {
         ratio: `${ratio.toFixed(2)}x (goal >= ${TARGET_RATIO}x)${ok ? '' : ' MISSED'}`,
       },
     ])
-    return { ok }
+    const http = await runHttpEdge()
+    return { ok: ok && http.ok }
   } finally {
     await wrapped.close()
     await direct.close()

@@ -39,11 +39,12 @@ export const COMMANDS: Record<string, CommandEntry> = {
     },
   },
   mcp: {
-    summary: 'MCP commands: gate mcp serve (the guard between an agent and its tools)',
+    summary: 'MCP commands: gate mcp serve (stdio) and gate mcp serve-http (hosted), the guard between an agent and its tools',
     // never called: runCommand descends into `sub` first
     load: () => import('./mcp-serve.js'),
     sub: {
       serve: { summary: 'speak MCP over stdio and decide every tool call (a wrapped MCP server or an OpenAPI API) with a signed receipt', load: () => import('./mcp-serve.js') },
+      'serve-http': { summary: 'the hosted MCP edge: the same guard over Streamable HTTP (/mcp) for remote agents, with sessions, admission and replay', load: () => import('./mcp-serve-http.js') },
     },
   },
 }

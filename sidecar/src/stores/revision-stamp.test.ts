@@ -39,10 +39,10 @@ async function stampOf(path: string): Promise<{ applicationId: number; revision:
 }
 
 t.test('the revisions are the spec 03 ones (receipts one later) and every store has its own application id', async t => {
-  t.same(STORE_REVISIONS, { receipts: 4, revocations: 2, budgets: 10, approvals: 1, nonces: 1, authority: 1, capabilities: 1 })
+  t.same(STORE_REVISIONS, { receipts: 4, revocations: 2, budgets: 10, approvals: 1, nonces: 1, authority: 1, capabilities: 1, edge_sessions: 1 })
   const ids = Object.values(STORE_APPLICATION_IDS)
   t.equal(new Set(ids).size, ids.length)
-  t.equal(ids.length, 7)
+  t.equal(ids.length, 8)
   for (const id of ids) t.ok(Number.isInteger(id) && id > 0 && id < 2 ** 31, `${id} is a positive 32-bit id`)
 })
 

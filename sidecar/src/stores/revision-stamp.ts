@@ -23,6 +23,7 @@ export const STORE_APPLICATION_IDS: Readonly<Record<StoreName, number>> = Object
   nonces: 0x47744e6f, // GtNo
   authority: 0x47744175, // GtAu
   capabilities: 0x47744370, // GtCp
+  edge_sessions: 0x47744573, // GtEs
 })
 
 /**
@@ -37,6 +38,7 @@ export const STORE_REVISIONS: Readonly<Record<StoreName, number>> = Object.freez
   nonces: 1,
   authority: 1,
   capabilities: 1,
+  edge_sessions: 1,
 })
 
 /** Upgrades a file from revision `from` to `from + 1`, inside the opening transaction. */

@@ -6,10 +6,11 @@ import { basename, dirname, extname, join } from 'node:path'
 /** The seven stores, in the order they are opened. */
 export const STORE_NAMES = Object.freeze(['receipts', 'revocations', 'budgets', 'approvals', 'nonces', 'authority', 'capabilities'] as const)
 
-export type StoreName = (typeof STORE_NAMES)[number]
+/** The stores beside the receipt store; the hosted MCP edge adds its session store (edge-session-store.ts). */
+export type StoreName = (typeof STORE_NAMES)[number] | 'edge_sessions'
 
-/** One path per store; `:memory:` for an ephemeral one. */
-export type StorePaths = Readonly<Record<StoreName, string>>
+/** One path per store of STORE_NAMES; `:memory:` for an ephemeral one. */
+export type StorePaths = Readonly<Record<(typeof STORE_NAMES)[number], string>>
 
 const MEMORY_PATH = ':memory:'
 
@@ -33,7 +34,7 @@ export function isInMemoryPath(path: string | undefined | null): boolean {
  * path makes every store without an explicit path in-memory too.
  */
 export function deriveStorePaths(receiptPath: string, explicit: Partial<Record<StoreName, string>> = {}): StorePaths {
-  const paths = {} as Record<StoreName, string>
+  const paths = {} as Record<(typeof STORE_NAMES)[number], string>
   const ephemeral = isInMemoryPath(receiptPath)
   const ext = ephemeral ? '' : extname(receiptPath)
   const stem = ephemeral ? '' : join(dirname(receiptPath), basename(receiptPath, ext))

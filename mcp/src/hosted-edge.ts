@@ -1,0 +1,395 @@
+// The hosted MCP edge (spec 03, "Hosted session transport"): POST, GET and DELETE /mcp over the SDK's
+// Streamable HTTP server transport, one transport and one MCP edge Server per session. The SDK does the
+// streaming (SSE answers, the one GET stream, Last-Event-ID resumption); this module adds what spec 03
+// asks beyond it: admission, exactly one protocol version, `notifications/initialized` before ready-state
+// methods, a supplied MCP-Protocol-Version matching the session's, the states and their ends (DELETE,
+// idle expiry, drain), replay ids `{session_id}-{sequence}` with 409 outside the window, caps on
+// sessions, streams and bodies, and sessions kept in an edge-session store so a restarted edge resumes
+// them (docs/mcp.md).
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { ENDED_STATES, type EdgeSessionRecord, type EdgeSessionStore, type HostedSessionState } from './edge-session-store.js'
+import type { Admission } from './hosted-admission.js'
+import {
+  acceptsPost,
+  acceptsStream,
+  GATE_INCOMPATIBLE_PEER,
+  HOSTED_PROTOCOL_VERSION,
+  isJsonContentType,
+  readJsonBody,
+  rebindingRefusal,
+  sendJsonRpcError,
+  sendUnauthorized,
+} from './hosted-http.js'
+import { SessionEvents } from './session-events.js'
+
+export interface HostedLimits {
+  /** Live sessions at once; an initialize past it is 503. */
+  maxSessions: number
+  /** Open GET streams at once, over all sessions; one past it is 503. */
+  maxStreams: number
+  /** Largest POST body. */
+  maxBodyBytes: number
+  /** A session without a request or an open stream for this long expires. */
+  idleMs: number
+  /** Events retained per session for a Last-Event-ID replay. */
+  replayWindow: number
+}
+
+export interface HostedEdgeOptions {
+  /**
+   * Builds the MCP edge Server of one session (createMcpEdge and its relays); not yet connected.
+   * `capability` is the X-Gate-Capability the initialize carried (kept in memory only: a resumed
+   * session has none, and its client's per-request header serves instead).
+   */
+  createSessionServer(session: { id: string; capability: string | undefined }): Server
+  store: EdgeSessionStore
+  admission: Admission
+  /** The listener is on a loopback address: Host must be a loopback name. */
+  loopback: boolean
+  /** Browser origins allowed besides loopback ones on a loopback listener (--allow-origin). */
+  allowedOrigins: readonly string[]
+  limits: HostedLimits
+  log: (line: string) => void
+  /** Unix milliseconds. */
+  now?: () => number
+}
+
+/** A session as the admin routes show it. */
+export interface HostedSessionView extends Omit<EdgeSessionRecord, 'principal' | 'clientCapabilities'> {
+  live: boolean
+  openStreams: number
+  inFlight: number
+}
+
+interface LiveSession {
+  record: EdgeSessionRecord
+  transport: StreamableHTTPServerTransport
+  server: Server
+  events: SessionEvents
+  streams: number
+  inFlight: number
+  dirty: boolean
+}
+
+const READY_EXEMPT = new Set(['ping', 'initialize'])
+
+export class HostedEdge {
+  readonly #options: HostedEdgeOptions
+  readonly #live = new Map<string, LiveSession>()
+  // resumes under way: concurrent first requests of a resumed session share one transport
+  readonly #resuming = new Map<string, Promise<LiveSession>>()
+  readonly #origins: ReadonlySet<string>
+  readonly #now: () => number
+  readonly #sweeper: NodeJS.Timeout
+  #streams = 0
+  #inFlight = 0
+  #draining = false
+  #stopping = false
+  #idle: (() => void) | undefined
+
+  constructor(options: HostedEdgeOptions) {
+    this.#options = options
+    this.#origins = new Set(options.allowedOrigins)
+    this.#now = options.now ?? Date.now
+    const every = Math.max(100, Math.min(15_000, Math.floor(options.limits.idleMs / 4)))
+    this.#sweeper = setInterval(() => void this.sweep().catch(err => options.log(`session sweep failed: ${(err as Error).message}`)), every)
+    this.#sweeper.unref()
+  }
+
+  /** Live sessions, open GET streams and whether the edge is draining. */
+  stats(): { sessions: number; streams: number; inFlight: number; draining: boolean } {
+    return { sessions: this.#live.size, streams: this.#streams, inFlight: this.#inFlight, draining: this.#draining }
+  }
+
+  /** The ready sessions' servers, for what concerns every session (a tool list change). */
+  readyServers(): Server[] {
+    return [...this.#live.values()].filter(s => s.record.state === 'ready').map(s => s.server)
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const refusal = rebindingRefusal(req, this.#options.loopback, this.#origins)
+    if (refusal !== undefined) return sendJsonRpcError(res, 403, -32000, `Forbidden: ${refusal}`)
+    if (this.#draining) return this.#refuseDraining(res)
+    const admitted = await this.#options.admission.admit(req.headers.authorization)
+    if (!admitted.ok) return sendUnauthorized(res)
+    if (req.method === 'POST') return this.#post(req, res, admitted.principal)
+    if (req.method === 'GET') return this.#get(req, res, admitted.principal)
+    if (req.method === 'DELETE') return this.#delete(req, res, admitted.principal)
+    return sendJsonRpcError(res, 405, -32000, 'Method not allowed: POST, GET or DELETE', { headers: { allow: 'GET, POST, DELETE' } })
+  }
+
+  async #post(req: IncomingMessage, res: ServerResponse, principal: string): Promise<void> {
+    if (!acceptsPost(req)) return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: Accept must list both application/json and text/event-stream')
+    if (!isJsonContentType(req)) return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
+    const body = await readJsonBody(req, this.#options.limits.maxBodyBytes)
+    if (!body.ok) return sendJsonRpcError(res, body.status, body.status === 413 ? -32000 : ErrorCode.ParseError, body.message)
+    if (Array.isArray(body.value)) return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: batches are not part of protocol ${HOSTED_PROTOCOL_VERSION}; send one message per POST`)
+    const parsed = JSONRPCMessageSchema.safeParse(body.value)
+    if (!parsed.success) return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message')
+    const message = parsed.data as JSONRPCMessage & { method?: string; id?: string | number; params?: Record<string, unknown> }
+    const id = message.id ?? null
+    if (message.method !== undefined && message.id === undefined && !message.method.startsWith('notifications/')) {
+      return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${message.method} is a request and needs an id`)
+    }
+    if (message.method === 'initialize') return this.#initialize(req, res, principal, message)
+    const session = await this.#session(req, res, principal)
+    if (session === undefined) return
+    if (message.method === 'notifications/initialized' && session.record.state === 'initializing') {
+      session.record.state = 'ready'
+      await this.#options.store.put(session.record)
+    } else if (message.method !== undefined && message.id !== undefined && !READY_EXEMPT.has(message.method) && session.record.state !== 'ready') {
+      return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${message.method} waits for notifications/initialized`, { id })
+    }
+    this.#track(session, res, 'request')
+    await session.transport.handleRequest(req, res, body.value)
+  }
+
+  async #initialize(req: IncomingMessage, res: ServerResponse, principal: string, message: { id?: string | number; params?: Record<string, unknown> }): Promise<void> {
+    const id = message.id ?? null
+    if (req.headers['mcp-session-id'] !== undefined) return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: initialize must not carry MCP-Session-Id', { id })
+    const params = message.params ?? {}
+    const version = params.protocolVersion
+    if (version !== HOSTED_PROTOCOL_VERSION) {
+      const gateError = { code: GATE_INCOMPATIBLE_PEER, category: 'protocol', name: 'incompatible_peer', transient: false, message: `protocol version ${JSON.stringify(version)} is not supported`, supportedVersions: [HOSTED_PROTOCOL_VERSION] }
+      return sendJsonRpcError(res, 200, ErrorCode.InvalidRequest, `Unsupported protocol version ${String(version)}: this edge speaks ${HOSTED_PROTOCOL_VERSION} only`, { id, data: { gateError } })
+    }
+    if (this.#live.size >= this.#options.limits.maxSessions) {
+      return sendJsonRpcError(res, 503, -32000, `Service Unavailable: ${this.#options.limits.maxSessions} sessions are open (the session cap)`, { id, headers: { 'retry-after': '1' } })
+    }
+    const now = this.#now()
+    const clientInfo = params.clientInfo as { name?: unknown; version?: unknown } | undefined
+    const record: EdgeSessionRecord = {
+      id: randomUUID(),
+      state: 'initializing',
+      protocolVersion: HOSTED_PROTOCOL_VERSION,
+      principal,
+      clientInfo: { name: String(clientInfo?.name ?? ''), version: String(clientInfo?.version ?? '') },
+      clientCapabilities: typeof params.capabilities === 'object' && params.capabilities !== null ? (params.capabilities as Record<string, unknown>) : {},
+      createdAt: now,
+      lastActiveAt: now,
+    }
+    const session = await this.#open(record, headerText(req.headers['x-gate-capability']))
+    await this.#options.store.put(record)
+    this.#track(session, res, 'request')
+    await session.transport.handleRequest(req, res, message)
+  }
+
+  async #get(req: IncomingMessage, res: ServerResponse, principal: string): Promise<void> {
+    if (!acceptsStream(req)) return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: Accept must list text/event-stream')
+    const session = await this.#session(req, res, principal)
+    if (session === undefined) return
+    const lastEventId = req.headers['last-event-id']
+    if (typeof lastEventId === 'string' && lastEventId !== '') {
+      const refused = await session.events.refusal(lastEventId)
+      if (refused !== undefined) {
+        const why = refused === 'foreign' ? 'is not an event of this session' : `is outside the retained window of ${this.#options.limits.replayWindow} events`
+        return sendJsonRpcError(res, 409, -32000, `Conflict: Last-Event-ID ${lastEventId} ${why}; initialize a new session to start over`)
+      }
+    }
+    if (this.#streams >= this.#options.limits.maxStreams) {
+      return sendJsonRpcError(res, 503, -32000, `Service Unavailable: ${this.#options.limits.maxStreams} streams are open (the stream cap)`, { headers: { 'retry-after': '1' } })
+    }
+    this.#track(session, res, 'stream')
+    await session.transport.handleRequest(req, res)
+  }
+
+  async #delete(req: IncomingMessage, res: ServerResponse, principal: string): Promise<void> {
+    const session = await this.#session(req, res, principal)
+    if (session === undefined) return
+    await this.end(session.record.id, 'deleted')
+    res.writeHead(200).end()
+  }
+
+  /** The request's live session, resumed from the store when this process does not hold it; else answered. */
+  async #session(req: IncomingMessage, res: ServerResponse, principal: string): Promise<LiveSession | undefined> {
+    const id = req.headers['mcp-session-id']
+    if (typeof id !== 'string' || id === '') {
+      sendJsonRpcError(res, 400, -32000, 'Bad Request: MCP-Session-Id header is required')
+      return undefined
+    }
+    const notFound = (why = 'Session not found') => {
+      sendJsonRpcError(res, 404, -32001, `${why}: initialize a new session`)
+      return undefined
+    }
+    let session = this.#live.get(id)
+    // another principal's session is answered exactly like an unknown one
+    if (session !== undefined && session.record.principal !== principal) return notFound()
+    if (session === undefined) {
+      const record = await this.#options.store.get(id)
+      if (record === undefined || record.principal !== principal) return notFound()
+      if (ENDED_STATES.has(record.state)) return notFound(`Session ${record.state}`)
+      if (this.#now() - record.lastActiveAt >= this.#options.limits.idleMs) {
+        await this.#options.store.put({ ...record, state: 'expired' })
+        await this.#options.store.dropEvents(id)
+        return notFound('Session expired')
+      }
+      // a session of an earlier process of this edge (a restart): it resumes where it was
+      let resuming = this.#resuming.get(id)
+      if (resuming === undefined) {
+        resuming = this.#open({ ...record }, undefined, true).finally(() => this.#resuming.delete(id))
+        this.#resuming.set(id, resuming)
+        this.#options.log(`session ${id} resumed from the edge-session store`)
+      }
+      session = this.#live.get(id) ?? (await resuming)
+    }
+    const supplied = req.headers['mcp-protocol-version']
+    if (supplied !== undefined && supplied !== session.record.protocolVersion) {
+      sendJsonRpcError(res, 400, -32000, `Bad Request: MCP-Protocol-Version ${String(supplied)} differs from the session's ${session.record.protocolVersion}`)
+      return undefined
+    }
+    session.record.lastActiveAt = this.#now()
+    session.dirty = true
+    return session
+  }
+
+  async #open(record: EdgeSessionRecord, capability: string | undefined, resumed = false): Promise<LiveSession> {
+    const events = await SessionEvents.open(record.id, this.#options.store, this.#options.limits.replayWindow)
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => record.id,
+      eventStore: events,
+      maxRequestBodySize: this.#options.limits.maxBodyBytes,
+    })
+    const server = this.#options.createSessionServer({ id: record.id, capability })
+    server.registerCapabilities({ experimental: { gateProtocol: { selectedProtocolVersion: record.protocolVersion } } })
+    const session: LiveSession = { record, transport, server, events, streams: 0, inFlight: 0, dirty: false }
+    this.#live.set(record.id, session)
+    if (resumed) resumeSdkSession(transport, server, record)
+    transport.onclose = () => {
+      if (!this.#stopping && this.#live.get(record.id) === session) void this.end(record.id, 'closed')
+    }
+    transport.onerror = err => this.#options.log(`session ${record.id}: ${err.message}`)
+    await server.connect(transport)
+    return session
+  }
+
+  #track(session: LiveSession, res: ServerResponse, kind: 'request' | 'stream'): void {
+    if (kind === 'stream') {
+      session.streams++
+      this.#streams++
+    } else {
+      session.inFlight++
+      this.#inFlight++
+    }
+    res.once('close', () => {
+      if (kind === 'stream') {
+        session.streams--
+        this.#streams--
+      } else {
+        session.inFlight--
+        this.#inFlight--
+      }
+      session.record.lastActiveAt = this.#now()
+      session.dirty = true
+      if (this.#inFlight === 0) this.#idle?.()
+    })
+  }
+
+  #refuseDraining(res: ServerResponse): void {
+    sendJsonRpcError(res, 503, -32000, 'Service Unavailable: this edge is draining; retry against the next one (your session resumes there)', { headers: { 'retry-after': '1' } })
+  }
+
+  /** Ends a live session for good (DELETE, expiry, admin): its record says why, its events go. */
+  async end(id: string, state: Extract<HostedSessionState, 'deleted' | 'expired' | 'closed'>): Promise<boolean> {
+    const session = this.#live.get(id)
+    if (session === undefined) {
+      const record = await this.#options.store.get(id)
+      if (record === undefined || ENDED_STATES.has(record.state)) return false
+      await this.#options.store.put({ ...record, state, lastActiveAt: this.#now() })
+      await this.#options.store.dropEvents(id)
+      return true
+    }
+    this.#live.delete(id)
+    session.record.state = state
+    session.record.lastActiveAt = this.#now()
+    await this.#options.store.put(session.record)
+    await this.#options.store.dropEvents(id)
+    await session.server.close().catch(() => {})
+    this.#options.log(`session ${id} ${state}`)
+    return true
+  }
+
+  /** Expires idle sessions, saves when live ones were last active, and forgets long-ended records. */
+  async sweep(): Promise<void> {
+    const now = this.#now()
+    for (const session of [...this.#live.values()]) {
+      const busy = session.inFlight > 0 || session.streams > 0
+      if (busy) {
+        session.record.lastActiveAt = now
+        session.dirty = true
+      } else if (now - session.record.lastActiveAt >= this.#options.limits.idleMs) {
+        await this.end(session.record.id, 'expired')
+        continue
+      }
+      if (session.dirty) {
+        session.dirty = false
+        await this.#options.store.put(session.record)
+      }
+    }
+    // an ended record stays one idle period, so its client hears why; then it is an unknown id
+    await this.#options.store.prune(now - 2 * this.#options.limits.idleMs)
+  }
+
+  /** A session as the admin routes show it. */
+  async view(id: string): Promise<HostedSessionView | undefined> {
+    const live = this.#live.get(id)
+    const record = live?.record ?? (await this.#options.store.get(id))
+    return record === undefined ? undefined : toView(record, live)
+  }
+
+  async list(limit: number): Promise<HostedSessionView[]> {
+    return (await this.#options.store.list(limit)).map(record => {
+      const live = this.#live.get(record.id)
+      return toView(live?.record ?? record, live)
+    })
+  }
+
+  /**
+   * SIGTERM: refuse new requests (503), let requests in flight finish (at most `graceMs`), then close
+   * every stream. Sessions stay resumable in the store: the next edge on it takes them over.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#draining = true
+    for (const session of this.#live.values()) if (!ENDED_STATES.has(session.record.state)) session.record.state = 'draining'
+    if (this.#inFlight > 0) {
+      await Promise.race([new Promise<void>(resolve => (this.#idle = resolve)), new Promise(resolve => setTimeout(resolve, graceMs).unref())])
+    }
+    await this.close()
+  }
+
+  /** Closes every live session's transport without ending it in the store. */
+  async close(): Promise<void> {
+    this.#stopping = true
+    clearInterval(this.#sweeper)
+    for (const session of this.#live.values()) {
+      if (session.record.state === 'draining') session.record.state = 'ready'
+      await this.#options.store.put(session.record).catch(() => {})
+      await session.server.close().catch(() => {})
+    }
+    this.#live.clear()
+  }
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined
+}
+
+function toView(record: EdgeSessionRecord, live: LiveSession | undefined): HostedSessionView {
+  const { principal: _principal, clientCapabilities: _capabilities, ...shown } = record
+  return { ...shown, live: live !== undefined, openStreams: live?.streams ?? 0, inFlight: live?.inFlight ?? 0 }
+}
+
+// A restarted edge takes a session over: the SDK has no public way to bind a transport and a Server
+// to a session initialized by another process, so the two fields its initialize sets are set here
+// from the stored record (checked by the restart test in sidecar/src/cli/mcp-serve-http.test.ts).
+function resumeSdkSession(transport: StreamableHTTPServerTransport, server: Server, record: EdgeSessionRecord): void {
+  const web = (transport as unknown as { _webStandardTransport: { _initialized: boolean; sessionId?: string } })._webStandardTransport
+  web._initialized = true
+  web.sessionId = record.id
+  const state = server as unknown as { _clientCapabilities?: unknown; _clientVersion?: unknown }
+  state._clientCapabilities = record.clientCapabilities
+  state._clientVersion = record.clientInfo
+}

@@ -1,0 +1,46 @@
+// End to end: memory of the real `gate mcp serve-http` stays bounded under many short sessions. 10,000
+// sessions (GATE_MCP_RSS_SESSIONS to change it), each initialize, notifications/initialized, one
+// tools/call and DELETE over loopback, 8 at a time (receipts and sessions in SQLite files, so what is
+// measured is the edge, not an in-memory receipt store); the edge's RSS (from /admin/health) after them may
+// exceed its RSS after the first 500 by at most 64 MiB, and no session stays live.
+import t from 'tap'
+import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
+import { gateFiles } from '../testing/gate-files.js'
+import { rawPost, rawRequest, rawSession, startGateMcpHttp } from '../testing/mcp-http-session.js'
+
+const ADMIN_TOKEN = 'admin-token-for-mcp-memory-test'
+const SESSIONS = Number(process.env.GATE_MCP_RSS_SESSIONS ?? 10_000)
+const WARMUP = 500
+const BOUND_BYTES = 64 * 1024 * 1024
+const CONCURRENCY = 8
+
+// 10,000 sessions take minutes on a loaded two-core host
+t.setTimeout(900_000)
+
+t.test(`RSS after ${SESSIONS} short sessions stays within ${BOUND_BYTES / 1024 / 1024} MiB of the warmed-up edge`, async t => {
+  const files = await gateFiles(t)
+  const gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--receipt-store', files.db, '--authority-seed-file', files.seed, '--allow-tool', 'echo', '--', process.execPath, FIXTURE_SERVER_PATH], {
+    env: { GATE_ADMIN_TOKEN: ADMIN_TOKEN },
+  })
+  const health = async () => (await rawRequest(`${gate.base}/admin/health`, 'GET', { authorization: `Bearer ${ADMIN_TOKEN}` })).json() as unknown as { sessions: number; streams: number; rssBytes: number; heapUsedBytes: number }
+  const oneSession = async (n: number) => {
+    const id = await rawSession(gate.url)
+    const called = await rawPost(gate.url, { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: 'echo', arguments: { text: `${n}` } } }, { 'mcp-session-id': id })
+    if (!called.text.includes(`echo: ${n}`)) throw new Error(`session ${n}: ${called.status} ${called.text}`)
+    const deleted = await rawRequest(gate.url, 'DELETE', { 'mcp-session-id': id })
+    if (deleted.status !== 200) throw new Error(`DELETE of session ${n}: ${deleted.status}`)
+  }
+  const run = async (from: number, to: number) => {
+    let next = from
+    await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+      while (next < to) await oneSession(next++)
+    }))
+  }
+  await run(0, WARMUP)
+  const warmed = await health()
+  await run(WARMUP, SESSIONS)
+  const after = await health()
+  t.equal(after.sessions, 0, 'no session stays live')
+  t.equal(after.streams, 0, 'no stream stays open')
+  t.ok(after.rssBytes - warmed.rssBytes <= BOUND_BYTES, `RSS grew by ${Math.round((after.rssBytes - warmed.rssBytes) / 1024 / 1024)} MiB (${Math.round(warmed.rssBytes / 1024 / 1024)} → ${Math.round(after.rssBytes / 1024 / 1024)} MiB; heap ${Math.round(warmed.heapUsedBytes / 1024 / 1024)} → ${Math.round(after.heapUsedBytes / 1024 / 1024)} MiB)`)
+})

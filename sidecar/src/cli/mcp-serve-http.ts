@@ -1,0 +1,178 @@
+// `gate mcp serve-http`: the hosted MCP edge (spec 03, "Hosted session transport"; docs/mcp.md). The
+// same tool servers, stores, keys and policy flags as `gate mcp serve` (mcp-tool-server.ts), served to
+// remote agents over Streamable HTTP on --listen: POST, GET and DELETE /mcp, one session per
+// initialize, each session its own MCP edge over the one shared tool server. Sessions and their replay
+// windows live in the edge-session store beside the receipt store, so a restarted edge resumes them.
+// /admin/* answers with --admin-token; the control routes (approvals, /v1) listen on --control-listen.
+
+import { createAdmission, createMcpEdge, HostedEdge, InputCheck, MemoryEdgeSessionStore, relayAgentMessages, type EdgeSessionStore } from '@gate/mcp'
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { GLOBAL_FLAGS_HELP } from '../config/global-flags.js'
+import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
+import { checkCanListen, listenFailure } from '../config/listen-check.js'
+import { LISTENER_TIMEOUT_FLAG_OPTIONS, readListenerTimeouts } from '../config/listener-timeouts.js'
+import { isLoopback, loadTls, readTlsFlags, TLS_FLAG_OPTIONS, TLS_FLAGS_HELP } from '../config/tls-flags.js'
+import { MCP_HTTP_DEFAULTS, MCP_HTTP_FLAG_OPTIONS, MCP_HTTP_FLAGS_HELP, readMcpHttpFlags } from '../config/mcp-http-flags.js'
+import { resolveReceiptStore } from '../config/service-config.js'
+import { createControlAuth } from '../http/control-auth.js'
+import { Router } from '../http/router.js'
+import { createGateServer } from '../http/server.js'
+import { edgeSessionPathBeside, openEdgeSessionStore } from '../stores/edge-session-store.js'
+import { UsageError } from '../errors.js'
+import { SERVICE_POLICY_FLAGS_HELP } from './sidecar.js'
+import { parseFlags, runWithExitCodes } from './parse-flags.js'
+import { MCP_TOOL_SERVER_FLAG_OPTIONS, MCP_TOOL_SERVER_FLAGS_HELP, shutdownMcpToolService, signalled, startMcpToolService, type McpToolService } from './mcp-tool-server.js'
+import { mountMcpAdminRoutes } from './mcp-http-admin.js'
+
+export const MCP_SERVE_HTTP_USAGE = `Usage: gate mcp serve-http --listen ADDR [options] -- COMMAND [ARGS…]
+       gate mcp serve-http --listen ADDR --spec FILE --upstream URL [options]
+
+Serves MCP over Streamable HTTP (POST, GET and DELETE /mcp, protocol 2025-11-25) to remote agents and
+decides every tools/call with the token's grants before the tool server sees it, exactly as
+\`gate mcp serve\`; every decision is a signed receipt. A capability rides per session or per request as
+the X-Gate-Capability header, or per call as _meta.gateCapability (which wins).
+
+Options:
+${MCP_TOOL_SERVER_FLAGS_HELP}
+  --receipt-store PATH        SQLite receipt store; the other stores (edge sessions too) sit beside it
+  --allow-ephemeral-receipts  keep receipts and sessions in memory only (lost on restart)
+${SERVICE_POLICY_FLAGS_HELP}
+
+${MCP_HTTP_FLAGS_HELP}
+
+${TLS_FLAGS_HELP}
+
+${GLOBAL_FLAGS_HELP}`
+
+const FLAG_OPTIONS = { ...MCP_TOOL_SERVER_FLAG_OPTIONS, ...MCP_HTTP_FLAG_OPTIONS, ...TLS_FLAG_OPTIONS, ...LISTENER_TIMEOUT_FLAG_OPTIONS } as const
+
+const NAME = 'mcp serve-http'
+
+export async function run(argv: string[]): Promise<number> {
+  return runWithExitCodes(NAME, MCP_SERVE_HTTP_USAGE, async () => {
+    const { values, positionals } = parseFlags(argv, FLAG_OPTIONS, true)
+    if (values.help === true) {
+      process.stdout.write(MCP_SERVE_HTTP_USAGE + '\n')
+      return 0
+    }
+    // every refusal of the flags comes before a store is opened or a child started
+    const listen = parseListenAddress((values.listen as string | undefined) ?? MCP_HTTP_DEFAULTS.listen)
+    const loopback = isLoopback(listen.host)
+    const settings = await readMcpHttpFlags(values)
+    const admissionGiven = (settings.admission.tokens?.length ?? 0) > 0 || settings.admission.jwt !== undefined
+    if (!loopback && !admissionGiven) {
+      throw new UsageError(`a hosted edge on ${listen.host} (not a loopback address) needs admission: --admission-token-file, GATE_MCP_ADMISSION_TOKENS or --jwt-key`)
+    }
+    const admission = await createAdmission({ ...settings.admission, open: loopback })
+    const tlsSettings = readTlsFlags(values, listen)
+    const tls = await loadTls(tlsSettings)
+    await checkCanListen(listen)
+    const receiptStore = resolveReceiptStore(values['receipt-store'] as string | undefined, values['receipt-db'] as string | undefined)
+    const tools = await startMcpToolService(values, positionals, NAME, (values['control-listen'] as string | undefined) ?? '127.0.0.1:0')
+    const { log } = tools
+    let store: EdgeSessionStore
+    let storeLocation: string
+    const storePath = settings.edgeSessionStore ?? (receiptStore === undefined ? undefined : edgeSessionPathBeside(receiptStore))
+    try {
+      if (storePath === undefined) {
+        store = new MemoryEdgeSessionStore()
+        storeLocation = 'memory (sessions end with this process)'
+      } else {
+        store = await openEdgeSessionStore(storePath)
+        storeLocation = storePath
+      }
+    } catch (err) {
+      await shutdownMcpToolService(tools, async () => {})
+      throw err
+    }
+    const inputCheck = new InputCheck()
+    const edge: HostedEdge = new HostedEdge({
+      createSessionServer: session => createSessionServer(tools, session, inputCheck),
+      store,
+      admission,
+      loopback,
+      allowedOrigins: settings.allowedOrigins,
+      limits: settings.limits,
+      log,
+    })
+    wireSharedNotifications(tools, edge)
+    const router = new Router()
+    const mcp = (req: Parameters<HostedEdge['handle']>[0], res: Parameters<HostedEdge['handle']>[1]) => edge.handle(req, res)
+    for (const method of ['POST', 'GET', 'DELETE']) router.add(method, '/mcp', mcp)
+    if (settings.adminToken !== undefined) mountMcpAdminRoutes(router, { edge, auth: createControlAuth(settings.adminToken), tools })
+    const server = createGateServer({ router, tls, timeouts: readListenerTimeouts(values), onError: err => log(`request failed: ${(err as Error).message}`) })
+    let address
+    try {
+      address = await server.listen(listen.host, listen.port)
+    } catch (err) {
+      await edge.close()
+      await store.close()
+      await shutdownMcpToolService(tools, async () => {})
+      throw listenFailure(listen, err)
+    }
+    const url = formatBaseUrl(address.address, address.port).replace(/^http:/, tls === undefined ? 'http:' : 'https:')
+    log(`edge sessions: ${storeLocation}`)
+    log(
+      admission.mode === 'open'
+        ? 'admission: open (loopback listener, no --admission-token-file or --jwt-key): every session is admitted; the capability token still decides every call'
+        : `admission: required (${[settings.admission.tokens?.length ? `${settings.admission.tokens.length} bearer token(s)` : '', settings.admission.jwt ? 'JWT' : ''].filter(Boolean).join(' or ')})`,
+    )
+    if (tls === undefined && !loopback) log('transport: plaintext on a non-loopback address (--allow-plaintext-remote)')
+    log(`admin routes: ${settings.adminToken === undefined ? 'off (no --admin-token)' : `${url}/admin/* (the admin token)`}`)
+    log(`control routes (approvals) on ${tools.service.url}`)
+    log(`serving MCP (Streamable HTTP, protocol 2025-11-25) for ${tools.describe} as server_id ${tools.serverId}: mcp edge listening on ${url}/mcp`)
+    await signalled()
+    log(`draining: new requests get 503, requests in flight have ${settings.drainMs / 1000} s`)
+    await edge.drain(settings.drainMs)
+    await server.drain(1000)
+    await store.close().catch(err => log(`closing the edge-session store failed: ${(err as Error).message}`))
+    await shutdownMcpToolService(tools, async () => {})
+    return 0
+  })
+}
+
+/** One session's MCP edge over the shared tool server: the same tool-call path as `gate mcp serve`. */
+function createSessionServer(tools: McpToolService, session: { id: string; capability: string | undefined }, inputCheck: InputCheck) {
+  const { relay } = tools
+  const server = createMcpEdge({
+    serverId: tools.serverId,
+    toolServer: tools.toolServer,
+    decider: tools.decider,
+    // the initialize's X-Gate-Capability is the session's; without one, the process's
+    sessionCapability: session.capability ?? tools.sessionCapability,
+    requestCapability: headers => {
+      const value = headers['x-gate-capability']
+      return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined
+    },
+    allowTools: tools.allowTools,
+    approvalTools: tools.approvalTools,
+    controlUrl: tools.service.url,
+    sessionId: `mcp_${session.id}`,
+    serverInfo: { name: 'gate', version: tools.version },
+    relayedCapabilities: relay?.client.getServerCapabilities(),
+    instructions: relay?.client.getInstructions(),
+    inputCheck,
+  })
+  if (relay !== undefined) relayAgentMessages(server, relay, tools.timeoutMs, tools.log)
+  return server
+}
+
+// The wrapped server is shared by every session: a request it sends on its own (sampling, elicitation,
+// roots) cannot be attributed to one session and is refused; a tool or resource list change concerns
+// every session and is sent to each as its own event; anything else it sends unasked is dropped, never
+// fanned out (spec 03, Events).
+function wireSharedNotifications(tools: McpToolService, edge: HostedEdge): void {
+  const { relay, log } = tools
+  if (relay === undefined) return
+  relay.client.fallbackRequestHandler = async request => {
+    throw new McpError(ErrorCode.MethodNotFound, `${request.method} is not relayed by the hosted edge: the request cannot be attributed to one agent session`)
+  }
+  relay.onNotification = async notification => {
+    if (notification.method.endsWith('/list_changed')) {
+      for (const server of edge.readyServers()) await server.notification({ method: notification.method }).catch(() => {})
+      return
+    }
+    log(`tool server: dropped ${notification.method} (not attributable to one session)`)
+  }
+}
+
