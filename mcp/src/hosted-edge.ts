@@ -21,6 +21,7 @@ import {
   isJsonContentType,
   readJsonBody,
   rebindingRefusal,
+  sendHostedError,
   sendJsonRpcError,
   sendUnauthorized,
 } from './hosted-http.js'
@@ -112,28 +113,27 @@ export class HostedEdge {
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const refusal = rebindingRefusal(req, this.#options.loopback, this.#origins)
-    if (refusal !== undefined) return sendJsonRpcError(res, 403, -32000, `Forbidden: ${refusal}`)
+    if (refusal !== undefined) return sendHostedError(res, 403, 'gate_forbidden', `Forbidden: ${refusal}`)
     if (this.#draining) return this.#refuseDraining(res)
     const admitted = await this.#options.admission.admit(req.headers.authorization)
     if (!admitted.ok) return sendUnauthorized(res)
     if (req.method === 'POST') return this.#post(req, res, admitted.principal)
     if (req.method === 'GET') return this.#get(req, res, admitted.principal)
     if (req.method === 'DELETE') return this.#delete(req, res, admitted.principal)
-    return sendJsonRpcError(res, 405, -32000, 'Method not allowed: POST, GET or DELETE', { headers: { allow: 'GET, POST, DELETE' } })
+    return sendHostedError(res, 405, 'gate_bad_request', 'Method not allowed: POST, GET or DELETE', { allow: 'GET, POST, DELETE' })
   }
 
   async #post(req: IncomingMessage, res: ServerResponse, principal: string): Promise<void> {
-    if (!acceptsPost(req)) return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: Accept must list both application/json and text/event-stream')
-    if (!isJsonContentType(req)) return sendJsonRpcError(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json')
+    if (!acceptsPost(req)) return sendHostedError(res, 406, 'gate_not_acceptable', 'Not Acceptable: Accept must list both application/json and text/event-stream')
+    if (!isJsonContentType(req)) return sendHostedError(res, 415, 'gate_unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json')
     const body = await readJsonBody(req, this.#options.limits.maxBodyBytes)
-    if (!body.ok) return sendJsonRpcError(res, body.status, body.status === 413 ? -32000 : ErrorCode.ParseError, body.message)
-    if (Array.isArray(body.value)) return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: batches are not part of protocol ${HOSTED_PROTOCOL_VERSION}; send one message per POST`)
+    if (!body.ok) return sendHostedError(res, body.status, body.status === 413 ? 'gate_payload_too_large' : 'gate_bad_request', body.message)
+    if (Array.isArray(body.value)) return sendHostedError(res, 400, 'gate_bad_request', `Invalid Request: batches are not part of protocol ${HOSTED_PROTOCOL_VERSION}; send one message per POST`)
     const parsed = JSONRPCMessageSchema.safeParse(body.value)
-    if (!parsed.success) return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message')
+    if (!parsed.success) return sendHostedError(res, 400, 'gate_bad_request', 'Invalid Request: not a JSON-RPC 2.0 message')
     const message = parsed.data as JSONRPCMessage & { method?: string; id?: string | number; params?: Record<string, unknown> }
-    const id = message.id ?? null
     if (message.method !== undefined && message.id === undefined && !message.method.startsWith('notifications/')) {
-      return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${message.method} is a request and needs an id`)
+      return sendHostedError(res, 400, 'gate_bad_request', `Invalid Request: ${message.method} is a request and needs an id`)
     }
     if (message.method === 'initialize') return this.#initialize(req, res, principal, message)
     const session = await this.#session(req, res, principal)
@@ -142,7 +142,7 @@ export class HostedEdge {
       session.record.state = 'ready'
       await this.#options.store.put(session.record)
     } else if (message.method !== undefined && message.id !== undefined && !READY_EXEMPT.has(message.method) && session.record.state !== 'ready') {
-      return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${message.method} waits for notifications/initialized`, { id })
+      return sendHostedError(res, 409, 'gate_session_not_ready', `${message.method} waits for notifications/initialized`)
     }
     this.#track(session, res, 'request')
     await session.transport.handleRequest(req, res, body.value)
@@ -150,7 +150,7 @@ export class HostedEdge {
 
   async #initialize(req: IncomingMessage, res: ServerResponse, principal: string, message: { id?: string | number; params?: Record<string, unknown> }): Promise<void> {
     const id = message.id ?? null
-    if (req.headers['mcp-session-id'] !== undefined) return sendJsonRpcError(res, 400, ErrorCode.InvalidRequest, 'Invalid Request: initialize must not carry MCP-Session-Id', { id })
+    if (req.headers['mcp-session-id'] !== undefined) return sendHostedError(res, 400, 'gate_bad_request', 'Invalid Request: initialize must not carry MCP-Session-Id')
     const params = message.params ?? {}
     const version = params.protocolVersion
     if (version !== HOSTED_PROTOCOL_VERSION) {
@@ -158,7 +158,7 @@ export class HostedEdge {
       return sendJsonRpcError(res, 200, ErrorCode.InvalidRequest, `Unsupported protocol version ${String(version)}: this edge speaks ${HOSTED_PROTOCOL_VERSION} only`, { id, data: { gateError } })
     }
     if (this.#live.size >= this.#options.limits.maxSessions) {
-      return sendJsonRpcError(res, 503, -32000, `Service Unavailable: ${this.#options.limits.maxSessions} sessions are open (the session cap)`, { id, headers: { 'retry-after': '1' } })
+      return sendHostedError(res, 503, 'gate_capacity_exhausted', `Service Unavailable: ${this.#options.limits.maxSessions} sessions are open (the session cap)`, { 'retry-after': '1' })
     }
     const now = this.#now()
     const clientInfo = params.clientInfo as { name?: unknown; version?: unknown } | undefined
@@ -179,7 +179,7 @@ export class HostedEdge {
   }
 
   async #get(req: IncomingMessage, res: ServerResponse, principal: string): Promise<void> {
-    if (!acceptsStream(req)) return sendJsonRpcError(res, 406, -32000, 'Not Acceptable: Accept must list text/event-stream')
+    if (!acceptsStream(req)) return sendHostedError(res, 406, 'gate_not_acceptable', 'Not Acceptable: Accept must list text/event-stream')
     const session = await this.#session(req, res, principal)
     if (session === undefined) return
     const lastEventId = req.headers['last-event-id']
@@ -187,11 +187,12 @@ export class HostedEdge {
       const refused = await session.events.refusal(lastEventId)
       if (refused !== undefined) {
         const why = refused === 'foreign' ? 'is not an event of this session' : `is outside the retained window of ${this.#options.limits.replayWindow} events`
-        return sendJsonRpcError(res, 409, -32000, `Conflict: Last-Event-ID ${lastEventId} ${why}; initialize a new session to start over`)
+        return sendHostedError(res, 409, 'gate_replay_window_exceeded', `Conflict: Last-Event-ID ${lastEventId} ${why}; initialize a new session to start over`)
       }
     }
+    if (session.streams > 0) return sendHostedError(res, 409, 'gate_stream_already_open', 'Conflict: this session already has its GET stream open (one per session)')
     if (this.#streams >= this.#options.limits.maxStreams) {
-      return sendJsonRpcError(res, 503, -32000, `Service Unavailable: ${this.#options.limits.maxStreams} streams are open (the stream cap)`, { headers: { 'retry-after': '1' } })
+      return sendHostedError(res, 503, 'gate_capacity_exhausted', `Service Unavailable: ${this.#options.limits.maxStreams} streams are open (the stream cap)`, { 'retry-after': '1' })
     }
     this.#track(session, res, 'stream')
     await session.transport.handleRequest(req, res)
@@ -208,11 +209,12 @@ export class HostedEdge {
   async #session(req: IncomingMessage, res: ServerResponse, principal: string): Promise<LiveSession | undefined> {
     const id = req.headers['mcp-session-id']
     if (typeof id !== 'string' || id === '') {
-      sendJsonRpcError(res, 400, -32000, 'Bad Request: MCP-Session-Id header is required')
+      sendHostedError(res, 400, 'gate_bad_request', 'Bad Request: MCP-Session-Id header is required')
       return undefined
     }
-    const notFound = (why = 'Session not found') => {
-      sendJsonRpcError(res, 404, -32001, `${why}: initialize a new session`)
+    const notFound = (why?: string) => {
+      if (why === undefined) sendHostedError(res, 404, 'gate_session_not_found', 'Session not found: initialize a new session')
+      else sendHostedError(res, 404, 'gate_session_terminated', `${why}: initialize a new session`)
       return undefined
     }
     let session = this.#live.get(id)
@@ -238,7 +240,7 @@ export class HostedEdge {
     }
     const supplied = req.headers['mcp-protocol-version']
     if (supplied !== undefined && supplied !== session.record.protocolVersion) {
-      sendJsonRpcError(res, 400, -32000, `Bad Request: MCP-Protocol-Version ${String(supplied)} differs from the session's ${session.record.protocolVersion}`)
+      sendHostedError(res, 400, 'gate_protocol_version_mismatch', `Bad Request: MCP-Protocol-Version ${String(supplied)} differs from the session's ${session.record.protocolVersion}`)
       return undefined
     }
     session.record.lastActiveAt = this.#now()
@@ -289,7 +291,7 @@ export class HostedEdge {
   }
 
   #refuseDraining(res: ServerResponse): void {
-    sendJsonRpcError(res, 503, -32000, 'Service Unavailable: this edge is draining; retry against the next one (your session resumes there)', { headers: { 'retry-after': '1' } })
+    sendHostedError(res, 503, 'gate_edge_draining', 'Service Unavailable: this edge is draining; retry against the next one (your session resumes there)', { 'retry-after': '1' })
   }
 
   /** Ends a live session for good (DELETE, expiry, admin): its record says why, its events go. */

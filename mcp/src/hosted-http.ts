@@ -1,5 +1,5 @@
 // The HTTP pieces of the hosted edge that come before the SDK transport: the answers it gives itself
-// (JSON-RPC error bodies with the spec's statuses), the request checks (Accept, Content-Type, Host and
+// (gate.hosted.error.v1 bodies with the spec's statuses; JSON-RPC errors for an accepted message), the request checks (Accept, Content-Type, Host and
 // Origin against DNS rebinding) and a body read with a byte limit.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isIP } from 'node:net'
@@ -25,11 +25,42 @@ export function sendJsonRpcError(
   res.end(body)
 }
 
-/** spec 03's 401: one `error` string and `www-authenticate: Bearer`, the same for absent and unknown tokens. */
-export function sendUnauthorized(res: ServerResponse): void {
-  const body = JSON.stringify({ error: 'missing or invalid bearer token: a session needs an admission token or JWT' })
-  res.writeHead(401, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'www-authenticate': 'Bearer' })
+/** The codes of `gate.hosted.error.v1` the edge answers with, and whether a later retry may succeed. */
+const HOSTED_ERRORS = {
+  gate_bad_request: { transient: false, retry: 'fix the request; sending it unchanged fails again' },
+  gate_protocol_version_mismatch: { transient: false, retry: 'send the MCP-Protocol-Version the session was initialized with, or initialize a new session' },
+  gate_unauthorized: { transient: false, retry: 'send a valid admission bearer token or JWT' },
+  gate_forbidden: { transient: false, retry: 'send the request from an allowed Origin and Host' },
+  gate_session_not_found: { transient: false, retry: 'initialize a new session' },
+  gate_session_terminated: { transient: false, retry: 'the session ended: initialize a new session' },
+  gate_session_not_ready: { transient: true, retry: 'send notifications/initialized, then repeat the request' },
+  gate_not_acceptable: { transient: false, retry: 'list application/json and text/event-stream in Accept (text/event-stream for GET)' },
+  gate_replay_window_exceeded: { transient: false, retry: 'the missed events are gone: initialize a new session' },
+  gate_stream_already_open: { transient: true, retry: 'close the open stream first, or reconnect with Last-Event-ID once it has closed' },
+  gate_payload_too_large: { transient: false, retry: 'send a smaller message' },
+  gate_unsupported_media_type: { transient: false, retry: 'send Content-Type: application/json' },
+  gate_capacity_exhausted: { transient: true, retry: 'retry after the Retry-After delay' },
+  gate_edge_draining: { transient: true, retry: 'retry against the next edge; the session resumes there' },
+} as const
+
+/** A code of `gate.hosted.error.v1` that the edge sends. */
+export type HostedErrorCode = keyof typeof HOSTED_ERRORS
+
+/**
+ * A plain-HTTP failure of the hosted edge, in the `gate.hosted.error.v1` body (the code under `error`,
+ * as on every Gate service). Failures of a JSON-RPC message the edge accepted stay JSON-RPC errors.
+ */
+export function sendHostedError(res: ServerResponse, status: number, code: HostedErrorCode, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.end()
+  const { transient, retry } = HOSTED_ERRORS[code]
+  const body = JSON.stringify({ error: code, message, transient, retry_guidance: retry })
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers })
   res.end(body)
+}
+
+/** spec 03's 401: `www-authenticate: Bearer`, the same answer for absent and unknown tokens. */
+export function sendUnauthorized(res: ServerResponse): void {
+  sendHostedError(res, 401, 'gate_unauthorized', 'missing or invalid bearer token: a session needs an admission token or JWT', { 'www-authenticate': 'Bearer' })
 }
 
 export function acceptsPost(req: IncomingMessage): boolean {

@@ -63,7 +63,7 @@ t.test('a replay outside the retained window, of another session or of no event 
   for (const lastEventId of [`${id}-1`, `${other}-1`, `${id}-999`, 'not-an-event-id']) {
     const refused = await rawRequest(gate.url, 'GET', streamHeaders(id, { 'last-event-id': lastEventId }))
     t.equal(refused.status, 409, lastEventId)
-    t.match(refused.json(), { error: { message: /Conflict: Last-Event-ID/ } })
+    t.match(refused.json(), { error: 'gate_replay_window_exceeded', message: /Conflict: Last-Event-ID/ })
   }
 })
 
@@ -73,7 +73,9 @@ t.test('one GET stream per session: a second is 409 while the first is open', as
   const abort = new AbortController()
   const open = await fetch(gate.url, { headers: streamHeaders(id), signal: abort.signal })
   t.equal(open.status, 200)
-  t.equal((await rawRequest(gate.url, 'GET', streamHeaders(id))).status, 409)
+  const second = await rawRequest(gate.url, 'GET', streamHeaders(id))
+  t.equal(second.status, 409)
+  t.equal(second.json().error, 'gate_stream_already_open')
   abort.abort()
 })
 
@@ -105,7 +107,7 @@ t.test('DELETE ends a session: it never resumes, the client must initialize agai
   await transport.terminateSession()
   const after = await rawPost(gate.url, call(5, 'echo', { text: 'b' }), { 'mcp-session-id': id })
   t.equal(after.status, 404)
-  t.match(after.json(), { error: { message: /Session deleted: initialize a new session/ } })
+  t.match(after.json(), { error: 'gate_session_terminated', message: /Session deleted: initialize a new session/ })
   t.equal((await rawRequest(gate.url, 'DELETE', { 'mcp-session-id': id })).status, 404)
   t.equal((await rawRequest(gate.url, 'DELETE', { 'mcp-session-id': 'never-was' })).status, 404)
 })
@@ -121,7 +123,7 @@ t.test('an idle session expires; a request on it is 404 and the SDK client must 
   await gate.waitForOutput(new RegExp(`session ${id} expired`), mark)
   const after = await rawPost(gate.url, { jsonrpc: '2.0', id: 9, method: 'tools/list' }, { 'mcp-session-id': id })
   t.equal(after.status, 404)
-  t.match(after.json(), { error: { message: /Session expired/ } })
+  t.match(after.json(), { error: 'gate_session_terminated', message: /Session expired/ })
   const { client: again } = await gate.connect({ sessionId: id })
   await t.rejects(again.listTools(), /404|Session/, 'the old id is not resumed')
 })
@@ -151,6 +153,8 @@ t.test('SIGTERM drains: new requests get 503, the call in flight completes, the 
   await gate.waitForOutput(/draining: new requests get 503/, mark)
   const fresh = await rawPost(gate.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
   t.equal(fresh.status, 503)
+  t.match(fresh.json(), { error: 'gate_edge_draining', transient: true })
+  t.equal(fresh.headers.get('retry-after'), '1')
   t.equal(fresh.headers.get('retry-after'), '1')
   t.equal((await rawPost(gate.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': transport.sessionId! })).status, 503, 'the draining session takes no new request')
   release()

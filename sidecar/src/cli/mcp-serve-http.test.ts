@@ -181,7 +181,7 @@ t.test('the admin routes: health, sessions and ending one, behind --admin-token'
   t.match((await rawRequest(`${gate.base}/admin/sessions/${id}`, 'GET', admin)).json(), { id, state: 'closed', live: false })
   const after = await rawPost(gate.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': id })
   t.equal(after.status, 404)
-  t.match(after.json(), { error: { message: /Session closed: initialize a new session/ } })
+  t.match(after.json(), { error: 'gate_session_terminated', message: /Session closed: initialize a new session/ })
 })
 
 t.test('without --admin-token the admin routes are not there', async t => {

@@ -98,7 +98,8 @@ export async function run(argv: string[]): Promise<number> {
     wireSharedNotifications(tools, edge)
     const router = new Router()
     const mcp = (req: Parameters<HostedEdge['handle']>[0], res: Parameters<HostedEdge['handle']>[1]) => edge.handle(req, res)
-    for (const method of ['POST', 'GET', 'DELETE']) router.add(method, '/mcp', mcp)
+    // the methods it does not serve reach the edge too, which answers 405 in its own error body
+    for (const method of ['POST', 'GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS']) router.add(method, '/mcp', mcp)
     if (settings.adminToken !== undefined) mountMcpAdminRoutes(router, { edge, auth: createControlAuth(settings.adminToken), tools })
     const server = createGateServer({ router, tls, timeouts: readListenerTimeouts(values), onError: err => log(`request failed: ${(err as Error).message}`) })
     let address

@@ -5,6 +5,7 @@
 import type { Test } from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { schemaErrors } from './http-client.js'
 import { spawnGate, type GateProcess, type SpawnOptions } from './spawn-gate.js'
 
 export const PROTOCOL_VERSION = '2025-11-25'
@@ -56,12 +57,30 @@ export interface RawAnswer {
   status: number
   headers: Headers
   text: string
-  json(): { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: Record<string, unknown> } }
+  /** A JSON-RPC answer, or a gate.hosted.error.v1 body (`error` a code string) for a plain-HTTP failure. */
+  json(): { id?: unknown; result?: Record<string, unknown>; error?: string | { code: number; message: string; data?: Record<string, unknown> }; message?: string }
 }
 
 const answer = async (response: Response): Promise<RawAnswer> => {
   const text = await response.text()
+  // 431: a header block the HTTP parser refuses is answered before any route, by the listener
+  if (response.status >= 400 && response.status !== 431 && new URL(response.url).pathname === '/mcp') checkHostedError(response.status, text)
   return { status: response.status, headers: response.headers, text, json: () => JSON.parse(text) }
+}
+
+/**
+ * Every plain-HTTP failure of the edge's /mcp answers with a `gate.hosted.error.v1` body: checked on
+ * each raw answer, so a test that sends a bad request also proves the body (a throw fails the test).
+ */
+export function checkHostedError(status: number, text: string): void {
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    throw new Error(`the edge answered ${status} with a body that is not JSON: ${text.slice(0, 200)}`)
+  }
+  const errors = schemaErrors('gate.hosted.error.v1', body)
+  if (errors.length > 0) throw new Error(`the edge's ${status} body fails gate.hosted.error.v1: ${errors.join('; ')}: ${text.slice(0, 200)}`)
 }
 
 /** A POST to /mcp with the headers a client sends unless overridden (null removes one). */

@@ -7586,7 +7586,7 @@ return errors === 0;
 validate62.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const hostedError: StandaloneValidateFunction = validate63;
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.error.v1","title":"Hosted error","description":"Gate design: the JSON error body of the hosted edge's plain-HTTP failures (spec 03, Errors: 400, 401, 403, 404, 406, 409, 413, 415, 500, 503). The code sits under error, like the sidecar's error body, so clients read body.error across Gate services. Open to additive members.","type":"object","properties":{"error":{"description":"Documented set; the status each code answers with is listed in the package README.","type":"string","enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_unauthorized","gate_forbidden","gate_session_not_found","gate_session_terminated","gate_session_not_ready","gate_not_acceptable","gate_replay_window_exceeded","gate_stale_term","gate_payload_too_large","gate_unsupported_media_type","gate_internal_error","gate_quorum_unavailable"]},"message":{"type":"string"},"details":{"type":"object","description":"Structured, code-specific context; never credentials."},"transient":{"type":"boolean","description":"True when retrying the same request later may succeed."},"retry_guidance":{"type":"string","minLength":1}},"required":["error","message","transient","retry_guidance"],"allOf":[{"$comment":"No quorum is the one condition that clears by itself (spec 03: 503 without quorum).","if":{"properties":{"error":{"const":"gate_quorum_unavailable"}},"required":["error"]},"then":{"properties":{"transient":{"const":true}}}},{"$comment":"Repeating a malformed or refused request unchanged never succeeds.","if":{"properties":{"error":{"enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_not_acceptable","gate_payload_too_large","gate_unsupported_media_type","gate_session_terminated"]}},"required":["error"]},"then":{"properties":{"transient":{"const":false}}}}]};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.error.v1","title":"Hosted error","description":"Gate design: the JSON error body of the hosted edge's plain-HTTP failures (spec 03, Errors: 400, 401, 403, 404, 405, 406, 409, 413, 415, 500, 503). The code sits under error, like the sidecar's error body, so clients read body.error across Gate services. Open to additive members.","type":"object","properties":{"error":{"description":"Documented set; the status each code answers with is listed in the package README.","type":"string","enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_unauthorized","gate_forbidden","gate_session_not_found","gate_session_terminated","gate_session_not_ready","gate_not_acceptable","gate_replay_window_exceeded","gate_stream_already_open","gate_stale_term","gate_payload_too_large","gate_unsupported_media_type","gate_internal_error","gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining"]},"message":{"type":"string"},"details":{"type":"object","description":"Structured, code-specific context; never credentials."},"transient":{"type":"boolean","description":"True when retrying the same request later may succeed."},"retry_guidance":{"type":"string","minLength":1}},"required":["error","message","transient","retry_guidance"],"allOf":[{"$comment":"The 503 conditions clear by themselves: no quorum (spec 03), a full session or stream cap, an edge draining for a restart.","if":{"properties":{"error":{"enum":["gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining"]}},"required":["error"]},"then":{"properties":{"transient":{"const":true}}}},{"$comment":"Repeating a malformed or refused request unchanged never succeeds.","if":{"properties":{"error":{"enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_not_acceptable","gate_payload_too_large","gate_unsupported_media_type","gate_session_terminated"]}},"required":["error"]},"then":{"properties":{"transient":{"const":false}}}}]};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.hosted.error.v1" */;
@@ -7617,7 +7617,8 @@ errors++;
 }
 else {
 if(data.error !== undefined){
-if("gate_quorum_unavailable" !== data.error){
+let data0 = data.error;
+if(!(((data0 === "gate_quorum_unavailable") || (data0 === "gate_capacity_exhausted")) || (data0 === "gate_edge_draining"))){
 const err1 = {};
 if(vErrors === null){
 vErrors = [err1];
@@ -7780,7 +7781,7 @@ if(typeof data4 !== "string"){
 validate63.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((((((((((((((data4 === "gate_bad_request") || (data4 === "gate_protocol_version_mismatch")) || (data4 === "gate_unsupported_protocol_version")) || (data4 === "gate_unauthorized")) || (data4 === "gate_forbidden")) || (data4 === "gate_session_not_found")) || (data4 === "gate_session_terminated")) || (data4 === "gate_session_not_ready")) || (data4 === "gate_not_acceptable")) || (data4 === "gate_replay_window_exceeded")) || (data4 === "gate_stale_term")) || (data4 === "gate_payload_too_large")) || (data4 === "gate_unsupported_media_type")) || (data4 === "gate_internal_error")) || (data4 === "gate_quorum_unavailable"))){
+if(!((((((((((((((((((data4 === "gate_bad_request") || (data4 === "gate_protocol_version_mismatch")) || (data4 === "gate_unsupported_protocol_version")) || (data4 === "gate_unauthorized")) || (data4 === "gate_forbidden")) || (data4 === "gate_session_not_found")) || (data4 === "gate_session_terminated")) || (data4 === "gate_session_not_ready")) || (data4 === "gate_not_acceptable")) || (data4 === "gate_replay_window_exceeded")) || (data4 === "gate_stream_already_open")) || (data4 === "gate_stale_term")) || (data4 === "gate_payload_too_large")) || (data4 === "gate_unsupported_media_type")) || (data4 === "gate_internal_error")) || (data4 === "gate_quorum_unavailable")) || (data4 === "gate_capacity_exhausted")) || (data4 === "gate_edge_draining"))){
 validate63.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/enum",keyword:"enum",params:{allowedValues: schema102.properties.error.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -8470,7 +8471,8 @@ errors++;
 }
 else {
 if(data18.error !== undefined){
-if("gate_quorum_unavailable" !== data18.error){
+let data19 = data18.error;
+if(!(((data19 === "gate_quorum_unavailable") || (data19 === "gate_capacity_exhausted")) || (data19 === "gate_edge_draining"))){
 const err13 = {};
 if(vErrors === null){
 vErrors = [err13];
@@ -8633,7 +8635,7 @@ if(typeof data23 !== "string"){
 validate64.errors = [{instancePath:instancePath+"/error/error",schemaPath:"gate.hosted.error.v1/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((((((((((((((data23 === "gate_bad_request") || (data23 === "gate_protocol_version_mismatch")) || (data23 === "gate_unsupported_protocol_version")) || (data23 === "gate_unauthorized")) || (data23 === "gate_forbidden")) || (data23 === "gate_session_not_found")) || (data23 === "gate_session_terminated")) || (data23 === "gate_session_not_ready")) || (data23 === "gate_not_acceptable")) || (data23 === "gate_replay_window_exceeded")) || (data23 === "gate_stale_term")) || (data23 === "gate_payload_too_large")) || (data23 === "gate_unsupported_media_type")) || (data23 === "gate_internal_error")) || (data23 === "gate_quorum_unavailable"))){
+if(!((((((((((((((((((data23 === "gate_bad_request") || (data23 === "gate_protocol_version_mismatch")) || (data23 === "gate_unsupported_protocol_version")) || (data23 === "gate_unauthorized")) || (data23 === "gate_forbidden")) || (data23 === "gate_session_not_found")) || (data23 === "gate_session_terminated")) || (data23 === "gate_session_not_ready")) || (data23 === "gate_not_acceptable")) || (data23 === "gate_replay_window_exceeded")) || (data23 === "gate_stream_already_open")) || (data23 === "gate_stale_term")) || (data23 === "gate_payload_too_large")) || (data23 === "gate_unsupported_media_type")) || (data23 === "gate_internal_error")) || (data23 === "gate_quorum_unavailable")) || (data23 === "gate_capacity_exhausted")) || (data23 === "gate_edge_draining"))){
 validate64.errors = [{instancePath:instancePath+"/error/error",schemaPath:"gate.hosted.error.v1/properties/error/enum",keyword:"enum",params:{allowedValues: schema102.properties.error.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }

@@ -38,14 +38,14 @@ const FIXED_FALSE = [
   'gate_unsupported_media_type',
   'gate_session_terminated',
 ]
-const EITHER = ['gate_unauthorized', 'gate_forbidden', 'gate_session_not_found', 'gate_session_not_ready', 'gate_replay_window_exceeded', 'gate_stale_term', 'gate_internal_error']
+const EITHER = ['gate_unauthorized', 'gate_forbidden', 'gate_session_not_found', 'gate_session_not_ready', 'gate_replay_window_exceeded', 'gate_stream_already_open', 'gate_stale_term', 'gate_internal_error']
 
 checkSchema(
   'gate.hosted.error.v1',
   [
     ...FIXED_FALSE.map((code) => ({ name: `${code} (not transient)`, value: variant(error, (v) => ((v.error = code), (v.transient = false))) })),
     ...EITHER.map((code) => ({ name: `${code} (transient)`, value: variant(error, (v) => ((v.error = code), (v.transient = true))) })),
-    { name: 'gate_quorum_unavailable (transient)', value: variant(error, (v) => ((v.error = 'gate_quorum_unavailable'), (v.transient = true))) },
+    ...['gate_quorum_unavailable', 'gate_capacity_exhausted', 'gate_edge_draining'].map((code) => ({ name: `${code} (transient)`, value: variant(error, (v) => ((v.error = code), (v.transient = true))) })),
     { name: 'no details', value: variant(error, (v) => delete v.details) },
     { name: 'an additive member', value: variant(error, (v) => (v.request_id = 'req-1')) },
   ],
@@ -53,6 +53,7 @@ checkSchema(
     { name: 'an unknown code', value: variant(error, (v) => (v.error = 'gate_teapot')), at: '/error' },
     { name: 'a sidecar-only code', value: variant(error, (v) => (v.error = 'gate_access_denied')), at: '/error' },
     { name: 'a non-transient quorum loss', value: variant(error, (v) => ((v.error = 'gate_quorum_unavailable'), (v.transient = false))), at: '/transient' },
+    { name: 'a non-transient drain', value: variant(error, (v) => ((v.error = 'gate_edge_draining'), (v.transient = false))), at: '/transient' },
     { name: 'a transient bad request', value: variant(error, (v) => ((v.error = 'gate_bad_request'), (v.transient = true))), at: '/transient' },
     { name: 'a missing retry_guidance', value: variant(error, (v) => delete v.retry_guidance), at: '(root)' },
     { name: 'an empty retry_guidance', value: variant(error, (v) => (v.retry_guidance = '')), at: '/retry_guidance' },
