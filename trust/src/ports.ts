@@ -1,7 +1,7 @@
 // What trust-control needs from its host (the sidecar or `gate trust serve`), declared here so this
 // package never imports its caller: an authenticator, the authority that signs, and the stores.
 import type { IncomingMessage } from 'node:http'
-import type { CapabilityScope, CapabilityToken, CapturePlan, CheckpointStatement, ConsistencyProofRecord, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
+import type { CapabilityScope, CapabilityToken, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string }
@@ -272,12 +272,16 @@ export interface TransparencyPort {
 
 // ---- a fleet: ingest from sidecars, central budgets, the cluster (docs/postgres.md) ----
 
-/** One receipt a sidecar ships, with what its row records beyond the signed receipt. */
-export interface IngestItem {
-  /** The signed HttpReceipt, verified before this port sees it. */
-  receipt: HttpReceipt
-  /** Its canonical JSON: what was signed, stored byte for byte. */
-  json: string
+/**
+ * One receipt a sidecar ships, verified before this port sees it, with what its row records beyond it:
+ * an HttpReceipt, or a receipt that only has a core form (a tool call's `gate.receipt.v1`, which carries
+ * no request id). `json` is its canonical JSON: what was signed, stored byte for byte.
+ */
+export type IngestItem = IngestColumns &
+  ({ form: 'http'; receipt: HttpReceipt; json: string } | { form: 'core'; receipt: CoreReceipt; json: string; requestId: string })
+
+/** The row columns an ingested receipt brings besides the receipt. */
+export interface IngestColumns {
   tenant: string | null
   subjectKey: string | null
   costUnits: number | null

@@ -3,7 +3,7 @@
 // already stored, inside its serialized append; on SQLite (one process) ingests run one at a time and
 // skip the ids a point load finds.
 import type { AuthorityPort, BudgetCapturePort, EnrolledSigner, IngestItem, ReceiptIngestPort, RevocationFeedPort, RevocationPort } from '@gate/trust'
-import { createReceiptRow, type EnrolledKeyStore, type TrustStores } from '../stores/index.js'
+import { createCoreReceiptRow, createReceiptRow, type EnrolledKeyStore, type TrustStores } from '../stores/index.js'
 
 /** Options of `createIngestPort`. */
 export interface IngestPortOptions {
@@ -27,8 +27,8 @@ export function createIngestPort(options: IngestPortOptions): ReceiptIngestPort 
     tail = run.catch(() => undefined)
     return run
   }
-  const rowOf = (item: IngestItem) =>
-    createReceiptRow(item.receipt, item.json, {
+  const rowOf = (item: IngestItem) => {
+    const context = {
       tenant: item.tenant,
       subjectKey: item.subjectKey,
       costUnits: item.costUnits,
@@ -36,7 +36,9 @@ export function createIngestPort(options: IngestPortOptions): ReceiptIngestPort 
       attemptedCostUnits: item.attemptedCostUnits,
       kind: item.kind,
       decisionReceiptId: item.decisionReceiptId,
-    })
+    }
+    return item.form === 'http' ? createReceiptRow(item.receipt, item.json, context) : createCoreReceiptRow(item.receipt, item.json, { ...context, requestId: item.requestId })
+  }
   return {
     async acceptedSigners(keys) {
       const trusted = new Set(authority.status().trustedPublicKeys)

@@ -1,10 +1,11 @@
-// Ships this process's receipts to trust-control (POST /v1/receipts/ingest). The hot path is unchanged:
-// each receipt is committed to the local receipt store before its answer, as without a fleet. The outbox
-// is that committed log past a cursor: a table in the local receipt store (`receipt_outbox`, one row per
-// trust-control URL) records the last seq trust-control acknowledged. Shipping reads the receipts after
-// it in batches, posts them, and advances the cursor only after the acknowledgement, so every receipt is
-// delivered at least once, also across kill -9 and restarts; ingest is idempotent by receipt id, so a
-// batch sent twice is stored once. A new --control-url starts from seq 0 (the whole local log).
+// Ships this process's receipts (HttpReceipts, and tool calls' core-only receipts) to trust-control
+// (POST /v1/receipts/ingest). The hot path is unchanged: each receipt is committed to the local receipt
+// store before its answer, as without a fleet. The outbox is that committed log past a cursor: a table in
+// the local receipt store (`receipt_outbox`, one row per trust-control URL) records the last seq
+// trust-control acknowledged. Shipping reads the receipts after it in batches, posts them, and advances
+// the cursor only after the acknowledgement, so every receipt is delivered at least once, also across
+// kill -9 and restarts; ingest is idempotent by receipt id, so a batch sent twice is stored once. A new
+// --control-url starts from seq 0 (the whole local log).
 import type { CommittedReceipts, ReceiptQuery, ReceiptWriter, StoredReceipt } from '../stores/index.js'
 import { openDatabase, type SqliteDatabase } from '../stores/sqlite-driver.js'
 import type { ControlConnection } from './control-connection.js'
@@ -169,16 +170,12 @@ export class ReceiptOutbox {
     if (rows.length === 0) return false
     const last = rows[rows.length - 1]!.seq
     if (last > this.#latestSeq) this.#latestSeq = last
-    // a tool call's core-only receipt has no HttpReceipt form the ingest route takes
-    const shippable = rows.filter(r => r.httpJson !== null)
-    if (shippable.length > 0) {
-      const answer = (await this.#connection.expectOk(this.#connection.post('/v1/receipts/ingest', ingestBody(shippable), INGEST_TIMEOUT_MS))) as { results?: unknown[] }
-      if (!Array.isArray(answer.results) || answer.results.length !== shippable.length) throw new Error('POST /v1/receipts/ingest answered without one result per receipt')
-    }
+    const answer = (await this.#connection.expectOk(this.#connection.post('/v1/receipts/ingest', ingestBody(rows), INGEST_TIMEOUT_MS))) as { results?: unknown[] }
+    if (!Array.isArray(answer.results) || answer.results.length !== rows.length) throw new Error('POST /v1/receipts/ingest answered without one result per receipt')
     // acknowledged: only now does the cursor move (a crash before this line re-sends the batch)
     await this.#options.cursor.write(this.#options.target, last)
     this.#shippedSeq = last
-    this.#shipped += shippable.length
+    this.#shipped += rows.length
     if (this.#lastError !== null) this.#options.log(`fleet: receipt outbox shipping again (through seq ${last})`)
     this.#lastError = null
     return true
@@ -200,10 +197,12 @@ export class ReceiptOutbox {
 }
 
 // The batch as JSON text: each receipt's stored bytes are sent as they are (never re-serialized, so the
-// signature verifies over exactly what was signed), with the row columns the receipt does not carry.
+// signature verifies over exactly what was signed), with the row columns the receipt does not carry. A
+// tool call's receipt has only its core form, and names its request id beside it.
 function ingestBody(rows: readonly StoredReceipt[]): string {
   const items = rows.map(row => {
     const columns = JSON.stringify({
+      ...(row.httpJson === null ? { requestId: row.requestId } : {}),
       tenant: row.tenant,
       subjectKey: row.subjectKey,
       costUnits: row.costUnits,
@@ -212,7 +211,7 @@ function ingestBody(rows: readonly StoredReceipt[]): string {
       kind: row.kind,
       decisionReceiptId: row.decisionReceiptId,
     })
-    return `{"receipt":${row.httpJson},${columns.slice(1)}`
+    return row.httpJson === null ? `{"coreReceipt":${row.coreJson},${columns.slice(1)}` : `{"receipt":${row.httpJson},${columns.slice(1)}`
   })
   return `{"receipts":[${items.join(',')}]}`
 }

@@ -338,6 +338,50 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     t.equal(await s.store.query.latestSeq(), before + 41, 'nothing else was stored')
   })
 
+  t.test('receipt ingest: a tool call\'s core-only receipt, with its request id beside it', async t => {
+    const edgeSigner = createSigner({ secret: generateSecret('ed25519') })
+    const ingest = (body: unknown) => call(`${s.trust.url}/v1/receipts/ingest`, { body, headers: auth(SERVICE_TOKEN) })
+    const before = await s.store.query.latestSeq()
+    const core = toolReceipt(edgeSigner, { tenant_id: 'acme' })
+    const item = { coreReceipt: core, requestId: 'mcp-call-1', tenant: 'acme', subjectKey: agents[0] }
+    t.match((await ingest({ receipts: [item] })).body, { error: /receipts\[0\] rejected: its signer [0-9a-f]{64} is not an enrolled key/ }, 'its signer must be enrolled too')
+    t.equal((await call(`${s.trust.url}/v1/keys/enroll`, { body: { publicKey: edgeSigner.publicKey, label: 'mcp-edge-1' }, headers: auth(SERVICE_TOKEN) })).status, 200)
+
+    const http = { receipt: JSON.parse(signHttpReceiptJson(ingestBody(900), edgeSigner).json) as HttpReceipt, tenant: 'acme' }
+    const stored = await ingest({ receipts: [http, item] })
+    t.equal(stored.status, 200, 'HTTP and core receipts in one batch')
+    t.match(stored.body, { received: 2, stored: 2, results: [{ receiptId: http.receipt.id, seq: before + 1 }, { receiptId: core.id, seq: before + 2 }] })
+    const row = await s.store.query.getById(core.id)
+    t.match(row, { seq: before + 2, httpJson: null, requestId: 'mcp-call-1', method: 'tools/call', toolServer: 'files', toolName: 'read_file', outcome: 'allow', tenant: 'acme', subjectKey: agents[0] })
+    t.equal(row?.coreJson, canonicalJson(core), 'stored as signed, byte for byte')
+    const served = await get(`/v1/receipts/${core.id}`)
+    t.match(served.body, { seq: before + 2, receipt: { id: core.id, signature: core.signature as string }, httpReceipt: null })
+    t.match(verifyCoreReceipt((served.body as { receipt: unknown }).receipt, { trustedKeys: [edgeSigner.publicKey] }), { failedStep: null }, 'served as signed: it verifies')
+    const byTool = await get(`/v1/receipts/query?toolServer=files&toolName=read_file&since=${now}&until=${now}&limit=200`)
+    t.ok((byTool.body as { receipts: { id: string }[] }).receipts.some(r => r.id === core.id), 'queryable by tool server and name')
+    t.match((await ingest({ receipts: [item] })).body, { received: 1, stored: 0, duplicates: 1, results: [{ seq: before + 2, stored: false }] }, 'idempotent by receipt id')
+
+    const wrongSignature = { ...core, signature: toolReceipt(edgeSigner, { tenant_id: 'acme' }).signature }
+    const refused: [unknown, RegExp][] = [
+      [{ ...item, coreReceipt: { ...core, tool_name: 'write_file' } }, /receipts\[0\] rejected: receipt_id: /],
+      [{ ...item, coreReceipt: wrongSignature }, /receipts\[0\] rejected: signature: /],
+      [{ ...item, coreReceipt: { ...core, decision: { verdict: 'maybe' } } }, /receipts\[0\]\.coreReceipt is not a gate\.receipt\.v1: \/decision/],
+      [{ ...item, coreReceipt: { ...core, timestamp: 'yesterday' } }, /coreReceipt is not a gate\.receipt\.v1: \/timestamp/],
+      [{ ...item, coreReceipt: [core] }, /receipts\[0\]\.coreReceipt must be a signed gate\.receipt\.v1 object/],
+      [{ coreReceipt: core, tenant: 'acme' }, /receipts\[0\]\.requestId is required with a coreReceipt/],
+      [{ ...item, requestId: '' }, /requestId must be a non-empty string/],
+      [{ ...item, receipt: http.receipt }, /must carry one of receipt \(an HttpReceipt\) or coreReceipt \(a gate\.receipt\.v1\), not both/],
+      [{ ...http, requestId: 'x' }, /unknown member "requestId" \(only a coreReceipt item names its request id\)/],
+      [{ ...http, receipt: { ...http.receipt, verdict: 'allow' } }, /receipts\[0\]\.receipt is not a gate\.http\.receipt\.v1: \/verdict/],
+    ]
+    for (const [bad, message] of refused) {
+      const r = await ingest({ receipts: [bad, { ...http, receipt: JSON.parse(signHttpReceiptJson(ingestBody(901), edgeSigner).json) }] })
+      t.equal(r.status, 400, String(message))
+      t.match((r.body as { error: string }).error, message)
+    }
+    t.equal(await s.store.query.latestSeq(), before + 2, 'nothing of a refused batch was stored')
+  })
+
   t.test('central budget captures: concurrent requests never pass the maximum', async t => {
     const capture = (plan: unknown) => call(`${s.trust.url}/v1/budgets/capture`, { body: plan, headers: auth(SERVICE_TOKEN) })
     const plan = { invocations: [{ owner: `cap_${uuidv7()}`, key: '0:POST /pets', max: 12, fixedMax: false, kind: 'grant' }] }

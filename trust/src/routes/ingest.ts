@@ -1,11 +1,13 @@
-// Receipts shipped by sidecars: POST /v1/receipts/ingest stores a batch of signed HttpReceipts, each
-// verified (shape, id, signature) and signed by an enrolled key (or the authority's own) before anything
-// is stored; one bad receipt refuses the whole batch with 400 and stores nothing. Idempotent by receipt
-// id: a receipt stored before answers `stored: false` with its seq, so a sidecar retries safely.
+// Receipts shipped by sidecars: POST /v1/receipts/ingest stores a batch of signed receipts (HttpReceipts,
+// and the core-only receipts of tool calls), each validated against its schema, verified (id, signature)
+// and signed by an enrolled key (or the authority's own) before anything is stored; one bad receipt
+// refuses the whole batch with 400 and stores nothing. Idempotent by receipt id: a receipt stored before
+// answers `stored: false` with its seq, so a sidecar retries safely.
 // POST /v1/keys/enroll enrols a sidecar's signing key; GET /v1/keys lists them. All need the service token.
 // Request and response shapes: docs/postgres.md.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { canonicalJson, checkHttpReceiptOffThread, type HttpReceipt } from '@gate/sdk'
+import { validate } from '@gate/schemas'
+import { canonicalJson, checkHttpReceiptOffThread, verifyCoreReceipt, type CoreReceipt, type HttpReceipt } from '@gate/sdk'
 import { sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import { TrustRequestError } from '../errors.js'
@@ -21,7 +23,10 @@ export const INGEST_MAX_RECEIPTS = 1000
 // exact (bigint), as the signatures were made over them
 const INGEST_JSON_LIMITS = { maxNodes: 2_000_000, bigIntegers: 'bigint' } as const
 
-const ITEM_KEYS = new Set(['receipt', 'tenant', 'subjectKey', 'costUnits', 'costCurrency', 'attemptedCostUnits', 'kind', 'decisionReceiptId'])
+const COLUMN_KEYS = ['tenant', 'subjectKey', 'costUnits', 'costCurrency', 'attemptedCostUnits', 'kind', 'decisionReceiptId']
+// an HttpReceipt carries its request id; a core receipt does not, so its item names it
+const HTTP_ITEM_KEYS = new Set(['receipt', ...COLUMN_KEYS])
+const CORE_ITEM_KEYS = new Set(['coreReceipt', 'requestId', ...COLUMN_KEYS])
 const CURRENCY = /^[A-Z]{3}$/
 
 interface IngestDeps {
@@ -41,7 +46,7 @@ export function createIngestRoute(deps: IngestDeps) {
       const items = list.map((item, i) => readItem(item, i))
       const signers = await deps.ingest.acceptedSigners([...new Set(items.map(i => i.receipt.kernel_key))])
       // every receipt verified before anything is stored
-      const checks = await Promise.all(items.map(item => checkHttpReceiptOffThread(item.receipt, { trustedKeys: signers })))
+      const checks = await Promise.all(items.map(item => checkItem(item, signers)))
       checks.forEach((check, i) => {
         if (check.failedStep === null) return
         const detail = check.failedStep === 'signer' ? `its signer ${items[i]!.receipt.kernel_key} is not an enrolled key (POST /v1/keys/enroll)` : `${check.failedStep}: ${check.detail}`
@@ -89,20 +94,35 @@ export function createListKeysRoute(deps: IngestDeps) {
   }
 }
 
+// The checks a receipt passes before it is stored: the content-addressed id, the signature and the
+// signer, for both forms (a core receipt of a trace or advisory kind is stored too: evidence, as signed).
+async function checkItem(item: IngestItem, signers: Set<string>): Promise<{ failedStep: string | null; detail: string }> {
+  if (item.form === 'http') return checkHttpReceiptOffThread(item.receipt, { trustedKeys: signers })
+  return verifyCoreReceipt(item.receipt, { trustedKeys: signers })
+}
+
 function readItem(value: unknown, i: number): IngestItem {
   const at = `receipts[${i}]`
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TrustRequestError(`${at} must be an object`)
   const item = value as Record<string, unknown>
-  for (const key of Object.keys(item)) if (!ITEM_KEYS.has(key)) throw new TrustRequestError(`${at} has an unknown member ${JSON.stringify(key)}`)
-  const receipt = item.receipt
-  if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) throw new TrustRequestError(`${at}.receipt must be a signed HttpReceipt object`)
-  const r = receipt as HttpReceipt
-  if (typeof r.kernel_key !== 'string' || typeof r.id !== 'string') throw new TrustRequestError(`${at}.receipt must be a signed HttpReceipt (id, kernel_key, signature)`)
+  const core = 'coreReceipt' in item
+  if (core && 'receipt' in item) throw new TrustRequestError(`${at} must carry one of receipt (an HttpReceipt) or coreReceipt (a gate.receipt.v1), not both`)
+  const keys = core ? CORE_ITEM_KEYS : HTTP_ITEM_KEYS
+  for (const key of Object.keys(item)) {
+    if (!keys.has(key)) throw new TrustRequestError(`${at} has an unknown member ${JSON.stringify(key)}${key === 'requestId' ? ' (only a coreReceipt item names its request id)' : ''}`)
+  }
+  const member = core ? 'coreReceipt' : 'receipt'
+  const receipt = item[member]
+  if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) throw new TrustRequestError(`${at}.${member} must be a signed ${core ? 'gate.receipt.v1' : 'HttpReceipt'} object`)
+  // the schema first: the row's columns are read from the receipt, so its members must have their types
+  const schema = core ? 'gate.receipt.v1' : 'gate.http.receipt.v1'
+  const valid = validate(schema, receipt)
+  if (!valid.ok) throw new TrustRequestError(`${at}.${member} is not a ${schema}: ${valid.errors.slice(0, 3).join('; ')}`)
   let json: string
   try {
     json = canonicalJson(receipt)
   } catch (err) {
-    throw new TrustRequestError(`${at}.receipt has no canonical JSON form: ${(err as Error).message}`)
+    throw new TrustRequestError(`${at}.${member} has no canonical JSON form: ${(err as Error).message}`)
   }
   const text = (key: string): string | null => {
     const v = item[key]
@@ -120,9 +140,7 @@ function readItem(value: unknown, i: number): IngestItem {
   if (kind !== undefined && kind !== 'decision' && kind !== 'final') throw new TrustRequestError(`${at}.kind must be decision or final`)
   const costCurrency = text('costCurrency')
   if (costCurrency !== null && !CURRENCY.test(costCurrency)) throw new TrustRequestError(`${at}.costCurrency must be three uppercase ASCII letters`)
-  return {
-    receipt: r,
-    json,
+  const columns = {
     tenant: text('tenant'),
     subjectKey: text('subjectKey'),
     costUnits: units('costUnits'),
@@ -131,4 +149,8 @@ function readItem(value: unknown, i: number): IngestItem {
     kind: kind as IngestItem['kind'],
     decisionReceiptId: text('decisionReceiptId'),
   }
+  if (!core) return { form: 'http', receipt: receipt as HttpReceipt, json, ...columns }
+  const requestId = text('requestId')
+  if (requestId === null) throw new TrustRequestError(`${at}.requestId is required with a coreReceipt (the tool call's request id)`)
+  return { form: 'core', receipt: receipt as CoreReceipt, json, requestId, ...columns }
 }
