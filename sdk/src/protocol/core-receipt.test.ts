@@ -7,6 +7,7 @@ import {
   signHttpReceipt,
   toCoreReceipt,
   signCoreReceipt,
+  signCoreReceiptJson,
   toCoreReceiptJson,
   toCoreReceiptWithKeypair,
   verdictToDecision,
@@ -73,6 +74,47 @@ t.test('toCoreReceiptJson writes the bytes of the canonical toCoreReceiptWithKey
     }
   }
   t.throws(() => toCoreReceiptJson(signHttpReceipt(exampleReceiptBody(), signer), exampleSigner('ed25519', 1)), { code: 'gate_receipt_sign_failed' })
+})
+
+t.test('signCoreReceiptJson stores the canonical bytes of the receipt it signs, for every algorithm', async t => {
+  const toolBody = (extra: Record<string, unknown> = {}) => {
+    const parameters = { path: '/tmp/é \u2028', n: [1, 2.5, { b: null, a: true }] }
+    const body: Record<string, unknown> = {
+      timestamp: 1_767_225_600,
+      capability_id: 'cap-1',
+      tool_server: 'files',
+      tool_name: 'read_file',
+      action: { parameters, parameter_hash: sha256Hex(canonicalJson(parameters)) },
+      receipt_kind: 'mediated_decision',
+      boundary_class: 'prevent',
+      tool_origin: 'host_executed_provider_reported',
+      redaction_mode: 'none',
+      decision: { verdict: 'deny', reason: 'no grant', guard: 'CapabilityGuard' },
+      policy_hash: sha256Hex('tools'),
+      trust_level: 'mediated',
+      tenant_id: null,
+      bbs_projection_version: null,
+      content_hash: sha256Hex('call'),
+      ...extra,
+    }
+    return body
+  }
+  for (const algorithm of ['ed25519', 'p256', 'p384'] as const) {
+    const s = exampleSigner(algorithm)
+    for (const body of [toolBody(), toolBody({ metadata: { z: 1, a: ['ü'] } })]) {
+      const { receipt, json } = signCoreReceiptJson(body, s)
+      t.equal(json, canonicalJson(receipt), `${algorithm}: the stored text is the receipt's canonical JSON`)
+      t.equal(receipt.kernel_key, s.publicKey)
+      t.equal((receipt as unknown as Record<string, unknown>).algorithm, algorithm === 'ed25519' ? undefined : algorithm, `${algorithm}: algorithm named unless Ed25519`)
+      t.ok(verifyCoreReceipt(JSON.parse(json), { trustedKeys: [s.publicKey] }).ok, `${algorithm}: it verifies`)
+      if (algorithm === 'ed25519') {
+        t.equal(json, canonicalJson(signCoreReceipt({ ...body, kernel_key: s.publicKey }, s)), 'the same bytes as signCoreReceipt')
+      }
+    }
+  }
+  t.throws(() => signCoreReceiptJson(toolBody({ decision: null }), signer), { code: 'gate_receipt_sign_failed', message: /must carry a decision/ })
+  const failing = { ...signer, sign: () => { throw new Error('hardware key gone') } }
+  t.throws(() => signCoreReceiptJson(toolBody(), failing), { code: 'gate_receipt_sign_failed', message: /the signer failed/ })
 })
 
 t.test('null capability_id becomes the empty string', async t => {

@@ -87,13 +87,22 @@ export function toCoreReceiptJson(receipt: HttpReceipt, signer: Signer): string 
   if (problem !== undefined) throw new SigningError(problem)
   const members = new CanonicalMembers(body)
   members.set('content_hash', `"${sha256Hex(members.join())}"`)
+  return signMembers(members, signer).json
+}
+
+/**
+ * Signs a core body given as its canonical member texts (spec 03 order: the content-addressed id, then
+ * the signature over canonical `{id, body}`), and returns the id, the signature and the receipt's
+ * canonical JSON, all joined from those texts: the body is canonicalized once.
+ */
+function signMembers(members: CanonicalMembers, signer: Signer): { id: string; signature: string; json: string } {
   const bodyText = members.join()
   const id = sha256Hex(bodyText)
   // canonical {id, body}: "body" sorts before "id"
   const signature = signer.sign(utf8(`{"body":${bodyText},"id":"${id}"}`))
   members.set('id', `"${id}"`)
   members.set('signature', `"${signature}"`)
-  return members.join()
+  return { id, signature, json: members.join() }
 }
 
 /** The core body of spec 02's mapping table, without `content_hash`. */
@@ -150,14 +159,15 @@ export interface SignedCoreReceipt {
 export function signCoreReceiptJson(body: Record<string, unknown>, signer: Signer): SignedCoreReceipt {
   const full: Record<string, unknown> = { ...body, kernel_key: signer.publicKey }
   if (signer.algorithm !== 'ed25519') full.algorithm = signer.algorithm
-  let receipt: CoreReceipt
+  const problem = kindCoherenceProblem(full)
+  if (problem !== undefined) throw new SigningError(problem)
   try {
-    receipt = signCoreReceipt(full, signer)
+    const { id, signature, json } = signMembers(new CanonicalMembers(full), signer)
+    return { receipt: { id, ...full, signature } as unknown as CoreReceipt, json }
   } catch (err) {
     if (err instanceof SigningError) throw err
     throw new SigningError('the signer failed', err)
   }
-  return { receipt, json: canonicalJson(receipt) }
 }
 
 /** The content-addressed id of a core receipt body (every field but id, signature and bbs_signature). */
