@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { extractCommands } from './extract.js'
 import { freePort } from './ports.js'
-import { runReadme } from './run-readme.js'
+import { killedJobSpecs, runReadme } from './run-readme.js'
 
 // a tiny server the README starts: prints its address, answers its name
 const SERVER = `require('node:http').createServer((q, s) => s.end('hello ' + process.env.NAME)).listen(Number(process.env.PORT), '127.0.0.1', () => console.log('up on http://127.0.0.1:' + process.env.PORT))`
@@ -27,6 +27,23 @@ t.test('a README that works: state carries over, the background server is awaite
   await done
   t.equal(lines.length, 5)
   t.match(lines[1], `PORT=${moved.get(3000)} node server.cjs &`, 'the documented port was moved')
+})
+
+t.test('kill %1 waits for the job to stop, so the next job started is %1 again', async t => {
+  // a server that takes a while to stop, as gate does while it drains and flushes its receipts
+  const slow = `${SERVER}; process.on('SIGTERM', () => setTimeout(() => process.exit(0), 700))`
+  const dir = t.testdir({ 'slow.cjs': slow })
+  const moved = new Map([[3000, await freePort()], [3001, await freePort()]])
+  const readme = ['```sh', 'PORT=3000 node slow.cjs &', 'kill %1', 'PORT=3001 node slow.cjs &', 'kill %1', '```'].join('\n')
+  const lines: string[] = []
+  await runReadme('TEST.md', extractCommands(readme).flat(), { cwd: dir, env: process.env, moved, outputDir: join(dir, 'out'), commandTimeoutMs: 20_000, readyTimeoutMs: 20_000, log: l => lines.push(l) })
+  t.equal(lines.length, 4, 'the second kill %1 found the second server')
+})
+
+t.test('killedJobSpecs reads the job specs a kill names', async t => {
+  t.same(killedJobSpecs('kill %1 %2'), ['%1', '%2'])
+  t.same(killedJobSpecs('kill -TERM %3; echo %4'), ['%3'])
+  t.same(killedJobSpecs('curl -s http://x/%20'), [])
 })
 
 t.test('a failing command stops the run, naming the file, line, status and output', async t => {

@@ -53,10 +53,15 @@ export async function runReadme(file: string, commands: readonly ReadmeCommand[]
           throw new ReadmeCommandError(file, command, err.message)
         })
       } else {
+        const killed = killedJobSpecs(typed)
+        const groups = killed.length === 0 ? [] : await session.jobGroups(killed)
         const result = await session.run(typed, options.commandTimeoutMs ?? 600_000).catch((err: Error) => {
           throw new ReadmeCommandError(file, command, `${err.message}${jobLogs(session)}`)
         })
         if (result.status !== 0) throw new ReadmeCommandError(file, command, `exit status ${result.status}; it printed:\n${tail(result.output)}${jobLogs(session)}`)
+        // A reader's shell says "Terminated" before they type on. Without this wait, a job started next
+        // while the killed ones still stop takes job number 3 where the README's next `kill %1` expects 1.
+        await session.waitForGroupsToExit(groups, 15_000)
         output = result.output
       }
       const missing = missingLines(expected, output)
@@ -68,6 +73,13 @@ export async function runReadme(file: string, commands: readonly ReadmeCommand[]
   } finally {
     await session.close()
   }
+}
+
+/** The job specs (`%1`, `%2`, ...) a command sends a signal to with `kill`. */
+export function killedJobSpecs(command: string): string[] {
+  const specs: string[] = []
+  for (const match of command.matchAll(/\bkill\b([^;&|\n]*)/g)) specs.push(...(match[1]!.match(/%\d+/g) ?? []))
+  return specs
 }
 
 /** Resolves with the job's output once it mentions 127.0.0.1:`port`; rejects if it exits or stalls first. */

@@ -74,6 +74,18 @@ export class ShellSession {
     return job
   }
 
+  /** The process groups of the jobs bash knows as `specs` (`%1`, ...); a spec it does not know is left out. */
+  async jobGroups(specs: readonly string[]): Promise<number[]> {
+    const { output } = await this.run(`jobs -p ${specs.join(' ')}`, 30_000)
+    return output.split('\n').filter(line => /^\d+$/.test(line.trim())).map(Number)
+  }
+
+  /** Resolves once no process of the groups `pids` runs (bash has reaped the jobs), or after `timeoutMs`. */
+  async waitForGroupsToExit(pids: readonly number[], timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (pids.some(isGroupAlive) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 50))
+  }
+
   /** The background jobs started so far (some may have been stopped by the README itself). */
   get jobs(): readonly BackgroundJob[] {
     return this.#jobs
