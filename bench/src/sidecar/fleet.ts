@@ -6,7 +6,10 @@
 // BENCH_DURATION_SECS after BENCH_WARMUP_SECS. The joined sidecar ships its receipts meanwhile, to a
 // trust-control on the same host, which is part of the cost measured. Drain rate: the network to
 // trust-control is cut (a TCP relay), the joined sidecar is loaded (receipts pile up in its outbox), the
-// relay is restored and the time until /gate/health shows lag 0 is measured.
+// relay is restored and the time until /gate/health shows lag 0 is measured. CPU per request is read
+// from /proc for the sidecar and for trust-control, up to the moment the joined sidecar's outbox is
+// empty again, so the shipping of each round's receipts is charged to it (trust-control runs on the
+// same cores here: its ingest, which verifies every signature, takes CPU the sidecar would otherwise have).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +20,7 @@ import { createSigner, generateSecret } from '@gate/sdk'
 import { PETS_SPEC_YAML, startTcpRelay } from '@gate/sidecar/testing'
 import { runLoad, type LoadResult } from '../load.js'
 import { median, printTable } from '../measure.js'
+import { cpuMicros } from '../proc-stats.js'
 import { evaluateBody, startProcess } from './evaluate.js'
 
 const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
@@ -43,7 +47,14 @@ async function outboxLag(url: string): Promise<number> {
   return health.fleet.outbox.lag
 }
 
-type Scenario = [string, (durationSeconds: number) => Promise<LoadResult>]
+type Scenario = [string, (durationSeconds: number) => Promise<LoadResult>, ChildProcess]
+
+/** A measured round: the load's result, and the CPU (µs) the sidecar and trust-control spent per request. */
+interface Measured {
+  load: LoadResult
+  sidecarCpu: number | undefined
+  controlCpu: number | undefined
+}
 
 export async function run(): Promise<{ ok: boolean }> {
   const log = (line: string) => process.stdout.write(`bench fleet: ${line}\n`)
@@ -67,27 +78,45 @@ export async function run(): Promise<{ ok: boolean }> {
     const load = (url: string, method: 'GET' | 'POST', token?: string) => (durationSeconds: number) =>
       runLoad({ url: `${url}/gate/evaluate`, method: 'POST', body: evaluateBody(method, '/pets'), headers: token === undefined ? JSON_HEADERS : { ...JSON_HEADERS, 'x-gate-capability': token }, durationSeconds })
     const scenarios: Scenario[] = [
-      ['standalone: GET allow', load(alone.url, 'GET')],
-      ['--control-url: GET allow', load(joined.url, 'GET')],
-      ['standalone: POST + valid token', load(alone.url, 'POST', tokens.standalone)],
-      ['--control-url: POST + valid token', load(joined.url, 'POST', tokens.joined)],
+      ['standalone: GET allow', load(alone.url, 'GET'), alone.child],
+      ['--control-url: GET allow', load(joined.url, 'GET'), joined.child],
+      ['standalone: POST + valid token', load(alone.url, 'POST', tokens.standalone), alone.child],
+      ['--control-url: POST + valid token', load(joined.url, 'POST', tokens.joined), joined.child],
     ]
-    const results = new Map<string, LoadResult[]>()
+    const cpuOf = (child: ChildProcess) => (child.pid === undefined ? undefined : cpuMicros(`/proc/${child.pid}`))
+    const results = new Map<string, Measured[]>()
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, fn] of scenarios) {
-        if (round === 0) await fn(WARMUP_SECS)
+      for (const [name, fn, child] of scenarios) {
+        if (round === 0) {
+          await fn(WARMUP_SECS)
+          await waitForLag(joined.url, lag => lag === 0, 120_000)
+        }
+        const [sidecar0, control0] = [cpuOf(child), cpuOf(control.child)]
         const r = await fn(DURATION_SECS)
+        // every receipt of the round shipped and stored: its ingest is part of what the round cost
+        await waitForLag(joined.url, lag => lag === 0, 120_000)
+        const [sidecar1, control1] = [cpuOf(child), cpuOf(control.child)]
         if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
-        results.set(name, [...(results.get(name) ?? []), r])
+        const per = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : (b - a) / Math.max(1, r.requests))
+        results.set(name, [...(results.get(name) ?? []), { load: r, sidecarCpu: per(sidecar0, sidecar1), controlCpu: per(control0, control1) }])
       }
     }
-    const rps = (name: string) => median(results.get(name)!.map(r => r.requestsPerSecond))
+    const rps = (name: string) => median(results.get(name)!.map(r => r.load.requestsPerSecond))
+    const cpu = (values: (number | undefined)[]) => (values.some(v => v === undefined) ? '' : Math.round(median(values as number[])))
     printTable(
       'fleet: /gate/evaluate, 50 connections, standalone vs --control-url (issue #30)',
       scenarios.map(([name]) => {
         const rs = results.get(name)!
         const peer = name.replace('--control-url', 'standalone')
-        return { scenario: name, 'req/s': rps(name), 'p50 ms': median(rs.map(r => r.p50Ms)), 'p99 ms': median(rs.map(r => r.p99Ms)), 'vs standalone': `${((rps(name) / rps(peer)) * 100).toFixed(0)}%` }
+        return {
+          scenario: name,
+          'req/s': rps(name),
+          'p50 ms': median(rs.map(r => r.load.p50Ms)),
+          'p99 ms': median(rs.map(r => r.load.p99Ms)),
+          'vs standalone': `${((rps(name) / rps(peer)) * 100).toFixed(0)}%`,
+          'sidecar CPU µs/req': cpu(rs.map(r => r.sidecarCpu)),
+          'trust-control CPU µs/req': cpu(rs.map(r => r.controlCpu)),
+        }
       }),
     )
     const ratios = ['GET allow', 'POST + valid token'].map(s => rps(`--control-url: ${s}`) / rps(`standalone: ${s}`))

@@ -1,7 +1,7 @@
 // Trust-control's fleet ports: the receipt ingest sidecars ship to (enrolled keys, idempotent by receipt
 // id), central budget captures and the revocation feed sidecars mirror, over either backend. On PostgreSQL the receipt log itself skips ids
 // already stored, inside its serialized append; on SQLite (one process) ingests run one at a time and
-// skip the ids a point load finds.
+// skip the ids `findStored` finds (a filter of stored ids rules most out without a lookup).
 import type { AuthorityPort, BudgetCapturePort, EnrolledSigner, IngestItem, ReceiptIngestPort, RevocationFeedPort, RevocationPort } from '@gate/trust'
 import { createCoreReceiptRow, createReceiptRow, type EnrolledKeyStore, type TrustStores } from '../stores/index.js'
 
@@ -65,9 +65,10 @@ export function createIngestPort(options: IngestPortOptions): ReceiptIngestPort 
         const results: { seq: number; stored: boolean }[] = []
         const fresh: { index: number; item: IngestItem }[] = []
         const seen = new Map<string, number>()
+        const stored = await query.findStored(items.map(item => item.receipt.id))
         for (const [index, item] of items.entries()) {
-          const stored = await query.getById(item.receipt.id)
-          if (stored !== undefined) results[index] = { seq: stored.seq, stored: false }
+          const seq = stored.get(item.receipt.id)
+          if (seq !== undefined) results[index] = { seq, stored: false }
           else if (seen.has(item.receipt.id)) results[index] = { seq: -1, stored: false }
           else {
             seen.set(item.receipt.id, index)

@@ -65,8 +65,8 @@ export class ControlConnection {
     return this.#send('GET', path, undefined, timeoutMs)
   }
 
-  /** POSTs the JSON text `body`; the answer, whatever its status. */
-  post(path: string, body: string, timeoutMs: number): Promise<ControlReply> {
+  /** POSTs the JSON `body` (text, or its UTF-8 bytes); the answer, whatever its status. */
+  post(path: string, body: string | Buffer, timeoutMs: number): Promise<ControlReply> {
     return this.#send('POST', path, body, timeoutMs)
   }
 
@@ -85,7 +85,9 @@ export class ControlConnection {
   // A kept-alive socket trust-control closed as idle just as this request went out fails before any
   // answer (the race node:http documents with `reusedSocket`): sent again once, on a fresh socket.
   // trust-control had not read it, so a capture is not counted twice.
-  async #send(method: 'GET' | 'POST', path: string, body: string | undefined, timeoutMs: number): Promise<ControlReply> {
+  async #send(method: 'GET' | 'POST', path: string, json: string | Buffer | undefined, timeoutMs: number): Promise<ControlReply> {
+    // encoded once, for its length and for the (possibly repeated) write
+    const body = typeof json === 'string' ? Buffer.from(json) : json
     try {
       return await this.#sendOnce(method, path, body, timeoutMs)
     } catch (err) {
@@ -94,10 +96,10 @@ export class ControlConnection {
     }
   }
 
-  #sendOnce(method: 'GET' | 'POST', path: string, body: string | undefined, timeoutMs: number): Promise<ControlReply> {
+  #sendOnce(method: 'GET' | 'POST', path: string, body: Buffer | undefined, timeoutMs: number): Promise<ControlReply> {
     const url = new URL(this.#prefix + path, this.#url)
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
-    const headers = body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }
+    const headers = body === undefined ? this.#headers : { ...this.#headers, 'content-type': 'application/json', 'content-length': String(body.length) }
     return new Promise<ControlReply>((resolve, reject) => {
       const req = send(url, { method, headers, agent: this.#agent, ca: this.#ca })
       let settled = false

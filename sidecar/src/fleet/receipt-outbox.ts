@@ -6,7 +6,7 @@
 // the cursor only after the acknowledgement, so every receipt is delivered at least once, also across
 // kill -9 and restarts; ingest is idempotent by receipt id, so a batch sent twice is stored once. A new
 // --control-url starts from seq 0 (the whole local log).
-import type { CommittedReceipts, ReceiptQuery, ReceiptWriter, StoredReceipt } from '../stores/index.js'
+import type { CommittedReceipts, ReceiptQuery, ReceiptWriter } from '../stores/index.js'
 import { openDatabase, type SqliteDatabase } from '../stores/sqlite-driver.js'
 import type { ControlConnection } from './control-connection.js'
 import type { KeyEnrolment } from './key-enrolment.js'
@@ -60,7 +60,7 @@ export async function openOutboxCursor(path: string | undefined): Promise<Outbox
 }
 
 export interface ReceiptOutboxOptions {
-  receipts: Pick<ReceiptQuery, 'listAfter' | 'latestSeq'>
+  receipts: Pick<ReceiptQuery, 'ingestBatchAfter' | 'latestSeq'>
   writer: Pick<ReceiptWriter, 'onCommitted'>
   cursor: OutboxCursor
   /** The cursor's key: the trust-control URL. */
@@ -166,16 +166,18 @@ export class ReceiptOutbox {
   // true when a batch was shipped (look again at once)
   async #shipBatch(): Promise<boolean> {
     this.#committed = false
-    const rows = await this.#options.receipts.listAfter(this.#shippedSeq, this.#batch)
-    if (rows.length === 0) return false
-    const last = rows[rows.length - 1]!.seq
+    // each receipt's stored bytes are sent as they are (never re-serialized, so the signature verifies
+    // over exactly what was signed), with the row columns the receipt does not carry
+    const batch = await this.#options.receipts.ingestBatchAfter(this.#shippedSeq, this.#batch)
+    if (batch === undefined) return false
+    const last = batch.lastSeq
     if (last > this.#latestSeq) this.#latestSeq = last
-    const answer = (await this.#connection.expectOk(this.#connection.post('/v1/receipts/ingest', ingestBody(rows), INGEST_TIMEOUT_MS))) as { results?: unknown[] }
-    if (!Array.isArray(answer.results) || answer.results.length !== rows.length) throw new Error('POST /v1/receipts/ingest answered without one result per receipt')
+    const answer = (await this.#connection.expectOk(this.#connection.post('/v1/receipts/ingest', batch.body, INGEST_TIMEOUT_MS))) as { results?: unknown[] }
+    if (!Array.isArray(answer.results) || answer.results.length !== batch.count) throw new Error('POST /v1/receipts/ingest answered without one result per receipt')
     // acknowledged: only now does the cursor move (a crash before this line re-sends the batch)
     await this.#options.cursor.write(this.#options.target, last)
     this.#shippedSeq = last
-    this.#shipped += rows.length
+    this.#shipped += batch.count
     if (this.#lastError !== null) this.#options.log(`fleet: receipt outbox shipping again (through seq ${last})`)
     this.#lastError = null
     return true
@@ -194,24 +196,4 @@ export class ReceiptOutbox {
       }
     })
   }
-}
-
-// The batch as JSON text: each receipt's stored bytes are sent as they are (never re-serialized, so the
-// signature verifies over exactly what was signed), with the row columns the receipt does not carry. A
-// tool call's receipt has only its core form, and names its request id beside it.
-function ingestBody(rows: readonly StoredReceipt[]): string {
-  const items = rows.map(row => {
-    const columns = JSON.stringify({
-      ...(row.httpJson === null ? { requestId: row.requestId } : {}),
-      tenant: row.tenant,
-      subjectKey: row.subjectKey,
-      costUnits: row.costUnits,
-      costCurrency: row.costCurrency,
-      attemptedCostUnits: row.attemptedCostUnits,
-      kind: row.kind,
-      decisionReceiptId: row.decisionReceiptId,
-    })
-    return row.httpJson === null ? `{"coreReceipt":${row.coreJson},${columns.slice(1)}` : `{"receipt":${row.httpJson},${columns.slice(1)}`
-  })
-  return `{"receipts":[${items.join(',')}]}`
 }

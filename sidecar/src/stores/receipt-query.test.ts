@@ -29,6 +29,31 @@ t.test('listAfter pages by seq and iterate walks every receipt after a cursor', 
   await t.rejects(store.query.listAfter(0, 0), { code: 'gate_bad_request' })
 })
 
+t.test('ingestBatchAfter writes the ingest body: stored bytes unchanged, the row columns beside them', async t => {
+  const store = await open(t, join(t.testdir(), 'receipts.db'))
+  const http = JSON.stringify({ id: 'h', note: 'é \u2028 "quoted" \\ ' })
+  const core = '{"id":"c","tool_name":"read_file","n":12345678901234567890}'
+  await store.log.appendMany([
+    row({ httpJson: http, tenant: 'acme "inc" ü\n', subjectKey: 'ab'.repeat(32), costUnits: 42, costCurrency: 'EUR', attemptedCostUnits: 50 }),
+    row({ httpJson: null, coreJson: core, requestId: 'mcp-call-7', method: 'tools/call', toolServer: 'fs', toolName: 'read_file' }),
+    row({ kind: 'final', decisionReceiptId: 'd'.repeat(64) }),
+  ])
+  const batch = await store.query.ingestBatchAfter(0, 10)
+  t.match(batch, { count: 3, lastSeq: 3 })
+  const text = batch!.body.toString('utf8')
+  t.ok(text.includes(`{"receipt":${http},`) && text.includes(`{"coreReceipt":${core},`), 'each signed form exactly as stored')
+  const body = JSON.parse(text) as { receipts: Record<string, unknown>[] }
+  t.same(body.receipts.map(({ receipt: _r, coreReceipt: _c, ...columns }) => columns), [
+    { tenant: 'acme "inc" ü\n', subjectKey: 'ab'.repeat(32), costUnits: 42, costCurrency: 'EUR', attemptedCostUnits: 50, kind: 'decision', decisionReceiptId: null },
+    { requestId: 'mcp-call-7', tenant: null, subjectKey: null, costUnits: null, costCurrency: null, attemptedCostUnits: null, kind: 'decision', decisionReceiptId: null },
+    { tenant: null, subjectKey: null, costUnits: null, costCurrency: null, attemptedCostUnits: null, kind: 'final', decisionReceiptId: 'd'.repeat(64) },
+  ])
+  t.match(await store.query.ingestBatchAfter(1, 1), { count: 1, lastSeq: 2 }, 'at most limit receipts, after the cursor')
+  t.equal(await store.query.ingestBatchAfter(3, 10), undefined, 'nothing after the last')
+  await t.rejects(store.query.ingestBatchAfter(-1, 10), { code: 'gate_bad_request' })
+  await t.rejects(store.query.ingestBatchAfter(0, 0), { code: 'gate_bad_request' })
+})
+
 t.test('lookups by id find receipts in every id bucket', async t => {
   const store = await open(t, join(t.testdir(), 'receipts.db'))
   const rows = Array.from({ length: ID_BUCKET_ROWS + 300 }, () => row({ httpJson: '{}' }))

@@ -4,6 +4,7 @@
 import type { CorpusAggregateRow, CorpusFilter, CorpusGrouping, CorpusRow } from '@gate/trust'
 import { StoreInputError } from '../errors.js'
 import { COVERING, emptyWindow, isBucketOrdered, planQuery, subjectBranches } from './receipt-query-plan.js'
+import { ReceiptIdFilter } from './receipt-id-filter.js'
 import { ID_BUCKET_ROWS, idPrefix, type StoredReceipt } from './receipt-log.js'
 import type { SqliteDatabase, SqlValue } from './sqlite-driver.js'
 
@@ -23,6 +24,31 @@ export interface CorePendingRow {
   httpJson: string
 }
 
+/** Receipts after a cursor as one `POST /v1/receipts/ingest` body (ReceiptQuery.ingestBatchAfter). */
+export interface IngestBatch {
+  /** The body's UTF-8 bytes. */
+  body: Buffer
+  /** How many receipts it holds, and the seq of the last. */
+  count: number
+  lastSeq: number
+}
+
+// The row columns an ingest item carries beside its receipt, as a JSON object's members (docs/postgres.md).
+const INGEST_COLUMNS = `'tenant', tenant, 'subjectKey', subject_key, 'costUnits', cost_units, 'costCurrency', cost_currency,
+  'attemptedCostUnits', attempted_cost_units, 'kind', kind, 'decisionReceiptId', decision_receipt_id`
+// Built by SQLite on the reader's own thread, as bytes (a BLOB): each stored receipt's signed bytes go out
+// as they are, and no string is built, measured or encoded on the event loop. A tool call's receipt has
+// only its core form, and names its request id beside it.
+const INGEST_BATCH_SQL = `SELECT count(*) AS count, max(seq) AS lastSeq,
+    CAST('{"receipts":[' || group_concat(item, ',' ORDER BY seq) || ']}' AS BLOB) AS body
+  FROM (
+    SELECT seq, CASE WHEN http_json IS NULL
+        THEN '{"coreReceipt":' || core_json || ',' || substr(json_object('requestId', request_id, ${INGEST_COLUMNS}), 2)
+        ELSE '{"receipt":' || http_json || ',' || substr(json_object(${INGEST_COLUMNS}), 2)
+      END AS item
+    FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?
+  )`
+
 const RECEIPT_HEX = /^[0-9a-f]{64}$/
 const TIME_WINDOW_CACHE_SIZE = 256
 
@@ -39,13 +65,15 @@ const SELECT_COLUMNS = `seq, receipt_id AS receiptId, timestamp, request_id AS r
 // stop at the first match (the recursive CTE is evaluated lazily): recent receipts are found after a
 // few probes, an unknown id costs one probe per bucket. CROSS JOIN pins the join order so SQLite never
 // scans the table instead. (`bucket` has only column `b`, so receipt columns need no qualifier.)
-const GET_BY_ID_SQL = `WITH RECURSIVE bucket(b) AS (
+const byIdSql = (columns: string) => `WITH RECURSIVE bucket(b) AS (
     SELECT (SELECT max(id_bucket) FROM receipts)
     UNION ALL SELECT b - 1 FROM bucket WHERE b > 0
   )
-  SELECT ${SELECT_COLUMNS}
+  SELECT ${columns}
   FROM bucket CROSS JOIN receipts AS r ON r.id_bucket = bucket.b AND r.id_prefix = ?
   WHERE r.receipt_id = ? LIMIT 1`
+const GET_BY_ID_SQL = byIdSql(SELECT_COLUMNS)
+const SEQ_BY_ID_SQL = byIdSql('seq')
 
 /** Committed receipts, read. */
 export class ReceiptQuery {
@@ -60,6 +88,8 @@ export class ReceiptQuery {
   readonly #openReader: (() => Promise<SqliteDatabase>) | undefined
   #countReader: Promise<SqliteDatabase> | undefined
   #aggregateReader: Promise<SqliteDatabase> | undefined
+  // for findStored (trust-control's ingest), made on first use: 8 MiB
+  #idFilter: ReceiptIdFilter | undefined
 
   /** `openReader` opens another reader of the same file (none for an in-memory store: everything reads `reader`). */
   constructor(reader: SqliteDatabase, openReader?: () => Promise<SqliteDatabase>) {
@@ -71,6 +101,22 @@ export class ReceiptQuery {
   async getById(receiptId: string): Promise<StoredReceipt | undefined> {
     if (typeof receiptId !== 'string' || !RECEIPT_HEX.test(receiptId)) return undefined
     return this.#reader.get<StoredReceipt>(GET_BY_ID_SQL, [idPrefix(receiptId), receiptId])
+  }
+
+  /**
+   * Of `receiptIds`, those stored, with their seq (the newest copy's). Only ids the filter of stored id
+   * prefixes cannot rule out are looked up, so a batch of fresh ids costs no bucket probes.
+   */
+  async findStored(receiptIds: readonly string[]): Promise<Map<string, number>> {
+    this.#idFilter ??= new ReceiptIdFilter(this.#reader)
+    await this.#idFilter.sync()
+    const found = new Map<string, number>()
+    for (const id of new Set(receiptIds)) {
+      if (!RECEIPT_HEX.test(id) || !this.#idFilter.mayContain(idPrefix(id))) continue
+      const row = await this.#reader.get<{ seq: number }>(SEQ_BY_ID_SQL, [idPrefix(id), id])
+      if (row !== undefined) found.set(id, row.seq)
+    }
+    return found
   }
 
   /** The committed receipt at `seq`. */
@@ -95,6 +141,17 @@ export class ReceiptQuery {
     if (!Number.isSafeInteger(cursorSeq) || cursorSeq < 0) throw new StoreInputError('cursor', 'a non-negative integer', cursorSeq)
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
     return this.#reader.all<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?`, [cursorSeq, limit])
+  }
+
+  /** Up to `limit` receipts after `cursorSeq`, in `seq` order, as one ingest body; undefined when there are none. */
+  async ingestBatchAfter(cursorSeq: number, limit: number): Promise<IngestBatch | undefined> {
+    if (!Number.isSafeInteger(cursorSeq) || cursorSeq < 0) throw new StoreInputError('cursor', 'a non-negative integer', cursorSeq)
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
+    const row = await this.#reader.get<{ count: number; lastSeq: number | null; body: Uint8Array | null }>(INGEST_BATCH_SQL, [cursorSeq, limit])
+    if (row === undefined || row.count === 0 || row.lastSeq === null || row.body === null) return undefined
+    // sqlite3 answers a Buffer, node:sqlite a Uint8Array: the same bytes either way
+    const body = Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body.buffer, row.body.byteOffset, row.body.byteLength)
+    return { body, count: row.count, lastSeq: row.lastSeq }
   }
 
   /** Every receipt after `cursorSeq` in `seq` order, read page by page. */

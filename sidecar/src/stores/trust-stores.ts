@@ -22,7 +22,7 @@ export interface TrustReceiptLog {
 }
 
 /** Reads of committed receipts. */
-export type TrustReceiptReader = Pick<ReceiptQuery, 'latestSeq' | 'queryPage' | 'countMatching' | 'aggregate' | 'getById' | 'getBySeq' | 'listAfter' | 'iterate' | 'listCorePending' | 'findFinals' | 'count'>
+export type TrustReceiptReader = Pick<ReceiptQuery, 'latestSeq' | 'queryPage' | 'countMatching' | 'aggregate' | 'getById' | 'getBySeq' | 'findStored' | 'listAfter' | 'iterate' | 'listCorePending' | 'findFinals' | 'count'>
 
 export interface TrustReceiptStore {
   readonly isEphemeral: boolean

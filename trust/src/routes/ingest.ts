@@ -97,7 +97,8 @@ export function createListKeysRoute(deps: IngestDeps) {
 // The checks a receipt passes before it is stored: the content-addressed id, the signature and the
 // signer, for both forms (a core receipt of a trace or advisory kind is stored too: evidence, as signed).
 async function checkItem(item: IngestItem, signers: Set<string>): Promise<{ failedStep: string | null; detail: string }> {
-  if (item.form === 'http') return checkHttpReceiptOffThread(item.receipt, { trustedKeys: signers })
+  // `json` is the receipt's canonical text: the check reads the signed bytes off it instead of serializing again
+  if (item.form === 'http') return checkHttpReceiptOffThread(item.receipt, { trustedKeys: signers, receiptText: item.json })
   return verifyCoreReceipt(item.receipt, { trustedKeys: signers })
 }
 

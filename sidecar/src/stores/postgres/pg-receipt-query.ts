@@ -85,6 +85,14 @@ export class PgReceiptQuery {
     return this.#db.get<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE seq = $1`, [seq])
   }
 
+  /** Of `receiptIds`, those stored, with their seq (receipt ids are unique here). */
+  async findStored(receiptIds: readonly string[]): Promise<Map<string, number>> {
+    const ids = [...new Set(receiptIds)].filter(id => RECEIPT_HEX.test(id))
+    if (ids.length === 0) return new Map()
+    const rows = await this.#db.all<{ receiptId: string; seq: number }>('SELECT receipt_id AS "receiptId", seq FROM receipts WHERE receipt_id = ANY($1::text[])', [ids])
+    return new Map(rows.map(r => [r.receiptId, Number(r.seq)]))
+  }
+
   async count(): Promise<number> {
     return (await this.#db.get<{ n: number }>('SELECT count(*) AS n FROM receipts'))?.n ?? 0
   }

@@ -109,6 +109,8 @@ t.test('receipt appends from three nodes take consecutive seqs, visible in commi
   t.equal(await nodes[0]!.receipts.query.count(), 3 * per + 1)
   t.ok(await nodes[0]!.receipts.log.setCoreJson(first.seq, '{"core":true}'))
   t.equal((await nodes[0]!.receipts.query.getById(row.receiptId))?.coreJson, '{"core":true}')
+  const fresh = receiptRow(2).receiptId
+  t.same([...(await nodes[1]!.receipts.query.findStored([fresh, row.receiptId, row.receiptId, 'not-hex']))], [[row.receiptId, first.seq]], 'findStored: the stored ids, with their seq')
 })
 
 t.test('budget captures across three nodes never pass the maximum', { skip }, async t => {
