@@ -13,7 +13,7 @@ import {
   verdictToDecision,
   verifyCoreReceipt,
 } from '../index.js'
-import { exampleReceiptBody, exampleSigner } from './receipt-examples.js'
+import { exampleCoreReceiptDraft, exampleReceiptBody, exampleSigner } from './receipt-examples.js'
 
 const signer = exampleSigner()
 const trustedKeys = [signer.publicKey]
@@ -77,28 +77,12 @@ t.test('toCoreReceiptJson writes the bytes of the canonical toCoreReceiptWithKey
 })
 
 t.test('signCoreReceiptJson stores the canonical bytes of the receipt it signs, for every algorithm', async t => {
-  const toolBody = (extra: Record<string, unknown> = {}) => {
-    const parameters = { path: '/tmp/é \u2028', n: [1, 2.5, { b: null, a: true }] }
-    const body: Record<string, unknown> = {
-      timestamp: 1_767_225_600,
-      capability_id: 'cap-1',
-      tool_server: 'files',
-      tool_name: 'read_file',
-      action: { parameters, parameter_hash: sha256Hex(canonicalJson(parameters)) },
-      receipt_kind: 'mediated_decision',
-      boundary_class: 'prevent',
-      tool_origin: 'host_executed_provider_reported',
-      redaction_mode: 'none',
-      decision: { verdict: 'deny', reason: 'no grant', guard: 'CapabilityGuard' },
-      policy_hash: sha256Hex('tools'),
-      trust_level: 'mediated',
-      tenant_id: null,
-      bbs_projection_version: null,
-      content_hash: sha256Hex('call'),
-      ...extra,
-    }
-    return body
-  }
+  const parameters = { path: '/tmp/é \u2028', n: [1, 2.5, { b: null, a: true }] }
+  const toolBody = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    ...exampleCoreReceiptDraft(1, { capability_id: 'cap-1', action: { parameters, parameter_hash: sha256Hex(canonicalJson(parameters)) } }),
+    decision: { verdict: 'deny', reason: 'no grant', guard: 'CapabilityGuard' },
+    ...extra,
+  })
   for (const algorithm of ['ed25519', 'p256', 'p384'] as const) {
     const s = exampleSigner(algorithm)
     for (const body of [toolBody(), toolBody({ metadata: { z: 1, a: ['ü'] } })]) {

@@ -1,5 +1,7 @@
 // Example receipt bodies and signers for tests across packages (deterministic seeds; not secrets).
-import type { HttpReceiptBody } from '../types.js'
+import type { CoreReceiptBody, HttpReceiptBody } from '../types.js'
+import { canonicalJson } from './canonical-json.js'
+import { sha256Hex } from './sha256.js'
 import { callerIdentityHash, contentHash, ANONYMOUS_CALLER } from './content-hash.js'
 import { createSigner, type Signer } from './signer.js'
 import type { KeyAlgorithm } from './keys.js'
@@ -33,6 +35,30 @@ export function exampleReceiptBody(overrides: Partial<HttpReceiptBody> = {}): Ht
     trust_level: 'mediated',
     capability_id: null,
     metadata: { gate_http_status_scope: 'decision' },
+    ...overrides,
+  }
+}
+
+/** An unsigned core receipt body of a tool call (`gate.receipt.v1` less its id, signer and signature): an allowed `read_file`. */
+export function exampleCoreReceiptDraft(n = 0, overrides: Partial<CoreReceiptBody> = {}): Omit<CoreReceiptBody, 'id' | 'kernel_key' | 'algorithm'> {
+  const parameters = { path: `/tmp/file-${n}.txt` }
+  return {
+    timestamp: 1_700_000_000 + n,
+    capability_id: '',
+    tool_server: 'fs',
+    tool_name: 'read_file',
+    action: { parameters, parameter_hash: sha256Hex(canonicalJson(parameters)) },
+    receipt_kind: 'mediated_decision',
+    boundary_class: 'prevent',
+    tool_origin: 'host_executed_provider_reported',
+    redaction_mode: 'none',
+    decision: { verdict: 'allow' },
+    content_hash: 'c'.repeat(64),
+    policy_hash: 'd'.repeat(64),
+    trust_level: 'mediated',
+    tenant_id: null,
+    bbs_projection_version: null,
+    metadata: null,
     ...overrides,
   }
 }

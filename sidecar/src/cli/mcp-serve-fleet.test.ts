@@ -8,31 +8,17 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { createSigner, generateSecret, verifyCoreReceipt, type CapabilityToken } from '@gate/sdk'
 import { call } from '../testing/http-client.js'
 import { startGateMcp } from '../testing/mcp-session.js'
+import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
 import { openReceiptStore } from '../stores/index.js'
 import { startUpstreamApp } from '../testing/upstream-app.js'
 import { FLEET_TOKEN, fleetHealth, revokeCentrally, startTrustControl, waitUntil } from '../testing/fleet.js'
 
-const SPEC = `openapi: 3.1.0
-info: { title: Pets, version: 1.0.0 }
-paths:
-  /pets:
-    get:
-      operationId: listPets
-      responses: { '200': { description: ok } }
-    post:
-      operationId: createPet
-      requestBody:
-        content:
-          application/json:
-            schema: { type: object, properties: { name: { type: string } } }
-      responses: { '201': { description: created } }
-`
 const AUTH = { authorization: `Bearer ${FLEET_TOKEN}` }
 
 t.test('tool calls are decided against central grants and revocations, and their receipts are shipped', async t => {
   const dir = t.testdir()
   const spec = join(dir, 'pets.yaml')
-  writeFileSync(spec, SPEC)
+  writeFileSync(spec, PETS_SPEC_YAML)
   const upstream = await startUpstreamApp()
   t.teardown(() => upstream.close())
   const control = await startTrustControl(t, dir)

@@ -19,7 +19,10 @@ t.test('two trust-control nodes on one database serve one fleet', { skip }, asyn
   mkdirSync(join(dir, 'control'))
   writeFileSync(join(dir, 'control', 'token'), `${FLEET_TOKEN}\n`, { mode: 0o600 })
   const node = async (): Promise<GateProcess> => {
-    const p = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--database-url', url, '--service-token-file', join(dir, 'control', 'token'), '--checkpoint-every', '0'], { env: { GATE_CONTROL_TOKEN: '' } })
+    // A heartbeat every 1.7 s makes the lease 5 s (spec 03 clamps it there): a node late with its heartbeat
+    // on a loaded host does not cost the other its quorum, which would answer the budget captures 503.
+    const args = ['--database-url', url, '--service-token-file', join(dir, 'control', 'token'), '--checkpoint-every', '0', '--cluster-sync-interval-ms', '1700']
+    const p = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', ...args], { env: { GATE_CONTROL_TOKEN: '' } })
     t.teardown(() => p.stop('SIGKILL'))
     return p
   }
@@ -35,8 +38,13 @@ t.test('two trust-control nodes on one database serve one fleet', { skip }, asyn
 
   const budgeted = await issueCentrally(b!.url, 4)
   const verdicts: string[] = []
-  for (let i = 0; i < 6; i++) verdicts.push((await evaluate(sidecars[i % 2]!.url, budgeted)).verdict)
-  t.same(verdicts, ['allow', 'allow', 'allow', 'allow', 'deny', 'deny'], 'four invocations across both nodes and both sidecars')
+  const reasons: string[] = []
+  for (let i = 0; i < 6; i++) {
+    const { verdict, reasonCode } = await evaluate(sidecars[i % 2]!.url, budgeted)
+    verdicts.push(verdict)
+    reasons.push(reasonCode === undefined ? verdict : `${verdict} (${reasonCode})`)
+  }
+  t.same(verdicts, ['allow', 'allow', 'allow', 'allow', 'deny', 'deny'], `four invocations across both nodes and both sidecars: ${reasons.join(', ')}`)
 
   await waitUntil('both outboxes drained', async () => (await Promise.all(sidecars.map(s => fleetHealth(s.url)))).every(h => h.outbox.lag === 0))
   const ids = await receiptIdsAtControl(b!.url)

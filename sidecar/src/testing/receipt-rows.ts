@@ -2,7 +2,8 @@
 // `n`, and an HTTP JSON of about the size of a real receipt (so a few hundred rows fill many pages).
 import type { Test } from 'tap'
 import { randomBytes } from 'node:crypto'
-import { canonicalJson, sha256Hex, type HttpReceiptBody } from '@gate/sdk'
+import { type HttpReceiptBody } from '@gate/sdk'
+import { exampleCoreReceiptDraft } from '@gate/sdk/testing'
 import { openReceiptStore, type ReceiptRow, type ReceiptStore, type ReceiptStoreOptions } from '../stores/receipt-store.js'
 import type { CoreReceiptDraft } from '../stores/receipt-writer.js'
 
@@ -58,24 +59,5 @@ export function receiptBody(n: number, extra: Partial<HttpReceiptBody> = {}): Ht
 
 /** An unsigned core receipt body (a tool call's, `gate.receipt.v1`), for `writeCore`. */
 export function coreReceiptDraft(n: number, extra: Partial<CoreReceiptDraft> = {}): CoreReceiptDraft {
-  const parameters = { path: `/tmp/file-${n}.txt` }
-  return {
-    timestamp: 1_700_000_000 + n,
-    capability_id: '',
-    tool_server: 'fs',
-    tool_name: 'read_file',
-    action: { parameters, parameter_hash: sha256Hex(canonicalJson(parameters)) },
-    receipt_kind: 'mediated_decision',
-    boundary_class: 'prevent',
-    tool_origin: 'host_executed_provider_reported',
-    redaction_mode: 'none',
-    decision: { verdict: 'allow' },
-    content_hash: 'c'.repeat(64),
-    policy_hash: 'd'.repeat(64),
-    trust_level: 'mediated',
-    tenant_id: null,
-    bbs_projection_version: null,
-    metadata: null,
-    ...extra,
-  }
+  return exampleCoreReceiptDraft(n, extra)
 }

@@ -11,15 +11,16 @@ import {
   createSigner,
   generateSecret,
   sha256Hex,
+  signCoreReceipt,
   signHttpReceiptJson,
   toCoreReceiptWithKeypair,
-  utf8,
   uuidv7,
   type CallerIdentity,
   type HttpReceipt,
   type HttpReceiptBody,
   type Signer,
 } from '@gate/sdk'
+import { exampleCoreReceiptDraft } from '@gate/sdk/testing'
 import { PETS_SPEC_YAML } from './pets-spec.js'
 import { spawnGate, type GateProcess } from './spawn-gate.js'
 import { call, type JsonResponse } from './http-client.js'
@@ -333,26 +334,15 @@ export function trustSuiteFixture(backend: TrustSuiteBackend) {
   /** A core receipt of a tool call (gate.receipt.v1), signed like Gate signs core receipts. */
   function toolReceipt(sign: Signer, extra: { tenant_id: string | null }): Record<string, unknown> & { id: string } {
     const parameters = { path: `/tmp/${uuidv7()}` }
-    const body: Record<string, unknown> = {
+    const draft = exampleCoreReceiptDraft(0, {
       timestamp: now,
       capability_id: caps[1]!.id,
       tool_server: 'files',
-      tool_name: 'read_file',
       action: { parameters, parameter_hash: sha256Hex(canonicalJson(parameters)) },
-      receipt_kind: 'mediated_decision',
-      boundary_class: 'prevent',
-      tool_origin: 'host_executed_provider_reported',
-      redaction_mode: 'none',
-      decision: { verdict: 'allow' },
       policy_hash: sha256Hex('tools'),
-      trust_level: 'mediated',
       tenant_id: extra.tenant_id,
-      bbs_projection_version: null,
-      kernel_key: sign.publicKey,
-    }
-    body.content_hash = sha256Hex(canonicalJson(body))
-    const id = sha256Hex(canonicalJson(body))
-    return { id, ...body, signature: sign.sign(utf8(canonicalJson({ id, body }))) }
+    })
+    return signCoreReceipt({ ...draft, kernel_key: sign.publicKey }, sign) as unknown as Record<string, unknown> & { id: string }
   }
 
   // ---------------------------------------------------------------- PostgreSQL
