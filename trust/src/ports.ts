@@ -254,8 +254,6 @@ export interface TransparencyStatus {
   logId: string
   /** The checkpointer's last background failure, null when its last pass succeeded. */
   lastError: string | null
-  /** Receipts waiting in an outbox to be shipped elsewhere; null where there is no outbox. */
-  outbox: { pending: number; oldestAgeSeconds: number | null } | null
 }
 
 export interface TransparencyPort {

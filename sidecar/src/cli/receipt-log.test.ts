@@ -48,7 +48,6 @@ t.test('the sidecar checkpoints its receipts; flush, health, proof and verify --
     pendingLeaves: 0,
     lastCheckpoint: { treeSize: 12, rootHash: checkpoint.root_hash, signerKey: key },
     uncheckpointedReceipts: 0,
-    outbox: null,
     lastError: null,
   })
   t.match((await runGate(['receipt', 'health', ...remote], { env })).stdout, /tree size:\s+12 \(0 committed/)

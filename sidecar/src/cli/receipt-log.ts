@@ -31,7 +31,7 @@ ${SOURCE}`
 export const HEALTH_USAGE = `Usage: gate receipt health (--receipt-db PATH | --control-url URL) [--json]
 
 Store reachable, last commit, tree size, last checkpoint, receipts not yet in the tree or not yet
-checkpointed, outbox lag (none: receipts commit to this store directly). Exit 1 when unhealthy.
+checkpointed. Exit 1 when unhealthy. (A fleet sidecar's outbox lag is in its /gate/health.)
 
 ${SOURCE}`
 
@@ -93,7 +93,6 @@ export async function health(argv: string[]): Promise<number> {
       `last commit:     ${status.lastCommit === null ? 'none' : `seq ${status.lastCommit.seq} at ${iso(status.lastCommit.timestamp)}`}`,
       `tree size:       ${status.treeSize} (${status.pendingLeaves} committed receipt(s) not in the tree yet)`,
       `last checkpoint: ${describeCheckpoint(status)}`,
-      `outbox:          ${status.outbox === null ? 'none (receipts commit to this store directly)' : `${status.outbox.pending} pending`}`,
       ...(status.lastError === null ? [] : [`checkpointer:    FAILING: ${status.lastError}`]),
     ])
     return healthy ? 0 : 1

@@ -1,13 +1,11 @@
 // Gauges of the transparency log (docs/transparency.md), read from its status at scrape time: how far
 // the Merkle tree and the signed checkpoints trail the committed receipts, the checkpointer's health,
-// and the receipt outbox's backlog where one exists. Never computed on the request path.
+// and the checkpointer's health. Never computed on the request path. (A fleet's receipt outbox has its
+// own gauges: fleet-metrics.ts.)
 import { Gauge, type Registry } from 'prom-client'
 import type { TransparencyStatus } from '@gate/trust'
 
-/**
- * Registers the gauges on `registry`; `status` is called at most once per scrape. The outbox gauges
- * exist only when the log has an outbox (read once here).
- */
+/** Registers the gauges on `registry`; `status` is called at most once per scrape. */
 export async function registerTransparencyMetrics(registry: Registry, status: () => Promise<TransparencyStatus>): Promise<void> {
   const read = oncePerScrape(status)
   const gauge = (name: string, help: string, value: (s: TransparencyStatus) => number) =>
@@ -24,9 +22,6 @@ export async function registerTransparencyMetrics(registry: Registry, status: ()
   gauge('gate_transparency_uncheckpointed_receipts', 'Committed receipts the newest signed checkpoint does not cover.', s => s.uncheckpointedReceipts)
   gauge('gate_transparency_last_checkpoint_timestamp_seconds', 'Unix time of the newest signed checkpoint (0 before the first).', s => s.lastCheckpoint?.timestamp ?? 0)
   gauge('gate_transparency_healthy', "1 when the checkpointer's last pass succeeded, else 0.", s => (s.lastError === null ? 1 : 0))
-  if ((await status()).outbox === null) return
-  gauge('gate_receipt_outbox_pending', 'Receipts waiting in the outbox.', s => s.outbox?.pending ?? 0)
-  gauge('gate_receipt_outbox_oldest_age_seconds', 'Age of the oldest receipt waiting in the outbox (0 when empty).', s => s.outbox?.oldestAgeSeconds ?? 0)
 }
 
 // The gauges of one scrape share one status read (a few SQLite reads); the next scrape reads again.

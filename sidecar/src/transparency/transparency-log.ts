@@ -66,8 +66,6 @@ export class TransparencyLog {
       uncheckpointedReceipts: committed - (checkpoint?.tree_size ?? 0),
       logId: await this.#backend.logId(),
       lastError: lastError === undefined ? null : lastError.message,
-      // receipts are committed to this store directly: no outbox between them
-      outbox: null,
     }
   }
 
