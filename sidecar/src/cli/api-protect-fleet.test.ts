@@ -3,20 +3,12 @@
 // and the proxy's receipts (decision and final) reach trust-control's receipt query.
 import t from 'tap'
 import { join } from 'node:path'
-import { writeFileSync } from 'node:fs'
 import { call } from '../testing/http-client.js'
-import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
 import { spawnGate } from '../testing/spawn-gate.js'
-import { startUpstreamApp } from '../testing/upstream-app.js'
-import { FLEET_TOKEN, fleetHealth, issueCentrally, receiptIdsAtControl, revokeCentrally, startTrustControl, waitUntil } from '../testing/fleet.js'
+import { FLEET_TOKEN, startFleetWithUpstream, fleetHealth, issueCentrally, receiptIdsAtControl, revokeCentrally, waitUntil } from '../testing/fleet.js'
 
 t.test('a protected API honours central issuance and revocation and ships its receipts', async t => {
-  const dir = t.testdir()
-  const spec = join(dir, 'pets.yaml')
-  writeFileSync(spec, PETS_SPEC_YAML)
-  const upstream = await startUpstreamApp()
-  t.teardown(() => upstream.close())
-  const control = await startTrustControl(t, dir)
+  const { dir, spec, upstream, control } = await startFleetWithUpstream(t)
   const proxy = await spawnGate(
     ['api', 'protect', '--upstream', upstream.url, '--spec', spec, '--listen', '127.0.0.1:0', '--receipt-store', join(dir, 'proxy', 'receipts.db'), '--control-url', control.url, '--no-transparency-log'],
     { env: { GATE_CONTROL_TOKEN: FLEET_TOKEN } },

@@ -3,25 +3,17 @@
 // HttpReceipt) reaches trust-control through the outbox, stored byte for byte as the edge signed it.
 import t from 'tap'
 import { join } from 'node:path'
-import { writeFileSync } from 'node:fs'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { createSigner, generateSecret, verifyCoreReceipt, type CapabilityToken } from '@gate/sdk'
 import { call } from '../testing/http-client.js'
 import { startGateMcp } from '../testing/mcp-session.js'
-import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
 import { openReceiptStore } from '../stores/index.js'
-import { startUpstreamApp } from '../testing/upstream-app.js'
-import { FLEET_TOKEN, fleetHealth, revokeCentrally, startTrustControl, waitUntil } from '../testing/fleet.js'
+import { FLEET_TOKEN, startFleetWithUpstream, fleetHealth, revokeCentrally, waitUntil } from '../testing/fleet.js'
 
 const AUTH = { authorization: `Bearer ${FLEET_TOKEN}` }
 
 t.test('tool calls are decided against central grants and revocations, and their receipts are shipped', async t => {
-  const dir = t.testdir()
-  const spec = join(dir, 'pets.yaml')
-  writeFileSync(spec, PETS_SPEC_YAML)
-  const upstream = await startUpstreamApp()
-  t.teardown(() => upstream.close())
-  const control = await startTrustControl(t, dir)
+  const { dir, spec, upstream, control } = await startFleetWithUpstream(t)
   const db = join(dir, 'edge', 'receipts.db')
   const gate = await startGateMcp(
     t,

@@ -6,7 +6,9 @@ import type { Test } from 'tap'
 import { writeFileSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { ANONYMOUS_CALLER, createSigner, generateSecret, uuidv7, type CapabilityToken } from '@gate/sdk'
+import { PETS_SPEC_YAML } from './pets-spec.js'
 import { spawnGate, type GateProcess } from './spawn-gate.js'
+import { startUpstreamApp, type UpstreamApp } from './upstream-app.js'
 import { call } from './http-client.js'
 
 export const FLEET_TOKEN = 'fleet-test-service-token-0123456789'
@@ -23,6 +25,16 @@ export async function startTrustControl(t: Test, dir: string): Promise<GateProce
   })
   t.teardown(() => trust.stop('SIGKILL'))
   return trust
+}
+
+/** A test's directory holding the pets document, a real upstream API and a trust-control over it (all stopped in teardown). */
+export async function startFleetWithUpstream(t: Test): Promise<{ dir: string; spec: string; upstream: UpstreamApp; control: GateProcess }> {
+  const dir = t.testdir()
+  const spec = join(dir, 'pets.yaml')
+  writeFileSync(spec, PETS_SPEC_YAML)
+  const upstream = await startUpstreamApp()
+  t.teardown(() => upstream.close())
+  return { dir, spec, upstream, control: await startTrustControl(t, dir) }
 }
 
 /** Starts `gate sidecar` number `n` connected to `controlUrl`; the same `n` reopens the same receipt store. */
