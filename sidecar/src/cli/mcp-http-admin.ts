@@ -19,7 +19,11 @@ export function mountMcpAdminRoutes(router: Router, deps: { edge: HostedEdge; au
     return handler(req, res, params, url)
   }
   router.add('GET', '/admin/health', guarded((_req, res) => {
-    sendJson(res, 200, { status: edge.stats().draining ? 'draining' : 'ok', ...edge.stats(), serverId: tools.serverId, toolServer: tools.toolServer.kind, controlUrl: tools.service.url, rssBytes: process.memoryUsage().rss, heapUsedBytes: process.memoryUsage().heapUsed })
+    // Started with `node --expose-gc` (never the default: a leak hunt, or the memory test), a reading
+    // first collects garbage, so that it reports live memory rather than what the collector has yet to free.
+    ;(globalThis as { gc?: () => void }).gc?.()
+    const { rss, heapUsed } = process.memoryUsage()
+    sendJson(res, 200, { status: edge.stats().draining ? 'draining' : 'ok', ...edge.stats(), serverId: tools.serverId, toolServer: tools.toolServer.kind, controlUrl: tools.service.url, rssBytes: rss, heapUsedBytes: heapUsed })
   }))
   router.add('GET', '/admin/sessions', guarded(async (_req, res, _params, url) => {
     const asked = Number(url.searchParams.get('limit') ?? 100)
