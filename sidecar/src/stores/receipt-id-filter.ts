@@ -28,10 +28,7 @@ export class ReceiptIdFilter {
 
   /** False when no stored receipt has this id prefix (call `sync` first); true when one may. */
   mayContain(prefix: number): boolean {
-    // the prefix is 52 bits of a SHA-256 digest, uniformly random: its two 26-bit halves are the two hashes
-    const hi = Math.floor(prefix / HALF)
-    const lo = prefix % HALF
-    return (this.#bits[hi >>> 3]! & (1 << (hi & 7))) !== 0 && (this.#bits[lo >>> 3]! & (1 << (lo & 7))) !== 0
+    return bitsOf(prefix).every(bit => (this.#bits[bit >>> 3]! & (1 << (bit & 7))) !== 0)
   }
 
   /** Brings the filter up to every committed row (the whole table on first use). */
@@ -59,9 +56,11 @@ export class ReceiptIdFilter {
   }
 
   #add(prefix: number): void {
-    const hi = Math.floor(prefix / HALF)
-    const lo = prefix % HALF
-    this.#bits[hi >>> 3] = this.#bits[hi >>> 3]! | (1 << (hi & 7))
-    this.#bits[lo >>> 3] = this.#bits[lo >>> 3]! | (1 << (lo & 7))
+    for (const bit of bitsOf(prefix)) this.#bits[bit >>> 3] = this.#bits[bit >>> 3]! | (1 << (bit & 7))
   }
+}
+
+// The prefix is 52 bits of a SHA-256 digest, uniformly random: its two 26-bit halves are the two hashes.
+function bitsOf(prefix: number): [number, number] {
+  return [Math.floor(prefix / HALF), prefix % HALF]
 }

@@ -138,15 +138,13 @@ export class ReceiptQuery {
 
   /** Up to `limit` receipts with `seq` greater than `cursorSeq`, ascending (the spec 03 cursor). */
   async listAfter(cursorSeq: number, limit: number): Promise<StoredReceipt[]> {
-    if (!Number.isSafeInteger(cursorSeq) || cursorSeq < 0) throw new StoreInputError('cursor', 'a non-negative integer', cursorSeq)
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
+    checkCursorPage(cursorSeq, limit)
     return this.#reader.all<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?`, [cursorSeq, limit])
   }
 
   /** Up to `limit` receipts after `cursorSeq`, in `seq` order, as one ingest body; undefined when there are none. */
   async ingestBatchAfter(cursorSeq: number, limit: number): Promise<IngestBatch | undefined> {
-    if (!Number.isSafeInteger(cursorSeq) || cursorSeq < 0) throw new StoreInputError('cursor', 'a non-negative integer', cursorSeq)
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
+    checkCursorPage(cursorSeq, limit)
     const row = await this.#reader.get<{ count: number; lastSeq: number | null; body: Uint8Array | null }>(INGEST_BATCH_SQL, [cursorSeq, limit])
     if (row === undefined || row.count === 0 || row.lastSeq === null || row.body === null) return undefined
     // sqlite3 answers a Buffer, node:sqlite a Uint8Array: the same bytes either way
@@ -364,4 +362,10 @@ export class ReceiptQuery {
       if (extra !== undefined) await (await extra.catch(() => undefined))?.close()
     }
   }
+}
+
+/** A cursor page's bounds: a seq of 0 or more, 1 to 10,000 rows. */
+function checkCursorPage(cursorSeq: number, limit: number): void {
+    if (!Number.isSafeInteger(cursorSeq) || cursorSeq < 0) throw new StoreInputError('cursor', 'a non-negative integer', cursorSeq)
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
 }
