@@ -1,80 +1,65 @@
 // The receipt writer thread's entry point (threaded-receipt-writer.ts): the authority signer and a
-// write connection to the receipt file. The batches that arrived while the previous one was committing
-// are committed together, in one transaction (receipt-log.ts appendRows), and each is answered after
-// that COMMIT with its signed receipts and seqs. Nothing else runs here.
+// write connection to the receipt file. Each batch is signed as it arrives; whatever was signed while
+// the previous transaction was committing is committed together in the next one (receipt-log.ts
+// appendRows), and each batch is answered after that COMMIT with its receipts' ids, signatures, stored
+// JSON and seqs. Nothing else runs here.
+//
+// Signing on arrival: on `sqlite3` a commit runs on libuv's pool, and this thread used to sit idle
+// through it with the next batches unsigned; now their signatures overlap the commit. On `node:sqlite`
+// the commit runs here, so batches that arrive in one turn are signed, then committed together.
 import { parentPort, workerData } from 'node:worker_threads'
-import { createSigner, signCoreReceiptJson, signHttpReceiptJson } from '@gate/sdk'
-import type { ThreadReady } from '../worker-threads.js'
+import { createSigner, signCoreReceiptJson, signHttpReceiptJson, type Signer } from '@gate/sdk'
+import { nameThisThread, type ThreadReady } from '../worker-threads.js'
 import { appendRows, createCoreReceiptRow, createReceiptRow, rowValues, type ReceiptRow } from './receipt-log.js'
-import { openDatabase, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
+import { openDatabase, type DatabaseOptions } from './sqlite-driver.js'
 import type { WriterAnswer, WriterRequest, WriterResult } from './threaded-receipt-writer.js'
 
 type Batch = Exclude<WriterRequest, 'close'>
 
+/** A batch signed and waiting for its commit: one result per item, the rows of those that were signed. */
+interface SignedBatch {
+  id: number
+  results: WriterResult[]
+  rows: unknown[][]
+  ids: string[]
+}
+
 const { path, database, seed } = workerData as { path: string; database: DatabaseOptions; seed: Uint8Array }
+
+nameThisThread('gate-writer')
 
 try {
   const signer = createSigner({ secret: seed })
   const db = await openDatabase(path, database, { store: 'receipts (writer thread)' })
-  let pending: Batch[] = []
-  let writing: Promise<void> | undefined
+  let signed: SignedBatch[] = []
+  let committing = false
+  let scheduled = false
   let closing = false
 
-  const commit = async (batches: Batch[]): Promise<void> => {
-    const rows: unknown[][] = []
-    const answers = batches.map(batch => {
-      const ids: string[] = []
-      const results = batch.items.map((item): WriterResult => {
-        let signed
-        let row: ReceiptRow
-        try {
-          if (item.form === 'http') {
-            signed = signHttpReceiptJson(item.body, signer)
-            row = createReceiptRow(signed.receipt, signed.json, item.context)
-          } else {
-            signed = signCoreReceiptJson(item.body as unknown as Record<string, unknown>, signer)
-            row = createCoreReceiptRow(signed.receipt, signed.json, item.context)
-          }
-        } catch (err) {
-          return { error: (err as Error).message, code: 'gate_receipt_sign_failed' }
-        }
-        try {
-          rows.push(rowValues(row))
-        } catch (err) {
-          return { error: (err as Error).message, code: 'gate_receipt_persistence_failed' }
-        }
-        ids.push(signed.receipt.id)
-        return { ...signed, seq: 0 }
-      })
-      return { id: batch.id, results, ids }
-    })
-    let lastSeq: number
-    try {
-      lastSeq = rows.length === 0 ? 0 : await appendRows(db, rows)
-    } catch (err) {
-      for (const batch of batches) parentPort!.postMessage({ id: batch.id, error: (err as Error).message } satisfies WriterAnswer)
-      return
-    }
-    // the rows took the seqs before lastSeq in order; each batch reports its own slice to the followers
-    let seq = lastSeq - rows.length
-    for (const { id, results, ids } of answers) {
-      const firstSeq = seq + 1
-      for (const result of results) if (!('error' in result)) result.seq = ++seq
-      const committed = ids.length === 0 ? undefined : { firstSeq, lastSeq: seq, receiptIds: ids }
-      parentPort!.postMessage({ id, results, committed } satisfies WriterAnswer)
-    }
-  }
-
-  const drain = async (): Promise<void> => {
-    try {
-      while (pending.length > 0) {
-        const batches = pending
-        pending = []
-        await commit(batches)
+  const commit = async (): Promise<void> => {
+    committing = true
+    while (signed.length > 0) {
+      const batches = signed
+      signed = []
+      const rows: unknown[][] = []
+      for (const batch of batches) for (const row of batch.rows) rows.push(row)
+      let lastSeq: number
+      try {
+        lastSeq = rows.length === 0 ? 0 : await appendRows(db, rows)
+      } catch (err) {
+        for (const batch of batches) parentPort!.postMessage({ id: batch.id, error: (err as Error).message } satisfies WriterAnswer)
+        continue
       }
-    } finally {
-      writing = undefined
+      // the rows took the seqs before lastSeq in order; each batch reports its own slice to the followers
+      let seq = lastSeq - rows.length
+      for (const { id, results, ids } of batches) {
+        const firstSeq = seq + 1
+        for (const result of results) if (!('error' in result)) result.seq = ++seq
+        const committed = ids.length === 0 ? undefined : { firstSeq, lastSeq: seq, receiptIds: ids }
+        parentPort!.postMessage({ id, results, committed } satisfies WriterAnswer)
+      }
     }
+    committing = false
     if (closing) await shutdown()
   }
 
@@ -86,14 +71,51 @@ try {
   parentPort!.on('message', (request: WriterRequest) => {
     if (request === 'close') {
       closing = true
-      if (writing === undefined) void shutdown()
+      if (!committing && !scheduled) void shutdown()
       return
     }
-    pending.push(request)
-    // batches arriving in the same turn, or while a commit is under way, share the next transaction
-    writing ??= new Promise<void>(resolve => setImmediate(resolve)).then(drain)
+    signed.push(signBatch(request, signer))
+    // a commit under way takes this batch next; else the batches of this turn share one transaction
+    if (committing || scheduled) return
+    scheduled = true
+    setImmediate(() => {
+      scheduled = false
+      void commit()
+    })
   })
   parentPort!.postMessage({ ready: true } satisfies ThreadReady)
 } catch (err) {
   parentPort!.postMessage({ ready: false, error: (err as Error).message } satisfies ThreadReady)
+}
+
+// An HTTP receipt is answered with its id and signature (the event loop rebuilds the object from the
+// body it sent, signedHttpReceipt): a message of a few strings instead of a copy of the whole receipt.
+function signBatch(batch: Batch, signer: Signer): SignedBatch {
+  const rows: unknown[][] = []
+  const ids: string[] = []
+  const results = batch.items.map((item): WriterResult => {
+    let result: WriterResult
+    let row: ReceiptRow
+    try {
+      if (item.form === 'http') {
+        const { receipt, json } = signHttpReceiptJson(item.body, signer)
+        row = createReceiptRow(receipt, json, item.context)
+        result = { form: 'http', id: receipt.id, signature: receipt.signature, json, seq: 0 }
+      } else {
+        const { receipt, json } = signCoreReceiptJson(item.body as unknown as Record<string, unknown>, signer)
+        row = createCoreReceiptRow(receipt, json, item.context)
+        result = { form: 'core', receipt, json, seq: 0 }
+      }
+    } catch (err) {
+      return { error: (err as Error).message, code: 'gate_receipt_sign_failed' }
+    }
+    try {
+      rows.push(rowValues(row))
+    } catch (err) {
+      return { error: (err as Error).message, code: 'gate_receipt_persistence_failed' }
+    }
+    ids.push(row.receiptId)
+    return result
+  })
+  return { id: batch.id, results, rows, ids }
 }

@@ -9,7 +9,7 @@
 // writer (logged once); one that dies fails the writes it held (their commit is unknown, so their
 // requests fail closed) and leaves every later write to the inline writer.
 import type { Worker } from 'node:worker_threads'
-import { SigningError, type CoreReceipt, type HttpReceipt, type HttpReceiptBody } from '@gate/sdk'
+import { publicKeyFor, signedHttpReceipt, SigningError, type CoreReceipt, type HttpReceiptBody } from '@gate/sdk'
 import { ReceiptPersistenceError } from '../errors.js'
 import { closeWorker, startWorker } from '../worker-threads.js'
 import type { CommittedReceipts } from './receipt-log.js'
@@ -22,8 +22,14 @@ export type WriterItem = { form: 'http'; body: HttpReceiptBody; context: Receipt
 /** Event loop → writer thread: the receipt bodies of one batch, or the request to finish and close. */
 export type WriterRequest = { id: number; items: WriterItem[] } | 'close'
 
-/** One write's outcome: signed and committed, or why not (`code` says whether signing or the row failed). */
-export type WriterResult = { receipt: HttpReceipt | CoreReceipt; json: string; seq: number } | { error: string; code: 'gate_receipt_sign_failed' | 'gate_receipt_persistence_failed' }
+/**
+ * One write's outcome: signed and committed (an HTTP receipt by its id and signature, rebuilt from the
+ * body it was sent as), or why not (`code` says whether signing or the row failed).
+ */
+export type WriterResult =
+  | { form: 'http'; id: string; signature: string; json: string; seq: number }
+  | { form: 'core'; receipt: CoreReceipt; json: string; seq: number }
+  | { error: string; code: 'gate_receipt_sign_failed' | 'gate_receipt_persistence_failed' }
 
 /** Writer thread → event loop: ready, then one answer per batch (after its COMMIT), or the batch's failure. */
 export type WriterAnswer =
@@ -52,6 +58,8 @@ interface Waiting {
   reject: (err: Error) => void
 }
 
+type Queued = WriterItem & Waiting
+
 const CLOSE_WAIT_MS = 5000
 
 /** Starts the writer thread; resolves once it is ready (or with `fallback` when it cannot start). */
@@ -64,6 +72,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     log(`warning: ${(err as Error).message}; receipts are signed and committed on the main thread`)
     return fallback
   }
+  const publicKey = publicKeyFor(options.seed)
   const followers = new Set<(batch: CommittedReceipts) => void>()
   const writeInline = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> =>
     item.form === 'http' ? fallback.write(item.body, item.context) : fallback.writeCore(item.body, item.context)
@@ -77,8 +86,8 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
       }
     })
   }
-  const inFlight = new Map<number, Waiting[]>()
-  let queued: (WriterItem & Waiting)[] = []
+  const inFlight = new Map<number, Queued[]>()
+  let queued: Queued[] = []
   let scheduled = false
   let nextId = 1
   let healthy = true
@@ -87,7 +96,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   const drained: (() => void)[] = []
   const idle = () => (inFlight.size === 0 ? Promise.resolve() : new Promise<void>(resolve => drained.push(resolve)))
 
-  const settle = (id: number): Waiting[] | undefined => {
+  const settle = (id: number): Queued[] | undefined => {
     const batch = inFlight.get(id)
     inFlight.delete(id)
     // ref'd only while a batch is out: the thread never keeps the process alive by itself
@@ -142,7 +151,8 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     answer.results.forEach((result, i) => {
       const w = batch[i]!
       if ('error' in result) w.reject(result.code === 'gate_receipt_sign_failed' ? new SigningError(result.error) : new ReceiptPersistenceError(result.error))
-      else w.resolve(result as WrittenReceipt)
+      else if (result.form === 'core') w.resolve({ receipt: result.receipt, json: result.json, seq: result.seq })
+      else w.resolve({ receipt: signedHttpReceipt(w.body as HttpReceiptBody, publicKey, result.id, result.signature), json: result.json, seq: result.seq })
     })
   })
   worker.on('error', err => retire(err.message))
