@@ -2,7 +2,8 @@
 // write connection to the receipt file. Each batch is signed as it arrives; whatever was signed while
 // the previous transaction was committing is committed together in the next one (receipt-log.ts
 // appendRows), and each batch is answered after that COMMIT with its receipts' ids, signatures, stored
-// JSON and seqs. Nothing else runs here.
+// JSON and seqs. It also checkpoints the WAL for the commits the event loop made itself (the writer's
+// inline path), whose connection leaves that to this thread.
 //
 // Signing on arrival: on `sqlite3` a commit runs on libuv's pool, and this thread used to sit idle
 // through it with the next batches unsigned; now their signatures overlap the commit. On `node:sqlite`
@@ -23,6 +24,8 @@ interface SignedBatch {
   rows: unknown[][]
   ids: string[]
 }
+
+const WAL_CHECKPOINT_INTERVAL_MS = 1000
 
 const { path, database, seed } = workerData as { path: string; database: DatabaseOptions; seed: Uint8Array }
 
@@ -68,8 +71,24 @@ try {
     parentPort!.close()
   }
 
+  // The event loop's inline commits do not checkpoint the WAL (threaded-receipt-writer.ts): once a
+  // second, when another connection committed (data_version moved), a passive checkpoint copies what
+  // they appended, never waiting for a writer. This thread's own commits checkpoint as usual.
+  let dataVersion = -1
+  const checkpointTimer = setInterval(() => {
+    if (committing) return
+    void (async () => {
+      const version = (await db.get<{ data_version: number }>('PRAGMA data_version'))?.data_version ?? -1
+      if (version === dataVersion) return
+      dataVersion = version
+      await db.exec('PRAGMA wal_checkpoint(PASSIVE)')
+    })().catch(() => undefined)
+  }, WAL_CHECKPOINT_INTERVAL_MS)
+  checkpointTimer.unref()
+
   parentPort!.on('message', (request: WriterRequest) => {
     if (request === 'close') {
+      clearInterval(checkpointTimer)
       closing = true
       if (!committing && !scheduled) void shutdown()
       return

@@ -5,14 +5,24 @@
 // and the INSERT off the event loop (about half its CPU per receipt, docs/architecture.md), at one
 // message each way per batch.
 //
+// While the event loop is not busy and the thread holds nothing, a write is signed and committed right
+// here instead (the inline writer): a hop to another thread and back costs a request more latency and
+// CPU than the work it moves (each wake-up of a sleeping thread costs the waker ~0.2 ms of CPU on a
+// shared two-core VM, docs/performance.md). Writes keep going inline while an inline commit is under
+// way and the loop stays idle; a batch for the thread waits until that commit ends, so the two
+// connections never write at once (SQLite would make the second sleep in its busy handler). The main
+// connection then leaves WAL checkpoints to the thread (`mainConnection`), which checkpoints the inline
+// commits it did not make itself.
+//
 // Chosen at startup for a durable store. A thread that cannot start leaves every write to the inline
 // writer (logged once); one that dies fails the writes it held (their commit is unknown, so their
 // requests fail closed) and leaves every later write to the inline writer.
 import type { Worker } from 'node:worker_threads'
 import { publicKeyFor, signedHttpReceipt, SigningError, type CoreReceipt, type HttpReceiptBody } from '@gate/sdk'
 import { ReceiptPersistenceError } from '../errors.js'
+import { createLoopPressure } from '@gate/sdk/server'
 import { closeWorker, startWorker } from '../worker-threads.js'
-import type { CommittedReceipts } from './receipt-log.js'
+import type { CommittedReceipts, ReceiptLog } from './receipt-log.js'
 import type { ReceiptStore } from './receipt-store.js'
 import type { CoreReceiptDraft, CoreReceiptWriteContext, ReceiptWriteContext, ReceiptWriter, WrittenCoreReceipt, WrittenReceipt } from './receipt-writer.js'
 
@@ -49,7 +59,20 @@ export interface ThreadedReceiptWriterOptions {
   log: (line: string) => void
   /** The thread's entry point, default receipt-writer-thread.js (tests start one that fails on cue). */
   entry?: URL
+  /**
+   * True while the event loop is too busy to sign and commit a write itself; default: its utilization
+   * over the last 100 ms is at least WRITE_INLINE_BELOW. Tests pass \`() => true\` to keep every write on the thread.
+   */
+  pressure?: () => boolean
+  /** The fallback's connection: its automatic WAL checkpoints are handed to the thread while it runs. */
+  mainConnection?: Pick<ReceiptLog, 'setWalAutocheckpoint'>
 }
+
+/**
+ * Event-loop utilization below which a write is committed inline when the thread is idle. Above it the
+ * thread's halving of the loop's CPU per receipt pays for its hops.
+ */
+export const WRITE_INLINE_BELOW = 0.5
 
 const WRITER_THREAD = new URL('./receipt-writer-thread.js', import.meta.url)
 
@@ -73,21 +96,40 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     return fallback
   }
   const publicKey = publicKeyFor(options.seed)
+  const pressure = options.pressure ?? createLoopPressure({ threshold: WRITE_INLINE_BELOW, windowMs: 100 })
+  const mainConnection = options.mainConnection
+  // the thread checkpoints the WAL; the main connection's inline commits would otherwise do it on this loop
+  await mainConnection?.setWalAutocheckpoint(0)
   const followers = new Set<(batch: CommittedReceipts) => void>()
   const writeInline = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> =>
     item.form === 'http' ? fallback.write(item.body, item.context) : fallback.writeCore(item.body, item.context)
+  // inline while the thread holds nothing; the thread's batches wait for inline commits to end
+  const writeHere = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> => {
+    inlineInFlight++
+    const done = () => {
+      healthy = fallback.healthy
+      if (--inlineInFlight === 0 && queued.length > 0) schedule()
+    }
+    const written = writeInline(item)
+    written.then(done, done)
+    return written
+  }
   const enqueue = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> => {
     if (gone !== undefined) return writeInline(item)
+    if (queued.length === 0 && inFlight.size === 0 && !pressure()) return writeHere(item)
     return new Promise((resolve, reject) => {
       queued.push({ ...item, resolve, reject })
-      if (!scheduled) {
-        scheduled = true
-        setImmediate(send)
-      }
+      schedule()
     })
+  }
+  const schedule = () => {
+    if (scheduled) return
+    scheduled = true
+    setImmediate(send)
   }
   const inFlight = new Map<number, Queued[]>()
   let queued: Queued[] = []
+  let inlineInFlight = 0
   let scheduled = false
   let nextId = 1
   let healthy = true
@@ -108,7 +150,8 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   }
   const send = () => {
     scheduled = false
-    if (queued.length === 0) return
+    // held until the inline commit ends (writeHere schedules it again): one writer at a time
+    if (queued.length === 0 || (inlineInFlight > 0 && gone === undefined)) return
     const batch = queued
     queued = []
     if (gone !== undefined) {
@@ -124,9 +167,21 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     if (gone !== undefined) return
     gone = why
     log(`warning: the receipt writer thread stopped (${why}); receipts are signed and committed on the main thread from now on`)
+    mainConnection?.setWalAutocheckpoint(options.store.databaseOptions.walAutocheckpointPages).catch(() => undefined)
     const lost = [...inFlight.keys()].flatMap(id => settle(id) ?? [])
     for (const w of lost) w.reject(new ReceiptPersistenceError(`the receipt writer thread stopped before answering (${why}); the commit is unknown`))
     send()
+  }
+
+  // everything written so far committed, inline or on the thread (a batch held for an inline commit included)
+  const drainAll = async (): Promise<void> => {
+    for (;;) {
+      await fallback.flush()
+      send()
+      await idle()
+      if (queued.length === 0 && inlineInFlight === 0) return
+      await new Promise(resolve => setImmediate(resolve))
+    }
   }
 
   worker.on('message', (answer: WriterAnswer) => {
@@ -173,17 +228,12 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
         inline()
       }
     },
-    async flush() {
-      send()
-      await idle()
-      await fallback.flush()
-    },
+    flush: () => drainAll(),
     get healthy() {
       return gone === undefined ? healthy : fallback.healthy
     },
     async close() {
-      send()
-      await idle()
+      await drainAll()
       if (gone === undefined) {
         gone = 'closed'
         await closeWorker(worker, 'close' satisfies WriterRequest, CLOSE_WAIT_MS)
