@@ -5,6 +5,7 @@ import { describeHostLoad, readCpuTimes } from './host-load.js'
 const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>> = {
   protocol: () => import('./protocol/crypto.js'),
   sidecar: () => import('./sidecar/evaluate.js'),
+  'sidecar-steps': () => import('./sidecar/cpu-budget.js'),
   fleet: () => import('./sidecar/fleet.js'),
   proxy: () => import('./proxy/protect.js'),
   openapi: () => import('./openapi/convert-github.js'),
