@@ -6,6 +6,7 @@ import type { Signer } from '@gate/sdk'
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { openTransparencyLogStore, type ReceiptWriter, type Stores, type TrustReceiptStore } from '../stores/index.js'
 import { Checkpointer } from '../transparency/checkpointer.js'
+import type { CheckpointerControl } from '../transparency/checkpointer-control.js'
 import type { TransparencyLogBackend } from '../transparency/log-backend.js'
 import { TransparencyLog } from '../transparency/transparency-log.js'
 
@@ -14,8 +15,8 @@ export interface StartTransparencyLogOptions {
   receipts: Pick<TrustReceiptStore, 'isEphemeral' | 'query'>
   /** Opens the log's backend: `sqliteTransparencyBackend(stores)` or the PostgreSQL one. */
   openBackend: () => Promise<TransparencyLogBackend>
-  /** The process's receipt writer: the checkpointer follows its commits. */
-  writer: Pick<ReceiptWriter, 'onCommitted' | 'flush' | 'healthy'>
+  /** The process's receipt writer: the checkpointer follows its commits (on its thread, when it has one). */
+  writer: Pick<ReceiptWriter, 'onCommitted' | 'flush' | 'healthy' | 'startCheckpointer'>
   settings: TransparencySettings
   /** The authority signer (read at every checkpoint). */
   signer: () => Signer
@@ -32,20 +33,29 @@ export function sqliteTransparencyBackend(stores: Pick<Stores, 'paths'>): () => 
 export async function startTransparencyLog(options: StartTransparencyLogOptions): Promise<TransparencyLog | undefined> {
   const { receipts, settings, writer } = options
   if (!settings.enabled || receipts.isEphemeral) return undefined
+  // the proofs, the checkpoints and the status are read through this backend, on this event loop
   const backend = await options.openBackend()
-  const checkpointer = new Checkpointer({
-    backend,
-    signer: options.signer,
-    everyReceipts: settings.everyReceipts,
-    intervalMs: settings.intervalMs,
-    pollIntervalMs: options.pollIntervalMs,
-    copyPath: settings.copyPath,
-    flushReceipts: () => writer.flush(),
-    log: options.log,
-  })
-  // The follower hook: the one call after each commit, in commit order.
-  writer.onCommitted(batch => checkpointer.onCommitted({ lastSeq: batch.lastSeq }))
-  checkpointer.start()
+  const local = (): CheckpointerControl => {
+    const checkpointer = new Checkpointer({
+      backend,
+      signer: options.signer,
+      everyReceipts: settings.everyReceipts,
+      intervalMs: settings.intervalMs,
+      pollIntervalMs: options.pollIntervalMs,
+      copyPath: settings.copyPath,
+      flushReceipts: () => writer.flush(),
+      log: options.log,
+    })
+    // The follower hook: the one call after each commit, in commit order.
+    writer.onCommitted(batch => checkpointer.onCommitted({ lastSeq: batch.lastSeq }))
+    checkpointer.start()
+    return checkpointer
+  }
+  // The tree is built off the event loop where the receipt writer has a thread (on node:sqlite every
+  // statement of it ran on the event loop): the checkpointer then runs there, over that thread's
+  // connection, and this process reads what it wrote.
+  const hostedSettings = { everyReceipts: settings.everyReceipts, intervalMs: settings.intervalMs, copyPath: settings.copyPath, pollIntervalMs: options.pollIntervalMs }
+  const checkpointer = writer.startCheckpointer === undefined ? local() : await writer.startCheckpointer(hostedSettings, local)
   return new TransparencyLog({
     backend,
     checkpointer,

@@ -23,6 +23,7 @@ export function instrumentReceiptWriter(writer: ReceiptWriter, metrics: GateMetr
     writeCore: (body, context) => timed(() => writer.writeCore(body, context)),
     onCommitted: follower => writer.onCommitted(follower),
     flush: () => writer.flush(),
+    startCheckpointer: writer.startCheckpointer === undefined ? undefined : (settings, local) => writer.startCheckpointer!(settings, local),
     get healthy() {
       return writer.healthy
     },

@@ -3,7 +3,8 @@
 // the previous transaction was committing is committed together in the next one (receipt-log.ts
 // appendRows), and each batch is answered after that COMMIT with its receipts' ids, signatures, stored
 // JSON and seqs. It also checkpoints the WAL for the commits the event loop made itself (the writer's
-// inline path), whose connection leaves that to this thread.
+// inline path), whose connection leaves that to this thread, and, when asked, hosts the transparency
+// log's checkpointer (hosted-checkpointer.ts), which follows every commit.
 //
 // Signing on arrival: on `sqlite3` a commit runs on libuv's pool, and this thread used to sit idle
 // through it with the next batches unsigned; now their signatures overlap the commit. On `node:sqlite`
@@ -11,11 +12,13 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { createSigner, signCoreReceiptJson, signHttpReceiptJson, type Signer } from '@gate/sdk'
 import { nameThisThread, type ThreadReady } from '../worker-threads.js'
+import { hostCheckpointer, type HostedCheckpointer } from './hosted-checkpointer.js'
 import { appendRows, createCoreReceiptRow, createReceiptRow, rowValues, type ReceiptRow } from './receipt-log.js'
 import { openDatabase, type DatabaseOptions } from './sqlite-driver.js'
 import type { WriterAnswer, WriterRequest, WriterResult } from './threaded-receipt-writer.js'
 
-type Batch = Exclude<WriterRequest, 'close'>
+type Batch = Extract<WriterRequest, { items: unknown }>
+type Control = Extract<WriterRequest, { control: string }>
 
 /** A batch signed and waiting for its commit: one result per item, the rows of those that were signed. */
 interface SignedBatch {
@@ -27,7 +30,7 @@ interface SignedBatch {
 
 const WAL_CHECKPOINT_INTERVAL_MS = 1000
 
-const { path, database, seed } = workerData as { path: string; database: DatabaseOptions; seed: Uint8Array }
+const { path, database, seed, lock } = workerData as { path: string; database: DatabaseOptions; seed: Uint8Array; lock: Int32Array }
 
 nameThisThread('gate-writer')
 
@@ -38,6 +41,8 @@ try {
   let committing = false
   let scheduled = false
   let closing = false
+  let hosted: HostedCheckpointer | undefined
+  const post = (answer: WriterAnswer) => parentPort!.postMessage(answer)
 
   const commit = async (): Promise<void> => {
     committing = true
@@ -50,16 +55,17 @@ try {
       try {
         lastSeq = rows.length === 0 ? 0 : await appendRows(db, rows)
       } catch (err) {
-        for (const batch of batches) parentPort!.postMessage({ id: batch.id, error: (err as Error).message } satisfies WriterAnswer)
+        for (const batch of batches) post({ id: batch.id, error: (err as Error).message })
         continue
       }
+      if (rows.length > 0) hosted?.onCommitted(lastSeq)
       // the rows took the seqs before lastSeq in order; each batch reports its own slice to the followers
       let seq = lastSeq - rows.length
       for (const { id, results, ids } of batches) {
         const firstSeq = seq + 1
         for (const result of results) if (!('error' in result)) result.seq = ++seq
         const committed = ids.length === 0 ? undefined : { firstSeq, lastSeq: seq, receiptIds: ids }
-        parentPort!.postMessage({ id, results, committed } satisfies WriterAnswer)
+        post({ id, results, committed })
       }
     }
     committing = false
@@ -67,6 +73,7 @@ try {
   }
 
   const shutdown = async (): Promise<void> => {
+    await hosted?.stop().catch(() => undefined)
     await db.close().catch(() => undefined)
     parentPort!.close()
   }
@@ -86,11 +93,37 @@ try {
   }, WAL_CHECKPOINT_INTERVAL_MS)
   checkpointTimer.unref()
 
+  const control = async (request: Control): Promise<unknown> => {
+    switch (request.control) {
+      case 'startCheckpointer':
+        hosted ??= await hostCheckpointer({ db, signer, settings: request.settings, lock, log: line => post({ log: line }), reportError: message => post({ checkpointerError: message }) })
+        return undefined
+      case 'createCheckpoint':
+        if (hosted === undefined) throw new Error('no checkpointer runs on the receipt writer thread')
+        return hosted.createCheckpoint()
+      case 'stopCheckpointer':
+        await hosted?.stop()
+        hosted = undefined
+        return undefined
+    }
+  }
+
   parentPort!.on('message', (request: WriterRequest) => {
     if (request === 'close') {
       clearInterval(checkpointTimer)
       closing = true
       if (!committing && !scheduled) void shutdown()
+      return
+    }
+    if ('committed' in request) {
+      hosted?.onCommitted(request.committed)
+      return
+    }
+    if ('control' in request) {
+      control(request).then(
+        result => post({ call: request.call, result }),
+        err => post({ call: request.call, error: (err as Error).message }),
+      )
       return
     }
     signed.push(signBatch(request, signer))

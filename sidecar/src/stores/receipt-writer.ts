@@ -9,6 +9,7 @@
 // commit) and threaded (threaded-receipt-writer.ts: one thread signs, inserts and commits whole batches,
 // which halves the event loop's CPU per receipt under load; docs/architecture.md).
 import { signCoreReceiptJson, signHttpReceiptJson, type CoreReceipt, type CoreReceiptBody, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
+import type { CheckpointerControl, HostedCheckpointerSettings } from '../transparency/checkpointer-control.js'
 import { createCoreReceiptRow, createReceiptRow, type CommittedReceipts, type CoreReceiptRowContext, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
 
 /** What the writer is told beyond the receipt body (the row's columns a receipt does not carry). */
@@ -49,6 +50,11 @@ export interface ReceiptWriter {
   onCommitted(follower: (batch: CommittedReceipts) => void): () => void
   /** Resolves once every receipt written so far is committed (`gate receipt flush`, checkpoints). */
   flush(): Promise<void>
+  /**
+   * Runs the transparency log's checkpointer off the event loop, where the writer has a thread to host
+   * it (the threaded writer); `local` starts one here instead, should that thread stop. Absent: run it here.
+   */
+  startCheckpointer?(settings: HostedCheckpointerSettings, local: () => CheckpointerControl): Promise<CheckpointerControl>
   /** False after a failed commit until a later one succeeds: /gate/health answers 503. */
   readonly healthy: boolean
   /** Resolves once everything written so far is committed; later writes reject. */

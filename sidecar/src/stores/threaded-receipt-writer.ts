@@ -14,6 +14,11 @@
 // connection then leaves WAL checkpoints to the thread (`mainConnection`), which checkpoints the inline
 // commits it did not make itself.
 //
+// The thread also hosts the transparency log's checkpointer when asked (`startCheckpointer`,
+// hosted-checkpointer.ts): it hears of the thread's commits directly and of the inline ones by a
+// message at most every INLINE_NOTICE_MS; its tree writes and the inline commits take turns through a
+// lock both threads see (write-lock.ts).
+//
 // Chosen at startup for a durable store. A thread that cannot start leaves every write to the inline
 // writer (logged once); one that dies fails the writes it held (their commit is unknown, so their
 // requests fail closed) and leaves every later write to the inline writer.
@@ -21,16 +26,22 @@ import type { Worker } from 'node:worker_threads'
 import { publicKeyFor, signedHttpReceipt, SigningError, type CoreReceipt, type HttpReceiptBody } from '@gate/sdk'
 import { ReceiptPersistenceError } from '../errors.js'
 import { createLoopPressure } from '@gate/sdk/server'
+import type { CheckpointerControl, HostedCheckpointerSettings } from '../transparency/checkpointer-control.js'
 import { closeWorker, startWorker } from '../worker-threads.js'
 import type { CommittedReceipts, ReceiptLog } from './receipt-log.js'
+import { createThreadedCheckpointer, type CheckpointerRequest, type ThreadedCheckpointer } from './threaded-checkpointer.js'
+import { createWriteLock, HELD_BY_EVENT_LOOP, isWriteLockWanted, releaseWriteLock, tryWriteLock } from './write-lock.js'
 import type { ReceiptStore } from './receipt-store.js'
 import type { CoreReceiptDraft, CoreReceiptWriteContext, ReceiptWriteContext, ReceiptWriter, WrittenCoreReceipt, WrittenReceipt } from './receipt-writer.js'
 
 /** One receipt to write: an HttpReceipt body, or a core receipt body (`writeCore`). */
 export type WriterItem = { form: 'http'; body: HttpReceiptBody; context: ReceiptWriteContext } | { form: 'core'; body: CoreReceiptDraft; context: CoreReceiptWriteContext }
 
-/** Event loop → writer thread: the receipt bodies of one batch, or the request to finish and close. */
-export type WriterRequest = { id: number; items: WriterItem[] } | 'close'
+/**
+ * Event loop → writer thread: the receipt bodies of one batch; a request about the hosted checkpointer
+ * (`call` numbers its answer); the seq an inline commit reached; or the request to finish and close.
+ */
+export type WriterRequest = { id: number; items: WriterItem[] } | (CheckpointerRequest & { call: number }) | { committed: number } | 'close'
 
 /**
  * One write's outcome: signed and committed (an HTTP receipt by its id and signature, rebuilt from the
@@ -47,6 +58,9 @@ export type WriterAnswer =
   | { ready: false; error: string }
   | { id: number; results: WriterResult[]; committed?: CommittedReceipts }
   | { id: number; error: string }
+  | { call: number; result?: unknown; error?: string }
+  | { log: string }
+  | { checkpointerError: string | null }
 
 /** Options of `startThreadedReceiptWriter`. */
 export interface ThreadedReceiptWriterOptions {
@@ -74,6 +88,9 @@ export interface ThreadedReceiptWriterOptions {
  */
 export const WRITE_INLINE_BELOW = 0.5
 
+/** The inline commits reach the hosted checkpointer in one message per this many ms at most (it gathers 100 ms itself). */
+export const INLINE_NOTICE_MS = 100
+
 const WRITER_THREAD = new URL('./receipt-writer-thread.js', import.meta.url)
 
 interface Waiting {
@@ -89,8 +106,9 @@ const CLOSE_WAIT_MS = 5000
 export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterOptions): Promise<ReceiptWriter> {
   const { fallback, log } = options
   let worker: Worker
+  const lock = createWriteLock()
   try {
-    worker = await startWorker(options.entry ?? WRITER_THREAD, { path: options.store.path, database: options.store.databaseOptions, seed: Uint8Array.from(options.seed) }, 'the receipt writer thread did not start')
+    worker = await startWorker(options.entry ?? WRITER_THREAD, { path: options.store.path, database: options.store.databaseOptions, seed: Uint8Array.from(options.seed), lock }, 'the receipt writer thread did not start')
   } catch (err) {
     log(`warning: ${(err as Error).message}; receipts are signed and committed on the main thread`)
     return fallback
@@ -108,7 +126,9 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     inlineInFlight++
     const done = () => {
       healthy = fallback.healthy
-      if (--inlineInFlight === 0 && queued.length > 0) schedule()
+      if (--inlineInFlight > 0) return
+      releaseWriteLock(lock, HELD_BY_EVENT_LOOP)
+      if (queued.length > 0) schedule()
     }
     const written = writeInline(item)
     written.then(done, done)
@@ -116,7 +136,8 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   }
   const enqueue = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> => {
     if (gone !== undefined) return writeInline(item)
-    if (queued.length === 0 && inFlight.size === 0 && !pressure()) return writeHere(item)
+    // the last condition takes the write lock (or finds it already ours): the tree's writes wait meanwhile
+    if (queued.length === 0 && inFlight.size === 0 && !pressure() && !isWriteLockWanted(lock) && tryWriteLock(lock, HELD_BY_EVENT_LOOP)) return writeHere(item)
     return new Promise((resolve, reject) => {
       queued.push({ ...item, resolve, reject })
       schedule()
@@ -137,16 +158,55 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   // resolved when no batch is out (flush and close wait on it)
   const drained: (() => void)[] = []
   const idle = () => (inFlight.size === 0 ? Promise.resolve() : new Promise<void>(resolve => drained.push(resolve)))
+  // ref'd only while a batch or a call is out: the thread never keeps the process alive by itself
+  let outstanding = 0
+  const hold = () => {
+    if (outstanding++ === 0) worker.ref()
+  }
+  const release = () => {
+    if (--outstanding === 0) worker.unref()
+  }
 
   const settle = (id: number): Queued[] | undefined => {
     const batch = inFlight.get(id)
+    if (batch === undefined) return undefined
     inFlight.delete(id)
-    // ref'd only while a batch is out: the thread never keeps the process alive by itself
-    if (inFlight.size === 0) {
-      worker.unref()
-      for (const resolve of drained.splice(0)) resolve()
-    }
+    release()
+    if (inFlight.size === 0) for (const resolve of drained.splice(0)) resolve()
     return batch
+  }
+
+  // the hosted checkpointer: calls answered by number, inline commits told in one message per INLINE_NOTICE_MS
+  const calls = new Map<number, Waiting>()
+  let nextCall = 1
+  let hosted: ThreadedCheckpointer | undefined
+  let noticeTimer: NodeJS.Timeout | undefined
+  let noticeSeq = 0
+  const call = (request: CheckpointerRequest): Promise<unknown> => {
+    if (gone !== undefined) return Promise.reject(new Error(`the receipt writer thread stopped (${gone})`))
+    const n = nextCall++
+    hold()
+    return new Promise((resolve, reject) => {
+      calls.set(n, { resolve: resolve as Waiting['resolve'], reject })
+      worker.postMessage({ ...request, call: n } satisfies WriterRequest)
+    })
+  }
+  const answerCall = (n: number, error: string | undefined, result: unknown) => {
+    const waiting = calls.get(n)
+    if (waiting === undefined) return
+    calls.delete(n)
+    release()
+    if (error === undefined) waiting.resolve(result as WrittenReceipt)
+    else waiting.reject(new Error(error))
+  }
+  const noticeInline = (batch: CommittedReceipts) => {
+    noticeSeq = Math.max(noticeSeq, batch.lastSeq)
+    if (noticeTimer !== undefined || hosted === undefined) return
+    noticeTimer = setTimeout(() => {
+      noticeTimer = undefined
+      if (gone === undefined) worker.postMessage({ committed: noticeSeq } satisfies WriterRequest)
+    }, INLINE_NOTICE_MS)
+    noticeTimer.unref()
   }
   const send = () => {
     scheduled = false
@@ -159,7 +219,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
       return
     }
     const id = nextId++
-    if (inFlight.size === 0) worker.ref()
+    hold()
     inFlight.set(id, batch)
     worker.postMessage({ id, items: batch.map(w => ({ form: w.form, body: w.body, context: w.context }) as WriterItem) } satisfies WriterRequest)
   }
@@ -170,6 +230,9 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     mainConnection?.setWalAutocheckpoint(options.store.databaseOptions.walAutocheckpointPages).catch(() => undefined)
     const lost = [...inFlight.keys()].flatMap(id => settle(id) ?? [])
     for (const w of lost) w.reject(new ReceiptPersistenceError(`the receipt writer thread stopped before answering (${why}); the commit is unknown`))
+    for (const n of [...calls.keys()]) answerCall(n, `the receipt writer thread stopped (${why})`, undefined)
+    clearTimeout(noticeTimer)
+    hosted?.threadGone()
     send()
   }
 
@@ -185,6 +248,9 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   }
 
   worker.on('message', (answer: WriterAnswer) => {
+    if ('call' in answer) return answerCall(answer.call, answer.error, answer.result)
+    if ('log' in answer) return log(answer.log)
+    if ('checkpointerError' in answer) return hosted?.reportError(answer.checkpointerError)
     if (!('id' in answer)) return
     const batch = settle(answer.id)
     if (batch === undefined) return
@@ -229,12 +295,26 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
       }
     },
     flush: () => drainAll(),
+    async startCheckpointer(settings: HostedCheckpointerSettings, local: () => CheckpointerControl): Promise<CheckpointerControl> {
+      if (gone !== undefined || hosted !== undefined) return local()
+      const control = createThreadedCheckpointer({ call, flushWriter: drainAll, local })
+      try {
+        await call({ control: 'startCheckpointer', settings })
+      } catch (err) {
+        log(`warning: the transparency log's checkpointer could not start on the receipt writer thread (${(err as Error).message}); it runs on the main thread`)
+        return local()
+      }
+      hosted = control
+      fallback.onCommitted(noticeInline)
+      return control
+    },
     get healthy() {
       return gone === undefined ? healthy : fallback.healthy
     },
     async close() {
       await drainAll()
       if (gone === undefined) {
+        clearTimeout(noticeTimer)
         gone = 'closed'
         await closeWorker(worker, 'close' satisfies WriterRequest, CLOSE_WAIT_MS)
       }
