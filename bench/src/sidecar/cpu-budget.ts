@@ -14,7 +14,7 @@
 // BENCH_STEP_ITERATIONS (alone, 20,000), BENCH_STEP_REQUESTS (in place and one at a time, 2,000),
 // BENCH_ROUNDS (2), BENCH_DURATION_SECS (saturation, 5; 0 skips it) and BENCH_WARMUP_SECS (3) size it.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -64,22 +64,29 @@ async function stepsInPlace(p: Pipeline, scenario: Scenario, dir: string): Promi
   return { steps, captured: { request, receiptBody, evaluation, guardContext } }
 }
 
-/** Starts a process and resolves once it prints "listening on URL"; its later output is drained unread. */
-function startListening(execPath: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
-  return new Promise((resolve, reject) => {
-    let out = ''
-    const onData = (c: Buffer) => {
-      out += c.toString()
-      const m = /listening on (http:\/\/[^\s"]+)/.exec(out)
-      if (m === null) return
-      child.stdout!.off('data', onData)
-      child.stdout!.resume()
-      resolve({ url: m[1]!, child })
-    }
-    child.stdout!.on('data', onData)
-    child.once('exit', code => reject(new Error(`${args.join(' ')} exited ${code}: ${out}`)))
-  })
+/**
+ * Starts a process with its stdout in a file (`log`) and resolves once it has written "listening on
+ * URL" there. Not a pipe to this process: a service's log lines (the decision log) would then cost what
+ * draining them costs this busy process, and block the service when it falls behind.
+ */
+async function startListening(execPath: string, args: string[], log: string, env: NodeJS.ProcessEnv = {}): Promise<{ url: string; child: ChildProcess }> {
+  const out = openSync(log, 'w')
+  const child = spawn(execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', out, 'inherit'] })
+  closeSync(out)
+  const watcher = watch(log)
+  try {
+    return await new Promise((resolve, reject) => {
+      const look = () => {
+        const m = /listening on (http:\/\/[^\s"]+)/.exec(readFileSync(log, 'utf8'))
+        if (m !== null) resolve({ url: m[1]!, child })
+      }
+      watcher.on('change', look)
+      child.once('exit', code => reject(new Error(`${args.join(' ')} exited ${code}: ${readFileSync(log, 'utf8')}`)))
+      look()
+    })
+  } finally {
+    watcher.close()
+  }
 }
 
 /** A capability for POST /pets from the sidecar at `url` (its X-Gate-Capability value). */
@@ -108,14 +115,14 @@ async function wholeProcess(execPath: string, runtime: string, dir: string, scen
     const targets: ServiceTarget[] = []
     for (const [name, extra] of CONFIGS) {
       const db = join(dir, `${runtime.replace(/\W+/g, '-')}-${name.replace(/\W+/g, '-')}.db`)
-      const gate = await startListening(execPath, [GATE_MAIN, 'sidecar', '--listen', '127.0.0.1:0', '--spec', join(dir, 'pets.yaml'), '--receipt-store', db, ...extra], { GATE_CONTROL_TOKEN: TOKEN })
+      const gate = await startListening(execPath, [GATE_MAIN, 'sidecar', '--listen', '127.0.0.1:0', '--spec', join(dir, 'pets.yaml'), '--receipt-store', db, ...extra], `${db}.log`, { GATE_CONTROL_TOKEN: TOKEN })
       children.push(gate.child)
       targets.push({ name: `${name}: GET allow`, pid: gate.child.pid!, url: `${gate.url}/gate/evaluate`, method: 'POST', body: scenarios[0]!.body, headers: scenarios[0]!.headers })
       if (extra.length === 0) {
         const capability = await issueCapability(gate.url)
         targets.push({ name: `${name}: POST + valid token`, pid: gate.child.pid!, url: `${gate.url}/gate/evaluate`, method: 'POST', body: scenarios[1]!.body, headers: { ...scenarios[1]!.headers, 'x-gate-capability': capability } })
         const sample = await (await request(`${gate.url}/gate/evaluate`, { method: 'POST', body: scenarios[0]!.body, headers: scenarios[0]!.headers })).body.text()
-        const floor = await startListening(execPath, [FLOOR_MAIN, sample])
+        const floor = await startListening(execPath, [FLOOR_MAIN, sample], join(dir, `${runtime.replace(/\W+/g, '-')}-floor.log`))
         children.push(floor.child)
         targets.unshift({ name: 'bare node:http, same JSON (floor)', pid: floor.child.pid!, url: `${floor.url}/gate/evaluate`, method: 'POST', body: scenarios[0]!.body, headers: scenarios[0]!.headers })
       }

@@ -219,6 +219,7 @@ export async function startPipeline(dir: string): Promise<Pipeline> {
   let evaluated = 0
   const evaluate = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     let t = clock.now()
+    clock.add('HTTP layer: dispatch (body budget, URL, route lookup)', t - requestStart)
     const credential = controlAuth.presented(req)
     const body = await readBody(req, EVALUATE_BODY_LIMIT)
     t = clock.time('body read', t)
@@ -248,18 +249,15 @@ export async function startPipeline(dir: string): Promise<Pipeline> {
   const router = new Router().add('POST', '/gate/evaluate', evaluate)
   const server = createGateServer({
     router,
-    onRoute(route, req, res) {
-      clock.add('HTTP layer: dispatch (body budget, URL, route lookup)', clock.now() - requestStart)
+    onRouteDone(route, req, res, seconds) {
       const t = clock.now()
-      routeObserver(route, req, res)
+      routeObserver(route, req, res, seconds)
       clock.time('metrics', t)
     },
   })
-  server.server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
-    requestStart = clock.now()
-    // the route metric is recorded when the answer closes: timed there, then the request ends
-    res.once('close', () => clock.endRequest())
-  })
+  server.server.prependListener('request', () => (requestStart = clock.now()))
+  // the route metric is recorded as the answer closes (the server's listener, added first): then the request ends
+  server.server.on('request', (_req: IncomingMessage, res: ServerResponse) => res.on('close', () => clock.endRequest()))
   const address = await server.listen('127.0.0.1', 0)
 
   const token = signCapability({ id: 'bench-capability', subject: createSigner({ secret: generateSecret('ed25519') }).publicKey, scope: { grants: [{ server_id: 'http', tool_name: 'POST /pets' }] }, issued_at: Math.floor(Date.now() / 1000) - 10, expires_at: Math.floor(Date.now() / 1000) + 3600 }, signer)

@@ -179,7 +179,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     timeouts: options.timeouts,
     fallback: fallback === undefined || metrics === undefined ? fallback : observeProxy(metrics, (method, path) => routeLabel(kernel, method, path), fallback),
     onError: err => options.logger.error({ event: 'request_failed', ...errorFields(err) }, 'request failed'),
-    onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
+    onRouteDone: metrics === undefined ? undefined : createRouteObserver(metrics),
   })
   metrics?.setSources({ storeHealth: () => ({ receipts: stores.healthy() }), ...serverSources(server) })
   if (metrics !== undefined && options.fleet !== undefined) registerFleetMetrics(metrics.registry, () => options.fleet!.health())

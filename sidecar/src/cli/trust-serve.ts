@@ -239,7 +239,7 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
       sendTrustError(res, new NotFoundError(`route ${req.method ?? 'GET'} ${url.pathname}`))
     },
     onError: err => logger.error({ event: 'request_failed', ...errorFields(err) }, 'request failed'),
-    onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
+    onRouteDone: metrics === undefined ? undefined : createRouteObserver(metrics),
   })
   metrics?.setSources({ storeHealth: () => ({ receipts: stores.receipts.log.healthy, budgets: stores.budgets.healthy }), ...serverSources(server) })
   if (metrics !== undefined && transparency !== undefined) {

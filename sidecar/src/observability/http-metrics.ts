@@ -4,12 +4,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { GateServer, FallbackHandler } from '../http/server.js'
 import { UNMATCHED_ROUTE, type GateMetrics } from './metrics.js'
 
-/** The server's `onRoute` hook: times each routed request until its response closes. */
-export function createRouteObserver(metrics: GateMetrics): (route: string, req: IncomingMessage, res: ServerResponse) => void {
-  return (route, req, res) => {
-    const started = performance.now()
-    res.once('close', () => metrics.recordHttp(route, req.method ?? 'GET', res.statusCode, (performance.now() - started) / 1000))
-  }
+/** The server's `onRouteDone` hook: each routed request, timed until its response closed. */
+export function createRouteObserver(metrics: GateMetrics): (route: string, req: IncomingMessage, res: ServerResponse, seconds: number) => void {
+  return (route, req, res, seconds) => metrics.recordHttp(route, req.method ?? 'GET', res.statusCode, seconds)
 }
 
 /** Wraps the proxy fallback: each proxied request timed by route pattern and answered status class. */
