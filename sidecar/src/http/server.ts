@@ -11,7 +11,8 @@ import { answerClientError } from './client-error.js'
 import type { Router } from './router.js'
 import { listenOnSocket } from './unix-socket.js'
 
-export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>
+/** The handler of requests no route matched; what it resolves with is its business (the proxy: its route label). */
+export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<unknown>
 
 export interface GateServerOptions {
   router: Router
@@ -102,7 +103,10 @@ export function createGateServer(options: GateServerOptions): GateServer {
       }
       return found.handler(req, res, found.params, url)
     }
-    if (options.fallback !== undefined && found.kind === 'not_found') return options.fallback(req, res, url)
+    if (options.fallback !== undefined && found.kind === 'not_found') {
+      await options.fallback(req, res, url)
+      return
+    }
     if (found.kind === 'method_not_allowed') {
       res.setHeader('allow', found.allowed.join(', '))
       return sendError(res, new MethodNotAllowedError(req.method ?? '', pathname))

@@ -9,12 +9,19 @@ export function createRouteObserver(metrics: GateMetrics): (route: string, req: 
   return (route, req, res, seconds) => metrics.recordHttp(route, req.method ?? 'GET', res.statusCode, seconds)
 }
 
-/** Wraps the proxy fallback: each proxied request timed by route pattern and answered status class. */
-export function observeProxy(metrics: GateMetrics, routeOf: (method: string, path: string) => string | undefined, handler: FallbackHandler): FallbackHandler {
+/**
+ * Wraps the proxy fallback: each proxied request timed from arrival until the proxy has written its
+ * answer, by the route pattern the proxy resolves with (it matched the path once; unmatched, or refused
+ * before evaluation: UNMATCHED_ROUTE) and the answered status class.
+ */
+export function observeProxy(metrics: GateMetrics, handler: FallbackHandler): FallbackHandler {
   return (req, res, url) => {
     const started = performance.now()
-    res.once('close', () => metrics.recordProxy(routeOf(req.method ?? 'GET', url.pathname) ?? UNMATCHED_ROUTE, res.statusCode, (performance.now() - started) / 1000))
-    return handler(req, res, url)
+    const record = (route: unknown) => metrics.recordProxy(typeof route === 'string' ? route : UNMATCHED_ROUTE, res.statusCode, (performance.now() - started) / 1000)
+    return Promise.resolve(handler(req, res, url)).then(record, err => {
+      record(undefined)
+      throw err
+    })
   }
 }
 
