@@ -8,6 +8,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   'sidecar-steps': () => import('./sidecar/cpu-budget.js'),
   fleet: () => import('./sidecar/fleet.js'),
   proxy: () => import('./proxy/protect.js'),
+  'proxy-steps': () => import('./proxy/cpu-budget.js'),
   openapi: () => import('./openapi/convert-github.js'),
   'route-match': () => import('./openapi/match-github.js'),
   sdk: () => import('./sdk/middleware-overhead.js'),

@@ -76,12 +76,15 @@ async function startListening(execPath: string, args: string[], log: string, env
   const watcher = watch(log)
   try {
     return await new Promise((resolve, reject) => {
+      const exited = (code: number | null) => reject(new Error(`${args.join(' ')} exited ${code}: ${readFileSync(log, 'utf8')}`))
       const look = () => {
         const m = /listening on (http:\/\/[^\s"]+)/.exec(readFileSync(log, 'utf8'))
-        if (m !== null) resolve({ url: m[1]!, child })
+        if (m === null) return
+        child.off('exit', exited)
+        resolve({ url: m[1]!, child })
       }
       watcher.on('change', look)
-      child.once('exit', code => reject(new Error(`${args.join(' ')} exited ${code}: ${readFileSync(log, 'utf8')}`)))
+      child.once('exit', exited)
       look()
     })
   } finally {

@@ -24,6 +24,7 @@ import {
   type Signer,
 } from '@gate/sdk'
 import { parseJsonBody, readBody, sendJsonText } from '@gate/sdk/server'
+import { CpuClock as Clock } from '../cpu-clock.js'
 import { validate } from '@gate/schemas'
 import { Kernel, routeTableFromSpec, type Evaluation, type RouteTable } from '@gate/sidecar'
 import {
@@ -75,50 +76,18 @@ export const STEPS = [
 ] as const
 export type Step = (typeof STEPS)[number]
 
+/** The stopwatch over the evaluation's steps. */
+export class CpuClock extends Clock<Step> {
+  constructor() {
+    super(STEPS)
+  }
+}
+
 /** One request shape: its evaluate body and Gate headers. */
 export interface Scenario {
   name: string
   body: string
   headers: Record<string, string>
-}
-
-/** A stopwatch of CPU time: `time(step, since)` adds what was spent since `since` (from `now()`). */
-export class CpuClock {
-  readonly #current = new Map<Step, number>()
-  readonly samples = new Map<Step, number[]>(STEPS.map(s => [s, []]))
-
-  now(): number {
-    const u = process.cpuUsage()
-    return u.user + u.system
-  }
-
-  time(step: Step, since: number): number {
-    const now = this.now()
-    this.add(step, now - since)
-    return now
-  }
-
-  add(step: Step, micros: number): void {
-    this.#current.set(step, (this.#current.get(step) ?? 0) + micros)
-  }
-
-  /** What the current request has spent so far in `steps`. */
-  spentIn(steps: readonly Step[]): number {
-    let sum = 0
-    for (const step of steps) sum += this.#current.get(step) ?? 0
-    return sum
-  }
-
-  /** Ends one request: each step's total becomes one sample (0 for a step it did not meet). */
-  endRequest(): void {
-    for (const step of STEPS) this.samples.get(step)!.push(this.#current.get(step) ?? 0)
-    this.#current.clear()
-  }
-
-  reset(): void {
-    for (const xs of this.samples.values()) xs.length = 0
-    this.#current.clear()
-  }
 }
 
 /** The kernel's own methods, unwrapped (the pipeline times the instance's). */
