@@ -12,7 +12,7 @@ import type { HostedCheckpointerSettings } from '../transparency/checkpointer-co
 import type { TransparencyLogBackend } from '../transparency/log-backend.js'
 import type { SqliteDatabase } from './sqlite-driver.js'
 import { attachTransparencyLog } from './transparency-log-store.js'
-import { withWriterThreadLock } from './write-lock.js'
+import type { WriterThreadLock } from './write-lock.js'
 
 /** How often the thread tells the event loop whether the checkpointer's last pass failed. */
 const ERROR_REPORT_MS = 250
@@ -28,7 +28,8 @@ export interface HostCheckpointerOptions {
   db: SqliteDatabase
   signer: Signer
   settings: HostedCheckpointerSettings
-  lock: Int32Array
+  /** The thread's side of the write lock (write-lock.ts), shared with its receipt commits. */
+  lock: WriterThreadLock
   log: (line: string) => void
   /** Told when the last pass's failure changes: its message, or null once a pass succeeds. */
   reportError: (message: string | null) => void
@@ -47,9 +48,9 @@ export async function hostCheckpointer(options: HostCheckpointerOptions): Promis
     receiptsAfter: (afterSeq, limit) => store.receiptsAfter(afterSeq, limit),
     auditedReceiptsAfter: (afterSeq, limit) => store.auditedReceiptsAfter(afterSeq, limit),
     leafHashesFrom: (fromIndex, limit) => store.leafHashesFrom(fromIndex, limit),
-    appendNodes: (expectedSize, newSize, nodes) => withWriterThreadLock(lock, () => store.appendNodes(expectedSize, newSize, nodes)),
+    appendNodes: (expectedSize, newSize, nodes) => lock.run(() => store.appendNodes(expectedSize, newSize, nodes)),
     nodes: refs => store.nodes(refs),
-    addCheckpoint: build => withWriterThreadLock(lock, () => store.addCheckpoint(build)),
+    addCheckpoint: build => lock.run(() => store.addCheckpoint(build)),
     latestCheckpoint: () => store.latestCheckpoint(),
     checkpoint: treeSize => store.checkpoint(treeSize),
     checkpoints: (afterSize, limit) => store.checkpoints(afterSize, limit),

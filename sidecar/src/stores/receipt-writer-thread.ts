@@ -15,6 +15,7 @@ import { nameThisThread, type ThreadReady } from '../worker-threads.js'
 import { hostCheckpointer, type HostedCheckpointer } from './hosted-checkpointer.js'
 import { appendRows, createCoreReceiptRow, createReceiptRow, rowValues, type ReceiptRow } from './receipt-log.js'
 import { openDatabase, type DatabaseOptions } from './sqlite-driver.js'
+import { WriterThreadLock } from './write-lock.js'
 import type { WriterAnswer, WriterRequest, WriterResult } from './threaded-receipt-writer.js'
 
 type Batch = Extract<WriterRequest, { items: unknown }>
@@ -30,7 +31,8 @@ interface SignedBatch {
 
 const WAL_CHECKPOINT_INTERVAL_MS = 1000
 
-const { path, database, seed, lock } = workerData as { path: string; database: DatabaseOptions; seed: Uint8Array; lock: Int32Array }
+const { path, database, seed, lock: sharedLock } = workerData as { path: string; database: DatabaseOptions; seed: Uint8Array; lock: Int32Array }
+const lock = new WriterThreadLock(sharedLock)
 
 nameThisThread('gate-writer')
 
@@ -53,7 +55,8 @@ try {
       for (const batch of batches) for (const row of batch.rows) rows.push(row)
       let lastSeq: number
       try {
-        lastSeq = rows.length === 0 ? 0 : await appendRows(db, rows)
+        // the event loop's inline commits and this one take turns (write-lock.ts)
+        lastSeq = rows.length === 0 ? 0 : await lock.run(() => appendRows(db, rows))
       } catch (err) {
         for (const batch of batches) post({ id: batch.id, error: (err as Error).message })
         continue

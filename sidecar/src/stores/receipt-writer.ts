@@ -46,7 +46,11 @@ export interface ReceiptWriter {
   write(body: HttpReceiptBody, context?: ReceiptWriteContext): Promise<WrittenReceipt>
   /** `write` for a core receipt body (same failures): signed as `gate.receipt.v1`, stored without an HTTP form. */
   writeCore(body: CoreReceiptDraft, context: CoreReceiptWriteContext): Promise<WrittenCoreReceipt>
-  /** Calls `follower` after each commit of receipts, in commit order (see `ReceiptLog.onCommitted`); returns an unsubscribe. */
+  /**
+   * Calls `follower` after each commit of receipts (see `ReceiptLog.onCommitted`); returns an unsubscribe.
+   * The threaded writer reports its thread's commits when their answer arrives, so one may be reported
+   * after a later inline commit: followers go by the seqs, never by the order of the calls.
+   */
   onCommitted(follower: (batch: CommittedReceipts) => void): () => void
   /** Resolves once every receipt written so far is committed (`gate receipt flush`, checkpoints). */
   flush(): Promise<void>

@@ -146,7 +146,7 @@ t.test('inline and thread commits never overlap: with no busy timeout, alternati
   const batches: CommittedReceipts[] = []
   writer.onCommitted(batch => batches.push(batch))
   const writes: Promise<{ seq: number }>[] = []
-  for (let turn = 0; turn < 40; turn++) {
+  for (let turn = 0; turn < 400; turn++) {
     busy = turn % 3 !== 0
     for (let k = 0; k < 1 + (turn % 4); k++) writes.push(writer.write(body(turn * 10 + k)))
     await new Promise(resolve => setImmediate(resolve))

@@ -5,13 +5,13 @@
 // and the INSERT off the event loop (about half its CPU per receipt, docs/architecture.md), at one
 // message each way per batch.
 //
-// While the event loop is not busy and the thread holds nothing, a write is signed and committed right
-// here instead (the inline writer): a hop to another thread and back costs a request more latency and
-// CPU than the work it moves (each wake-up of a sleeping thread costs the waker ~0.2 ms of CPU on a
-// shared two-core VM, docs/performance.md). Writes keep going inline while an inline commit is under
-// way and the loop stays idle; a batch for the thread waits until that commit ends, so the two
-// connections never write at once (SQLite would make the second sleep in its busy handler). The main
-// connection then leaves WAL checkpoints to the thread (`mainConnection`), which checkpoints the inline
+// While the event loop is not busy, a write is signed and committed right here instead (the inline
+// writer): a hop to another thread and back costs a request more latency and CPU than the work it moves
+// (each wake-up of a sleeping thread costs the waker ~0.2 ms of CPU on a shared two-core VM,
+// docs/performance.md). The inline commits and the thread's take turns through a lock both threads see
+// (write-lock.ts), so the two connections never write at once (SQLite would make the second sleep in
+// its busy handler): a write that finds the lock taken by the thread goes to the thread. The main
+// connection leaves WAL checkpoints to the thread (`mainConnection`), which checkpoints the inline
 // commits it did not make itself.
 //
 // The thread also hosts the transparency log's checkpointer when asked (`startCheckpointer`,
@@ -126,9 +126,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     inlineInFlight++
     const done = () => {
       healthy = fallback.healthy
-      if (--inlineInFlight > 0) return
-      releaseWriteLock(lock, HELD_BY_EVENT_LOOP)
-      if (queued.length > 0) schedule()
+      if (--inlineInFlight === 0) releaseWriteLock(lock, HELD_BY_EVENT_LOOP)
     }
     const written = writeInline(item)
     written.then(done, done)
@@ -136,8 +134,8 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   }
   const enqueue = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> => {
     if (gone !== undefined) return writeInline(item)
-    // the last condition takes the write lock (or finds it already ours): the tree's writes wait meanwhile
-    if (queued.length === 0 && inFlight.size === 0 && !pressure() && !isWriteLockWanted(lock) && tryWriteLock(lock, HELD_BY_EVENT_LOOP)) return writeHere(item)
+    // the last condition takes the write lock (or finds it already ours): the thread's writes wait meanwhile
+    if (!pressure() && !isWriteLockWanted(lock) && tryWriteLock(lock, HELD_BY_EVENT_LOOP)) return writeHere(item)
     return new Promise((resolve, reject) => {
       queued.push({ ...item, resolve, reject })
       schedule()
@@ -210,8 +208,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   }
   const send = () => {
     scheduled = false
-    // held until the inline commit ends (writeHere schedules it again): one writer at a time
-    if (queued.length === 0 || (inlineInFlight > 0 && gone === undefined)) return
+    if (queued.length === 0) return
     const batch = queued
     queued = []
     if (gone !== undefined) {

@@ -1,12 +1,13 @@
 // Who may write to the receipt file right now: the event loop (its inline commits, through the main
-// connection) or the receipt writer thread (its transparency tree's writes, through its own). Two
-// connections writing at once would make the second wait in SQLite's busy handler, which sleeps in
-// steps of a millisecond or more (on node:sqlite, with the whole event loop); this shared word makes
-// them take turns instead. Neither side ever blocks on it: the event loop that finds it taken hands its
-// write to the thread, and the thread that finds it taken says it wants it and tries again shortly,
-// while the event loop stops starting inline commits until it has released it.
-// The thread's receipt commits need no turn: the event loop commits inline only while the thread holds
-// no batch (threaded-receipt-writer.ts).
+// connection) or the receipt writer thread (its receipt commits and its transparency tree's writes,
+// through its own connection). Two connections writing at once would make the second wait in SQLite's
+// busy handler, which sleeps in steps of a millisecond or more (on node:sqlite, with the whole event
+// loop); this shared word makes them take turns instead.
+// - The event loop never waits: finding the lock taken, it hands its write to the thread. While the
+//   thread wants the lock it starts no inline commit, so the ones in flight end and it is released.
+// - The thread, which has nothing else to do meanwhile, blocks until the event loop's inline commits in
+//   flight have ended (Atomics.wait, woken by the release); it never holds the lock across a wait for
+//   another thread.
 
 const OWNER = 0
 const WANTED = 1
@@ -15,6 +16,9 @@ export const WRITE_LOCK_FREE = 0
 export const HELD_BY_EVENT_LOOP = 1
 export const HELD_BY_WRITER_THREAD = 2
 export type WriteLockHolder = typeof HELD_BY_EVENT_LOOP | typeof HELD_BY_WRITER_THREAD
+
+/** Longest single wait of the writer thread before it looks again (a release always wakes it sooner). */
+const WAIT_SLICE_MS = 50
 
 /** A lock both threads see (sent to the writer thread in its workerData). */
 export function createWriteLock(): Int32Array {
@@ -27,8 +31,10 @@ export function tryWriteLock(lock: Int32Array, holder: WriteLockHolder): boolean
   return was === WRITE_LOCK_FREE || was === holder
 }
 
+/** Releases the lock `holder` holds, waking the writer thread when it waits for it. */
 export function releaseWriteLock(lock: Int32Array, holder: WriteLockHolder): void {
   Atomics.compareExchange(lock, OWNER, holder, WRITE_LOCK_FREE)
+  if (holder === HELD_BY_EVENT_LOOP && Atomics.load(lock, WANTED) !== 0) Atomics.notify(lock, OWNER)
 }
 
 /** True while the writer thread waits for the lock: the event loop then starts no inline commit. */
@@ -36,18 +42,35 @@ export function isWriteLockWanted(lock: Int32Array): boolean {
   return Atomics.load(lock, WANTED) !== 0
 }
 
-const RETRY_MS = 1
+/**
+ * The writer thread's side: its receipt commits and tree writes may overlap (one connection runs them
+ * one at a time), so the lock is taken by the first and released by the last. Taking it blocks the
+ * thread until the event loop has released it.
+ */
+export class WriterThreadLock {
+  readonly #lock: Int32Array
+  #depth = 0
 
-/** The writer thread's turn: waits (without blocking its event loop) until it holds the lock, runs `fn`, releases. */
-export async function withWriterThreadLock<T>(lock: Int32Array, fn: () => Promise<T>): Promise<T> {
-  while (!tryWriteLock(lock, HELD_BY_WRITER_THREAD)) {
-    Atomics.store(lock, WANTED, 1)
-    await new Promise(resolve => setTimeout(resolve, RETRY_MS))
+  constructor(lock: Int32Array) {
+    this.#lock = lock
   }
-  Atomics.store(lock, WANTED, 0)
-  try {
-    return await fn()
-  } finally {
-    releaseWriteLock(lock, HELD_BY_WRITER_THREAD)
+
+  /** Runs `fn` holding the lock (taken at once if this thread already holds it). */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#depth++ === 0) this.#take()
+    try {
+      return await fn()
+    } finally {
+      if (--this.#depth === 0) releaseWriteLock(this.#lock, HELD_BY_WRITER_THREAD)
+    }
+  }
+
+  #take(): void {
+    const lock = this.#lock
+    while (!tryWriteLock(lock, HELD_BY_WRITER_THREAD)) {
+      Atomics.store(lock, WANTED, 1)
+      Atomics.wait(lock, OWNER, HELD_BY_EVENT_LOOP, WAIT_SLICE_MS)
+    }
+    Atomics.store(lock, WANTED, 0)
   }
 }
