@@ -23,6 +23,7 @@ import { findOrInstallNode24 } from '../node24.js'
 import { measureServiceCpu, type ServiceCpu, type ServiceTarget } from '../service-cpu.js'
 import { totalCpu, type ThreadCpu } from '../thread-cpu.js'
 import { cpuPerAsyncCall, cpuPerCall } from '../sidecar/steps-alone.js'
+import { measureLatencyAnatomy } from './latency-anatomy.js'
 import { ITEMS_SPEC, PROXY_STEPS, startProxyPipeline, type ProxyPipeline, type ProxyStep } from './pipeline.js'
 
 const REQUESTS = Number(process.env.BENCH_STEP_REQUESTS ?? 2000)
@@ -207,6 +208,23 @@ function printWhole(runtime: string, rows: ServiceCpu[]): void {
   }))
 }
 
+function printAnatomy(runtime: string, a: Awaited<ReturnType<typeof measureLatencyAnatomy>>): void {
+  const ms = (v: number) => v.toFixed(2)
+  printTable(
+    `where a proxied request's time goes at 50 connections, ${runtime} (GET /items with a capability, ${a.requests} requests at ${Math.round(a.rps)} req/s; ` +
+      `latency p50 ${ms(a.percentiles.p50)} / p90 ${ms(a.percentiles.p90)} / p99 ${ms(a.percentiles.p99)} / p99.9 ${ms(a.percentiles.p999)} ms): mean ms per phase`,
+    (['all', 'median', 'slowest 1%'] as const).map(group => ({
+      requests: group === 'median' ? 'around the median (45-55%)' : group,
+      ...Object.fromEntries(Object.entries(a.phases[group]).map(([phase, v]) => [phase === 'gcOverlap' ? 'of which GC pauses' : phase, ms(v)])),
+    })),
+  )
+  process.stdout.write(
+    `meanwhile: ${a.gc.pauses} GC pauses, ${ms(a.gc.totalMs)} ms in all, the longest ${ms(a.gc.longestMs)} ms; event loop delay p99 ${ms(a.loopDelayP99Ms)} ms; ` +
+      `${a.batch.commits} receipt batches committed, ${(a.batch.receipts / Math.max(1, a.batch.commits)).toFixed(1)} receipts each on average ` +
+      '(request: arrival to evaluation, the event loop\'s queue included; decision and final: each receipt until durable, signature and group commit; upstream: forwarding to the answer\'s head)\n',
+  )
+}
+
 export async function run(): Promise<{ ok: boolean }> {
   const dir = mkdtempSync(join(tmpdir(), 'gate-proxy-steps-'))
   writeFileSync(join(dir, 'items.yaml'), ITEMS_SPEC)
@@ -240,6 +258,7 @@ export async function run(): Promise<{ ok: boolean }> {
     } finally {
       await pipeline.close()
     }
+    if (SATURATION_SECS > 0) printAnatomy(runtime, await measureLatencyAnatomy(dir, upstream, SATURATION_SECS, 50))
     const runtimes: [string, string][] = [[process.execPath, runtime]]
     const node24 = findOrInstallNode24(line => process.stdout.write(`bench proxy-steps: ${line}\n`))
     if ('path' in node24 && !process.version.startsWith('v24.')) runtimes.push([node24.path, `node ${node24.version} (node:sqlite)`])
