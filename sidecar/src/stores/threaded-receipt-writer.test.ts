@@ -129,14 +129,23 @@ t.test('core receipts share the thread and its commits with HTTP receipts; one t
   t.match(rows.find(r => r.seq === written.seq), { httpJson: null, coreJson: written.json, kind: 'final', decisionReceiptId: '1'.repeat(64), requestId: 'call-2' })
 })
 
-t.test('while the loop is idle a write commits inline and never reaches the thread', async t => {
+t.test('while the loop is idle a lone write commits inline and never reaches the thread', async t => {
   // the thread dies on its first message: a write that reached it would fail with "commit is unknown"
   const { writer, logged, store } = await setup(t, { entry: new URL('../testing/exiting-writer-thread.js', import.meta.url), pressure: () => false })
-  const written = await Promise.all([writer.write(body(1)), writer.write(body(2)), writer.write(body(3))])
+  const written = []
+  for (let n = 1; n <= 3; n++) written.push(await writer.write(body(n)))
   t.same(written.map(w => w.seq), [1, 2, 3])
   t.ok(verifyHttpReceipt(written[0]!.receipt, { trustedKeys: [signer.publicKey] }).ok)
   t.same(logged, [], 'the thread is still running: it got nothing')
   t.equal((await readAll(store)).length, 3)
+})
+
+t.test('with more writes outstanding than a lone request makes, the thread takes them even while the loop is idle', async t => {
+  const { writer, logged } = await setup(t, { entry: new URL('../testing/exiting-writer-thread.js', import.meta.url), pressure: () => false })
+  const settled = await Promise.allSettled([writer.write(body(1)), writer.write(body(2)), writer.write(body(3))])
+  t.same(settled.map(s => s.status), ['fulfilled', 'fulfilled', 'rejected'], 'two inline, the third to the thread')
+  t.match((settled[2] as PromiseRejectedResult).reason, { code: 'gate_receipt_persistence_failed', message: /commit is unknown/ })
+  t.match(logged, [/writer thread stopped/])
 })
 
 t.test('inline and thread commits never overlap: with no busy timeout, alternating load loses nothing', async t => {

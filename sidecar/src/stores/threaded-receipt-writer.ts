@@ -88,6 +88,9 @@ export interface ThreadedReceiptWriterOptions {
  */
 export const WRITE_INLINE_BELOW = 0.5
 
+/** A write goes inline only while fewer writes than this are outstanding (a lone request's, or two). */
+export const INLINE_WHILE_OUTSTANDING_BELOW = 2
+
 /** The inline commits reach the hosted checkpointer in one message per this many ms at most (it gathers 100 ms itself). */
 export const INLINE_NOTICE_MS = 100
 
@@ -121,7 +124,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   const followers = new Set<(batch: CommittedReceipts) => void>()
   const writeInline = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> =>
     item.form === 'http' ? fallback.write(item.body, item.context) : fallback.writeCore(item.body, item.context)
-  // inline while the thread holds nothing; the thread's batches wait for inline commits to end
+  // inline: the write lock held from the first inline write to the last one's settling
   const writeHere = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> => {
     inlineInFlight++
     const done = () => {
@@ -134,8 +137,11 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   }
   const enqueue = (item: WriterItem): Promise<WrittenReceipt | WrittenCoreReceipt> => {
     if (gone !== undefined) return writeInline(item)
-    // the last condition takes the write lock (or finds it already ours): the thread's writes wait meanwhile
-    if (!pressure() && !isWriteLockWanted(lock) && tryWriteLock(lock, HELD_BY_EVENT_LOOP)) return writeHere(item)
+    // A lone request's write goes inline: few writes outstanding and an idle loop (on a loaded host the
+    // loop can look idle while it waits under load: the count is what tells the two apart). The last
+    // condition takes the write lock (or finds it already ours): the thread's writes wait meanwhile.
+    if (inlineInFlight + onThread < INLINE_WHILE_OUTSTANDING_BELOW && !pressure() && !isWriteLockWanted(lock) && tryWriteLock(lock, HELD_BY_EVENT_LOOP)) return writeHere(item)
+    onThread++
     return new Promise((resolve, reject) => {
       queued.push({ ...item, resolve, reject })
       schedule()
@@ -149,6 +155,8 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   const inFlight = new Map<number, Queued[]>()
   let queued: Queued[] = []
   let inlineInFlight = 0
+  // writes handed to the thread path and not settled yet
+  let onThread = 0
   let scheduled = false
   let nextId = 1
   let healthy = true
@@ -169,6 +177,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     const batch = inFlight.get(id)
     if (batch === undefined) return undefined
     inFlight.delete(id)
+    onThread -= batch.length
     release()
     if (inFlight.size === 0) for (const resolve of drained.splice(0)) resolve()
     return batch
@@ -212,6 +221,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     const batch = queued
     queued = []
     if (gone !== undefined) {
+      onThread -= batch.length
       for (const w of batch) writeInline(w).then(w.resolve, w.reject)
       return
     }
