@@ -5,8 +5,8 @@
 // and the INSERT off the event loop (about half its CPU per receipt, docs/architecture.md), at one
 // message each way per batch.
 //
-// While the event loop is not busy, a write is signed and committed right here instead (the inline
-// writer): a hop to another thread and back costs a request more latency and CPU than the work it moves
+// For a lone request (few writes outstanding, the event loop not busy), a write is signed and committed
+// right here instead (the inline writer): a hop to another thread and back costs a request more latency and CPU than the work it moves
 // (each wake-up of a sleeping thread costs the waker ~0.2 ms of CPU on a shared two-core VM,
 // docs/performance.md). The inline commits and the thread's take turns through a lock both threads see
 // (write-lock.ts), so the two connections never write at once (SQLite would make the second sleep in
