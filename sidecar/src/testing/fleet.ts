@@ -71,9 +71,9 @@ export interface FleetVerdict {
   receiptId: string
 }
 
-/** POST /pets presenting `capability` (a GET /pets presenting none when undefined). */
-export async function evaluate(sidecarUrl: string, capability?: CapabilityToken): Promise<FleetVerdict> {
-  const request = { request_id: uuidv7(), method: capability === undefined ? 'GET' : 'POST', path: '/pets', route_pattern: '/pets', caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000), body_hash: null }
+/** POST /pets presenting `capability` (a GET /pets presenting none when undefined), with `extra` request members. */
+export async function evaluate(sidecarUrl: string, capability?: CapabilityToken, extra: Record<string, unknown> = {}): Promise<FleetVerdict> {
+  const request = { request_id: uuidv7(), method: capability === undefined ? 'GET' : 'POST', path: '/pets', route_pattern: '/pets', caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000), body_hash: null, ...extra }
   const headers: Record<string, string> = capability === undefined ? {} : { 'x-gate-capability': Buffer.from(JSON.stringify(capability)).toString('base64url') }
   const res = await call(`${sidecarUrl}/gate/evaluate`, { body: request, headers })
   if (res.status !== 200) throw new Error(`evaluate answered ${res.status}: ${res.text}`)

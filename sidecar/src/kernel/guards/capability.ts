@@ -56,7 +56,7 @@ export class CapabilityGuard implements Guard {
       })
     }
     ctx.verifiedToken = token
-    ctx.grant = { index: authorized.index, grant: authorized.grant }
+    ctx.grant = { index: authorized.index, grant: authorized.grant, links: authorized.links }
     return {
       pass: true,
       evidence: { guard_name: this.name, verdict: true, details: `capability ${token.id} grants ${grantScope(authorized.grant)}` },
