@@ -6,11 +6,10 @@
 // upstream sees one request) and `gate mcp serve` (max_total_cost across siblings' tool calls), and
 // under concurrent calls.
 import t, { type Test } from 'tap'
-import { readFileSync } from 'node:fs'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
-import { ANONYMOUS_CALLER, createSigner, generateSecret, type CapabilityToken, type Signer, type ToolGrant } from '@gate/sdk'
-import { siblingChildren } from '@gate/sdk/testing'
+import { ANONYMOUS_CALLER, type CapabilityToken, type ToolGrant } from '@gate/sdk'
 import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
+import { delegatedSiblings, signerOfSeedFile } from '../testing/delegated-siblings.js'
 import { evaluate } from '../testing/fleet.js'
 import { gateFiles } from '../testing/gate-files.js'
 import { call } from '../testing/http-client.js'
@@ -21,33 +20,10 @@ import { startUpstreamApp } from '../testing/upstream-app.js'
 const TOKEN = 'delegated-budget-control-token-0123'
 const now = () => Math.floor(Date.now() / 1000)
 const header = (token: CapabilityToken) => Buffer.from(JSON.stringify(token)).toString('base64url')
-const subject = createSigner({ secret: generateSecret() }).publicKey
 
-function authorityOf(seed: string): Signer {
-  return createSigner({ secret: Buffer.from(readFileSync(seed, 'utf8').trim(), 'hex') })
-}
-
-/** A root capability issued by the running service (its control route), for the link to name. */
-async function issueRoot(url: string, grants: ToolGrant[]): Promise<CapabilityToken> {
-  const res = await call(`${url}/v1/capabilities/issue`, { body: { subjectPublicKey: subject, scope: { grants }, ttlSeconds: 3600 }, headers: { authorization: `Bearer ${TOKEN}` } })
-  if (res.status !== 200) throw new Error(`issue answered ${res.status}: ${res.text}`)
-  return (res.body as { capability: CapabilityToken }).capability
-}
-
-/** `count` children B signs under one link of the service's authority delegating `grants`. */
-async function siblings(url: string, seed: string, grants: ToolGrant[], count: number): Promise<CapabilityToken[]> {
-  const root = await issueRoot(url, grants)
-  const at = now()
-  return siblingChildren({
-    authority: authorityOf(seed),
-    delegatee: createSigner({ secret: generateSecret() }),
-    capabilityId: root.id,
-    delegated: { scope: { grants }, expires_at: at + 600 },
-    child: { scope: { grants }, expires_at: at + 300 },
-    subject,
-    now: at,
-    count,
-  })
+/** `count` children an agent signs under one link of the service's authority delegating `grants`. */
+function siblings(url: string, seed: string, grants: ToolGrant[], count: number): Promise<CapabilityToken[]> {
+  return delegatedSiblings({ url, controlToken: TOKEN, authority: signerOfSeedFile(seed), grants, count })
 }
 
 async function startSidecar(t: Test): Promise<{ gate: GateProcess; seed: string }> {

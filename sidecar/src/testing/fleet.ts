@@ -14,13 +14,13 @@ import { call } from './http-client.js'
 export const FLEET_TOKEN = 'fleet-test-service-token-0123456789'
 const AUTH = { authorization: `Bearer ${FLEET_TOKEN}` }
 
-/** Starts `gate trust serve` over `dir`/control (a restart with the same dir reopens the same database). */
-export async function startTrustControl(t: Test, dir: string): Promise<GateProcess> {
+/** Starts `gate trust serve` over `dir`/control (a restart with the same dir reopens the same database), with `extra` flags. */
+export async function startTrustControl(t: Test, dir: string, extra: string[] = []): Promise<GateProcess> {
   const home = join(dir, 'control')
   mkdirSync(home, { recursive: true })
   const tokenFile = join(home, 'service-token')
   writeFileSync(tokenFile, `${FLEET_TOKEN}\n`, { mode: 0o600 })
-  const trust = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--receipt-db', join(home, 'receipts.db'), '--service-token-file', tokenFile, '--no-transparency-log'], {
+  const trust = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--receipt-db', join(home, 'receipts.db'), '--service-token-file', tokenFile, '--no-transparency-log', ...extra], {
     env: { GATE_CONTROL_TOKEN: '' },
   })
   t.teardown(() => trust.stop('SIGKILL'))
