@@ -309,8 +309,8 @@ export interface ReceiptIngestPort {
 export interface BudgetCapturePort {
   /** Captures every counter of the plan atomically, or none (spec 03), committed before it resolves. */
   capture(plan: CapturePlan): Promise<
-    | { allowed: true; used: number[]; costUnits: number | undefined }
-    | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; units: number } }
+    | { allowed: true; used: number[]; costUnits: number[] }
+    | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; index: number; units: number } }
   >
 }
 

@@ -73,6 +73,7 @@ const FAULT_FOR: Record<string, Fault> = {
   'capabilities.max-invocations-enforced': { sidecar: ['ignore-max-invocations'] },
   'capabilities.delegation-widening-denied': { sidecar: ['ignore-delegation-scope'] },
   'capabilities.delegation-attenuated-allowed': { sidecar: ['deny-delegated-children'] },
+  'capabilities.delegated-budget-across-siblings': { sidecar: ['per-token-budgets'] },
   'capabilities.token-fields-enforced': { sidecar: ['ignore-token-fields'] },
   'capabilities.grant-fields-enforced': { sidecar: ['ignore-grant-fields'] },
   'capabilities.restricted-requires-approval': { sidecar: ['ignore-restricted'] },

@@ -253,6 +253,7 @@ export function createBrokenPolicy(state: BrokenState, receipts: Pick<BrokenRece
       ignoreTokenFields: has('ignore-token-fields'),
       ignoreGrantFields: has('ignore-grant-fields'),
       ignoreMaxInvocations: has('ignore-max-invocations'),
+      perTokenBudgets: has('per-token-budgets'),
     })
   }
 

@@ -46,6 +46,7 @@ export const SIDECAR_FAULTS = [
   'capability-id-without-auth', // capability_id is looked up for any caller, not only one with the control token
   'ignore-revocation', // revocations are not checked
   'ignore-max-invocations', // a grant's max_invocations is not counted
+  'per-token-budgets', // budgets are counted per token id: siblings of a delegation link each get its limits
   'ignore-delegation-scope', // a child its delegatee signed is trusted like its signer: no attenuation proof
   'deny-delegated-children', // every child its delegatee signed is denied
   'ignore-token-fields', // token fields (schema, caveats, attenuations, aggregate budgets, share) are not read

@@ -15,10 +15,13 @@ export interface RevocationPort {
   unavailable?(): string | undefined
 }
 
-/** What a capture decided: every counter advanced (their new values), or the first that could not. */
+/**
+ * What a capture decided: every counter advanced (their new values, and each cost total after the
+ * charge, in the plan's order), or the first that could not (its index in `invocations` or `costs`).
+ */
 export type CaptureResult =
-  | { allowed: true; used: number[]; costUnits: number | undefined }
-  | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; units: number } }
+  | { allowed: true; used: number[]; costUnits: number[] }
+  | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; index: number; units: number } }
 
 /** A capture that could not be decided: the budget is held elsewhere and could not be reached (the call is denied). */
 export type UnavailableCapture = { allowed: false; failed: { kind: 'unavailable'; reason: string } }

@@ -1,10 +1,11 @@
-// The budget store (revision 10): invocation counts per capability grant, and charged / attempted cost
-// for reports. `tryConsume` is atomic twice over: the single writer serializes every update, and each
-// update is one conditional upsert (`... WHERE used < max`), so two processes sharing the file cannot
-// overspend either. `capture` advances a set of counters (and a capped cost total) all or none: its
-// reads and writes run in one write transaction (BEGIN IMMEDIATE), so no other writer, in this process
-// or another, comes between the check and the count. Both resolve only after commit, so a crash never
-// allows one invocation more than max.
+// The budget store (revision 10): invocation counts per capability grant (and per delegation link,
+// under `link:<id>`, docs/capabilities.md), and charged / attempted cost for reports. `tryConsume` is
+// atomic twice over: the single writer serializes every update, and each update is one conditional
+// upsert (`... WHERE used < max`), so two processes sharing the file cannot overspend either. `capture`
+// advances a set of counters (and capped cost totals) all or none: its reads and writes run in one
+// write transaction (BEGIN IMMEDIATE), so no other writer, in this process or another, comes between
+// the check and the count. Both resolve only after commit, so a crash never allows one invocation more
+// than max.
 import { StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
@@ -129,9 +130,10 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
   }
 
   /**
-   * Advances every invocation counter of `plan` by one and adds its cost, only if each counter is below
-   * its maximum (a `fixedMax` counter also only at the maximum it was created with) and the cost stays
-   * within its cap; otherwise changes nothing and says which one stopped it. Resolves after commit.
+   * Advances every invocation counter of `plan` by one and adds each of its costs, only if each counter
+   * is below its maximum (a `fixedMax` counter also only at the maximum it was created with) and each
+   * cost total stays within its cap; otherwise changes nothing and says which one stopped it. Resolves
+   * after commit.
    */
   async capture(plan: CapturePlan): Promise<CaptureResult> {
     checkCapturePlan(plan)
@@ -227,35 +229,44 @@ async function commitCapture(tx: SqliteExecutor, plan: CapturePlan, at: number):
     if ((row?.used ?? 0) >= c.max) return { allowed: false, failed: { kind: 'invocation', index, used: row?.used ?? 0 } }
     used.push((row?.used ?? 0) + 1)
   }
-  let costUnits: number | undefined
-  const cost = plan.cost
-  if (cost !== undefined) {
+  const costUnits: number[] = []
+  for (const [index, cost] of plan.costs.entries()) {
     const row = await tx.get<{ units: number }>('SELECT units FROM cost_usage WHERE capability_id = ? AND grant_key = ? AND currency = ?', [cost.owner, cost.key, cost.currency])
     const charged = row?.units ?? 0
-    if (charged + cost.units > cost.maxUnits) return { allowed: false, failed: { kind: 'cost', units: charged } }
-    costUnits = charged + cost.units
+    if (charged + cost.units > cost.maxUnits) return { allowed: false, failed: { kind: 'cost', index, units: charged } }
+    costUnits.push(charged + cost.units)
   }
   for (const c of plan.invocations) await tx.get(CONSUME_SQL, [c.owner, c.key, c.max, at])
-  if (cost !== undefined) await tx.run(COST_SQL, [cost.owner, cost.key, cost.currency, cost.units, 0, at])
+  for (const cost of plan.costs) await tx.run(COST_SQL, [cost.owner, cost.key, cost.currency, cost.units, 0, at])
   return { allowed: true, used, costUnits }
 }
 
-/** Refuses a capture plan with an empty key, a negative or fractional maximum or amount, or a bad currency. */
+/**
+ * Refuses a capture plan with an empty key, a negative or fractional maximum or amount, a bad currency,
+ * or one counter twice (each counter is read once, before any is advanced: a repeat would count twice).
+ */
 export function checkCapturePlan(plan: CapturePlan): void {
-  if (typeof plan !== 'object' || plan === null || !Array.isArray(plan.invocations)) throw new StoreInputError('plan', 'an object with invocations', plan)
+  if (typeof plan !== 'object' || plan === null || !Array.isArray(plan.invocations) || !Array.isArray(plan.costs)) throw new StoreInputError('plan', 'an object with invocations and costs', plan)
+  const counters = new Set<string>()
   for (const c of plan.invocations) {
     checkKey('owner', c.owner)
     checkKey('key', c.key)
     if (!Number.isSafeInteger(c.max) || c.max < 0) throw new StoreInputError('max', 'a non-negative integer', c.max)
+    const id = `${c.owner}\u0000${c.key}`
+    if (counters.has(id)) throw new StoreInputError('invocations', 'each counter once', `${c.owner} ${c.key}`)
+    counters.add(id)
   }
-  if (plan.cost !== undefined) {
-    const { cost } = plan
+  const totals = new Set<string>()
+  for (const cost of plan.costs) {
     checkKey('owner', cost.owner)
     checkKey('key', cost.key)
     if (typeof cost.currency !== 'string' || !CURRENCY.test(cost.currency)) throw new StoreInputError('currency', 'three uppercase ASCII letters', cost.currency)
     for (const [field, value] of [['units', cost.units], ['maxUnits', cost.maxUnits]] as const) {
       if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(field, 'a non-negative integer', value)
     }
+    const id = `${cost.owner}\u0000${cost.key}\u0000${cost.currency}`
+    if (totals.has(id)) throw new StoreInputError('costs', 'each cost total once', `${cost.owner} ${cost.key} ${cost.currency}`)
+    totals.add(id)
   }
 }
 

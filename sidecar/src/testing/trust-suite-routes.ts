@@ -394,7 +394,10 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     const bad: [unknown, RegExp][] = [
       [{ invocations: [{ owner: '', key: 'k', max: 1, fixedMax: false, kind: 'grant' }] }, /owner must be a non-empty string/],
       [{ invocations: [{ owner: 'o', key: 'k', max: -1, fixedMax: false, kind: 'grant' }] }, /max must be a non-negative integer/],
-      [{ invocations: [], cost: { owner: 'o', key: 'k', units: 1, currency: 'usd', maxUnits: 5 } }, /currency must be three uppercase/],
+      [{ invocations: [], costs: [{ owner: 'o', key: 'k', units: 1, currency: 'usd', maxUnits: 5 }] }, /currency must be three uppercase/],
+      [{ invocations: [], cost: { owner: 'o', key: 'k', units: 1, currency: 'USD', maxUnits: 5 } }, /unknown member "cost"/],
+      [{ invocations: [{ owner: 'o', key: 'k', max: 1, fixedMax: false, kind: 'grant' }, { owner: 'o', key: 'k', max: 2, fixedMax: false, kind: 'grant' }] }, /names a counter twice/],
+      [{ invocations: [{ owner: 'o', key: 'k', max: 1, fixedMax: false, kind: 'grant', link: 4 }] }, /delegation_chain index/],
       [{ invocations: [] }, /at least one counter or a cost/],
       [{ invocations: [], extra: true }, /unknown member "extra"/],
     ]

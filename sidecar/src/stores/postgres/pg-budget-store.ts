@@ -1,8 +1,8 @@
 // Budgets on PostgreSQL: invocation counters and cost totals, captured atomically across every
 // trust-control node (spec 03: quota sets covering a request are authorized and captured atomically).
 // A capture runs in one transaction that first makes sure each counter's row exists, then locks the rows
-// (SELECT … FOR UPDATE, always in key order, so two captures never deadlock on each other), checks every
-// counter and the cost cap against the locked values, and advances them; a refused capture rolls back,
+// (SELECT … FOR UPDATE, always in key order, counters before cost totals, so two captures never deadlock
+// on each other), checks every counter and cost cap against the locked values, and advances them; a refused capture rolls back,
 // leaving nothing behind. Two nodes capturing the last invocation at once: one waits for the other's
 // lock, then sees its count, so the maximum is never exceeded.
 import type { CapturePlan } from '@gate/sdk'
@@ -69,9 +69,10 @@ export class PgBudgetStore {
 
 async function captureIn(tx: PgExecutor, plan: CapturePlan, at: number): Promise<CaptureResult> {
   const counters = plan.invocations
+  const used: number[] = []
   if (counters.length > 0) {
-    // sorted: every capture creates and locks rows in the same order
-    const keys = [...new Map(counters.map(c => [`${c.owner}\u0000${c.key}`, c])).values()].sort((a, b) => (a.owner === b.owner ? cmp(a.key, b.key) : cmp(a.owner, b.owner)))
+    // sorted: every capture creates and locks rows in the same order (counters, then cost totals)
+    const keys = [...counters].sort((a, b) => (a.owner === b.owner ? cmp(a.key, b.key) : cmp(a.owner, b.owner)))
     await tx.run(
       `INSERT INTO invocation_budgets (capability_id, grant_key, used, max_invocations, updated_at)
        SELECT o, k, 0, m, $4 FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(o, k, m) ORDER BY o, k
@@ -84,7 +85,6 @@ async function captureIn(tx: PgExecutor, plan: CapturePlan, at: number): Promise
       [keys.map(c => c.owner), keys.map(c => c.key)],
     )
     const state = new Map(rows.map(r => [`${r.owner}\u0000${r.key}`, r]))
-    const used: number[] = []
     for (const [index, c] of counters.entries()) {
       const row = state.get(`${c.owner}\u0000${c.key}`)!
       // spec 03: every member of a delegation family carries the root's maximum; another one is refused
@@ -93,27 +93,40 @@ async function captureIn(tx: PgExecutor, plan: CapturePlan, at: number): Promise
       if (row.used >= c.max) throw new CaptureRefused({ allowed: false, failed: { kind: 'invocation', index, used: row.used } })
       used.push(row.used + 1)
     }
-    for (const c of counters) {
-      await tx.run('UPDATE invocation_budgets SET used = used + 1, max_invocations = $3, updated_at = $4 WHERE capability_id = $1 AND grant_key = $2', [c.owner, c.key, c.max, at])
-    }
-    if (plan.cost === undefined) return { allowed: true, used, costUnits: undefined }
-    return { allowed: true, used, costUnits: await captureCost(tx, plan.cost, at) }
   }
-  if (plan.cost === undefined) return { allowed: true, used: [], costUnits: undefined }
-  return { allowed: true, used: [], costUnits: await captureCost(tx, plan.cost, at) }
+  const costUnits = await captureCosts(tx, plan.costs, at)
+  for (const c of counters) {
+    await tx.run('UPDATE invocation_budgets SET used = used + 1, max_invocations = $3, updated_at = $4 WHERE capability_id = $1 AND grant_key = $2', [c.owner, c.key, c.max, at])
+  }
+  return { allowed: true, used, costUnits }
 }
 
-async function captureCost(tx: PgExecutor, cost: NonNullable<CapturePlan['cost']>, at: number): Promise<number> {
+// Checks every cost total against its cap, then adds to them (rows locked in key order, after the counters).
+async function captureCosts(tx: PgExecutor, costs: CapturePlan['costs'], at: number): Promise<number[]> {
+  if (costs.length === 0) return []
+  const keyOf = (c: { owner: string; key: string; currency: string }) => `${c.owner}\u0000${c.key}\u0000${c.currency}`
+  const sorted = [...costs].sort((a, b) => cmp(keyOf(a), keyOf(b)))
   await tx.run(
-    `INSERT INTO cost_usage (capability_id, grant_key, currency, units, attempted_units, updated_at) VALUES ($1, $2, $3, 0, 0, $4)
+    `INSERT INTO cost_usage (capability_id, grant_key, currency, units, attempted_units, updated_at)
+     SELECT o, k, c, 0, 0, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS u(o, k, c) ORDER BY o, k, c
      ON CONFLICT (capability_id, grant_key, currency) DO NOTHING`,
-    [cost.owner, cost.key, cost.currency, at],
+    [sorted.map(c => c.owner), sorted.map(c => c.key), sorted.map(c => c.currency), at],
   )
-  const row = await tx.get<{ units: number }>('SELECT units FROM cost_usage WHERE capability_id = $1 AND grant_key = $2 AND currency = $3 FOR UPDATE', [cost.owner, cost.key, cost.currency])
-  const charged = row?.units ?? 0
-  if (charged + cost.units > cost.maxUnits) throw new CaptureRefused({ allowed: false, failed: { kind: 'cost', units: charged } })
-  await tx.run('UPDATE cost_usage SET units = units + $4, updated_at = $5 WHERE capability_id = $1 AND grant_key = $2 AND currency = $3', [cost.owner, cost.key, cost.currency, cost.units, at])
-  return charged + cost.units
+  const rows = await tx.all<{ owner: string; key: string; currency: string; units: number }>(
+    `SELECT capability_id AS owner, grant_key AS key, currency, units FROM cost_usage
+     WHERE (capability_id, grant_key, currency) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[])) ORDER BY capability_id, grant_key, currency FOR UPDATE`,
+    [sorted.map(c => c.owner), sorted.map(c => c.key), sorted.map(c => c.currency)],
+  )
+  const charged = new Map(rows.map(r => [keyOf(r), Number(r.units)]))
+  const totals = costs.map((cost, index) => {
+    const before = charged.get(keyOf(cost)) ?? 0
+    if (before + cost.units > cost.maxUnits) throw new CaptureRefused({ allowed: false, failed: { kind: 'cost', index, units: before } })
+    return before + cost.units
+  })
+  for (const cost of costs) {
+    await tx.run('UPDATE cost_usage SET units = units + $4, updated_at = $5 WHERE capability_id = $1 AND grant_key = $2 AND currency = $3', [cost.owner, cost.key, cost.currency, cost.units, at])
+  }
+  return totals
 }
 
 function cmp(a: string, b: string): number {

@@ -1,10 +1,12 @@
 // The PostgreSQL stores against a real server: migrations (concurrent starts, refusals), the receipt
 // log's consecutive commit-ordered seqs across several pools (several nodes), idempotent appends, budget
-// captures that never pass a maximum across nodes, revocation versions, authority rotation, and filters
-// whose values are hostile SQL (everything is a bound parameter).
+// captures that never pass a maximum across nodes (and the capture contract shared with SQLite),
+// revocation versions, authority rotation, and filters whose values are hostile SQL (everything is a
+// bound parameter).
 import t, { type Test } from 'tap'
 import { createSigner, generateSecret } from '@gate/sdk'
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../../testing/postgres-server.js'
+import { testCaptureContract } from '../../testing/budget-capture-contract.js'
 import { receiptRow } from '../../testing/receipt-rows.js'
 import { migrate, openPgStores, PgDatabase, PG_MIGRATIONS, type PgStores } from './index.js'
 
@@ -116,7 +118,7 @@ t.test('receipt appends from three nodes take consecutive seqs, visible in commi
 t.test('budget captures across three nodes never pass the maximum', { skip }, async t => {
   const nodes = await openNodes(t, await server.createDatabase(), 3)
   const max = 40
-  const plan = { invocations: [{ owner: 'cap-1', key: '0:GET /x', max, fixedMax: false, kind: 'grant' as const }, { owner: 'family:root', key: 'family', max: 1000, fixedMax: true, kind: 'family' as const }], cost: { owner: 'cap-1', key: '0:GET /x', units: 5, currency: 'USD', maxUnits: 150 } }
+  const plan = { invocations: [{ owner: 'cap-1', key: '0:GET /x', max, fixedMax: false, kind: 'grant' as const }, { owner: 'family:root', key: 'family', max: 1000, fixedMax: true, kind: 'family' as const }], costs: [{ owner: 'cap-1', key: '0:GET /x', units: 5, currency: 'USD', maxUnits: 150 }] }
   const results = await Promise.all(Array.from({ length: 120 }, (_, i) => nodes[i % 3]!.budgets.capture(plan)))
   const allowed = results.filter(r => r.allowed)
   // the cost cap (150 / 5 = 30) binds before the invocation maximum
@@ -124,7 +126,7 @@ t.test('budget captures across three nodes never pass the maximum', { skip }, as
   t.ok(results.filter(r => !r.allowed).every(r => !r.allowed && r.failed.kind === 'cost'))
   const usage = await nodes[0]!.budgets.usage('cap-1')
   t.match(usage, { grants: [{ used: 30, maxInvocations: max }], costs: [{ units: 150, currency: 'USD' }] })
-  const onlyCount = { invocations: [{ owner: 'cap-2', key: 'k', max: 25, fixedMax: false, kind: 'grant' as const }] }
+  const onlyCount = { invocations: [{ owner: 'cap-2', key: 'k', max: 25, fixedMax: false, kind: 'grant' as const }], costs: [] }
   const counted = await Promise.all(Array.from({ length: 90 }, (_, i) => nodes[i % 3]!.budgets.capture(onlyCount)))
   t.equal(counted.filter(r => r.allowed).length, 25)
   t.same(
@@ -132,11 +134,18 @@ t.test('budget captures across three nodes never pass the maximum', { skip }, as
     Array.from({ length: 25 }, (_, i) => i + 1),
     'each count handed out once',
   )
-  const mismatch = await nodes[1]!.budgets.capture({ invocations: [{ owner: 'family:root', key: 'family', max: 999, fixedMax: true, kind: 'family' }] })
+  const mismatch = await nodes[1]!.budgets.capture({ invocations: [{ owner: 'family:root', key: 'family', max: 999, fixedMax: true, kind: 'family' }], costs: [] })
   t.match(mismatch, { allowed: false, failed: { kind: 'max_mismatch', recordedMax: 1000 } })
-  const zero = await nodes[2]!.budgets.capture({ invocations: [{ owner: 'cap-3', key: 'k', max: 0, fixedMax: false, kind: 'grant' }] })
+  const zero = await nodes[2]!.budgets.capture({ invocations: [{ owner: 'cap-3', key: 'k', max: 0, fixedMax: false, kind: 'grant' }], costs: [] })
   t.match(zero, { allowed: false, failed: { kind: 'invocation', used: 0 } })
   t.same(await nodes[0]!.budgets.usage('cap-3'), { capabilityId: 'cap-3', grants: [], costs: [] }, 'a refused capture leaves nothing behind')
+})
+
+t.test('the capture contract (delegation links shared by siblings), two nodes on one database', { skip }, async t => {
+  testCaptureContract(t, async t => {
+    const nodes = await openNodes(t, await server.createDatabase(), 2)
+    return [nodes[0]!.budgets, nodes[1]!.budgets]
+  })
 })
 
 t.test('revocations from several nodes take consecutive versions; revoking twice is idempotent', { skip }, async t => {
