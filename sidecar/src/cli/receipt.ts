@@ -302,7 +302,8 @@ export function verifyOne(entry: Entry, trustedKeys: readonly string[]): string 
   const evidenceOnly = check.receipt_kind === 'mediated_decision' ? '' : `, ${check.receipt_kind}: evidence, not an authorization`
   if (check.failedStep === null) return `ok ${id} (core receipt, signer trusted${evidenceOnly})`
   if (check.failedStep === 'signer' && untrusted) {
-    if (!check.parameter_hash_valid) return `FAIL ${id} parameter_hash: content_hash is not a 64-character lowercase hex digest`
+    // the signer step came first: the same check with that key trusted says what is wrong with the hashes
+    if (!check.parameter_hash_valid) return `FAIL ${id} parameter_hash: ${verifyCoreReceipt(r, { trustedKeys: [check.signer_key_hex] }).detail}`
     return `ok ${id} (core receipt, signature valid, signer untrusted${evidenceOnly})`
   }
   return `FAIL ${id} ${check.failedStep}: ${check.detail}`
