@@ -33,6 +33,7 @@ import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { createControlClient, describeRefusal } from './control-client.js'
 import { TRANSPARENCY_COMMANDS } from './receipt-log.js'
+import { dropOutputAfterClosedPipe } from './closed-output.js'
 import { readNewest, type PageReader } from './receipt-pages.js'
 import { escapeControls, escapeJsonControls } from './terminal-text.js'
 
@@ -133,6 +134,8 @@ const FILTER_PARAMETERS: [keyof typeof LIST_FLAGS, string][] = [
 ]
 
 export async function run(argv: string[]): Promise<number> {
+  // every receipt command prints for a reader that may stop early (| head)
+  dropOutputAfterClosedPipe()
   const [verb, ...rest] = argv
   if (verb === 'list') return runWithExitCodes('receipt list', LIST_USAGE, () => list(rest))
   if (verb === 'verify') return runWithExitCodes('receipt verify', VERIFY_USAGE, () => verify(rest))
