@@ -33,6 +33,7 @@ import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { createControlClient, describeRefusal } from './control-client.js'
 import { TRANSPARENCY_COMMANDS } from './receipt-log.js'
+import { dropOutputAfterClosedPipe } from './closed-output.js'
 import { readNewest, type PageReader } from './receipt-pages.js'
 import { escapeControls, escapeJsonControls } from './terminal-text.js'
 
@@ -133,6 +134,8 @@ const FILTER_PARAMETERS: [keyof typeof LIST_FLAGS, string][] = [
 ]
 
 export async function run(argv: string[]): Promise<number> {
+  // every receipt command prints for a reader that may stop early (| head)
+  dropOutputAfterClosedPipe()
   const [verb, ...rest] = argv
   if (verb === 'list') return runWithExitCodes('receipt list', LIST_USAGE, () => list(rest))
   if (verb === 'verify') return runWithExitCodes('receipt verify', VERIFY_USAGE, () => verify(rest))
@@ -302,7 +305,8 @@ export function verifyOne(entry: Entry, trustedKeys: readonly string[]): string 
   const evidenceOnly = check.receipt_kind === 'mediated_decision' ? '' : `, ${check.receipt_kind}: evidence, not an authorization`
   if (check.failedStep === null) return `ok ${id} (core receipt, signer trusted${evidenceOnly})`
   if (check.failedStep === 'signer' && untrusted) {
-    if (!check.parameter_hash_valid) return `FAIL ${id} parameter_hash: content_hash is not a 64-character lowercase hex digest`
+    // the signer step came first: the same check with that key trusted says what is wrong with the hashes
+    if (!check.parameter_hash_valid) return `FAIL ${id} parameter_hash: ${verifyCoreReceipt(r, { trustedKeys: [check.signer_key_hex] }).detail}`
     return `ok ${id} (core receipt, signature valid, signer untrusted${evidenceOnly})`
   }
   return `FAIL ${id} ${check.failedStep}: ${check.detail}`

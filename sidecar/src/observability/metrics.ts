@@ -14,6 +14,9 @@ const EVALUATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1
 const PROXY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20]
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
+/** Default metrics not served: `sum(nodejs_active_handles)` etc. give the same numbers (docs/observability.md). */
+export const DROPPED_DEFAULT_METRICS: readonly string[] = Object.freeze(['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+
 /** One decision as the metrics and the decision log see it. */
 export interface DecisionRecord {
   verdict: Verdict
@@ -56,6 +59,9 @@ export function reasonLabel(verdict: Verdict): string {
 export function createGateMetrics(options: { service: string; version: string }): GateMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  // prom-client's totals of the per-type gauges are gauges named *_total, which Prometheus reserves for
+  // counters (promtool check metrics fails them); the per-type gauges stay, and sum() gives each total
+  for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name)
   let sources: MetricSources = {}
   new Gauge({
     name: 'gate_build_info',

@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { createSigner, signCoreReceiptJson, signHttpReceiptJson } from '@gate/sdk'
 import type { ThreadReady } from '../worker-threads.js'
 import { appendRows, createCoreReceiptRow, createReceiptRow, rowValues, type ReceiptRow } from './receipt-log.js'
+import { bindCoreReceiptContext, bindReceiptContext } from './receipt-columns.js'
 import { openDatabase, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
 import type { WriterAnswer, WriterRequest, WriterResult } from './threaded-receipt-writer.js'
 
@@ -29,10 +30,11 @@ try {
         let row: ReceiptRow
         try {
           if (item.form === 'http') {
-            signed = signHttpReceiptJson(item.body, signer)
+            // as the inline writer: the row's tenant and subject are signed too (receipt-columns.ts)
+            signed = signHttpReceiptJson(bindReceiptContext(item.body, item.context), signer)
             row = createReceiptRow(signed.receipt, signed.json, item.context)
           } else {
-            signed = signCoreReceiptJson(item.body as unknown as Record<string, unknown>, signer)
+            signed = signCoreReceiptJson(bindCoreReceiptContext(item.body, item.context) as unknown as Record<string, unknown>, signer)
             row = createCoreReceiptRow(signed.receipt, signed.json, item.context)
           }
         } catch (err) {

@@ -10,6 +10,7 @@
 // which halves the event loop's CPU per receipt under load; docs/architecture.md).
 import { signCoreReceiptJson, signHttpReceiptJson, type CoreReceipt, type CoreReceiptBody, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
 import { createCoreReceiptRow, createReceiptRow, type CommittedReceipts, type CoreReceiptRowContext, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
+import { bindCoreReceiptContext, bindReceiptContext } from './receipt-columns.js'
 
 /** What the writer is told beyond the receipt body (the row's columns a receipt does not carry). */
 export type ReceiptWriteContext = Omit<ReceiptRowContext, 'coreJson'>
@@ -68,12 +69,13 @@ export function createInlineReceiptWriter(options: InlineReceiptWriterOptions): 
   const { log, signer } = options
   return {
     async write(body, context = {}) {
-      const { receipt, json } = signHttpReceiptJson(body, signer())
+      // the row's tenant and subject are signed too: every column the audit can check (receipt-columns.ts)
+      const { receipt, json } = signHttpReceiptJson(bindReceiptContext(body, context), signer())
       const { seq } = await log.append(createReceiptRow(receipt, json, context))
       return { receipt, json, seq }
     },
     async writeCore(body, context) {
-      const { receipt, json } = signCoreReceiptJson(body as unknown as Record<string, unknown>, signer())
+      const { receipt, json } = signCoreReceiptJson(bindCoreReceiptContext(body, context) as unknown as Record<string, unknown>, signer())
       const { seq } = await log.append(createCoreReceiptRow(receipt, json, context))
       return { receipt, json, seq }
     },

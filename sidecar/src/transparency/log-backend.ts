@@ -6,6 +6,7 @@
 // perfect subtree of the tree it has built (level 0 = the leaf hashes), so any inclusion or consistency
 // proof for any checkpointed size is a handful of point reads, and the tree grows without a rebuild.
 import type { CheckpointStatement, TreeNode, TreeNodeReader } from '@gate/sdk'
+import type { SignedColumns } from '../stores/receipt-columns.js'
 
 /** A committed receipt as the log reads it. */
 export interface LogReceipt {
@@ -13,8 +14,11 @@ export interface LogReceipt {
   receiptId: string
 }
 
-/** A committed receipt with its stored bytes, for the audit: its HttpReceipt, or its core form when it has only that. */
-export interface AuditedReceipt extends LogReceipt {
+/**
+ * A committed receipt as the audit reads it: its stored bytes (the HttpReceipt and its core form when
+ * made, or the core receipt alone) and the filter columns queries read, as stored.
+ */
+export interface AuditedReceipt extends LogReceipt, SignedColumns {
   httpJson: string | null
   coreJson: string | null
 }

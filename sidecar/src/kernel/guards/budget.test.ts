@@ -65,11 +65,12 @@ t.test('max_cost_per_invocation and max_total_cost; the charged cost is on the r
   t.match((await run(kernel, tk, { units: 1, currency: 'EUR' })).verdict, { details: { reason_code: 'cost_currency_mismatch' } })
   const first = await run(kernel, tk, { units: 300, currency: 'USD' })
   t.equal(first.verdict.verdict, 'allow')
-  t.same(first.receipt.metadata, { gate_http_status_scope: 'decision', financial: { cost_charged: 300, currency: 'USD', grant_index: 0, budget_total: 500, budget_remaining: 200 } })
+  // the agent's subject key is signed with its receipt (stores/receipt-columns.ts)
+  t.same(first.receipt.metadata, { gate_http_status_scope: 'decision', financial: { cost_charged: 300, currency: 'USD', grant_index: 0, budget_total: 500, budget_remaining: 200 }, gate_subject_key: tk.subject })
   t.match(ports.stored.at(-1), { costUnits: 300, costCurrency: 'USD', attemptedCostUnits: null })
   const over = await run(kernel, tk, { units: 201, currency: 'USD' })
   t.match(over.verdict, { verdict: 'deny', guard: 'BudgetGuard', details: { reason_code: 'total_cost_exceeded' } })
-  t.same(over.receipt.metadata, { gate_http_status_scope: 'decision', financial: { cost_charged: 0, attempted_cost: 201, currency: 'USD' } })
+  t.same(over.receipt.metadata, { gate_http_status_scope: 'decision', financial: { cost_charged: 0, attempted_cost: 201, currency: 'USD' }, gate_subject_key: tk.subject })
   t.match(ports.stored.at(-1), { costUnits: 0, costCurrency: 'USD', attemptedCostUnits: 201 })
   t.equal((await run(kernel, tk, { units: 200, currency: 'USD' })).verdict.verdict, 'allow', 'exactly the rest of the total')
 })
@@ -86,7 +87,7 @@ t.test('x-gate-budget-limit: the charged cost is recorded; over the limit it is 
   const safe = await kernel.evaluate({ request: kernelRequest('GET', '/pets', { governed_intent: { max_amount: { units: 7, currency: 'EUR' } } }) })
   t.match(safe.receipt.metadata, { financial: { cost_charged: 7, currency: 'EUR' } }, 'a declared cost is charged on a session-allowed route too')
   const none = await run(kernel, tk, undefined, '/pets/1', 'PATCH')
-  t.same(none.receipt.metadata, { gate_http_status_scope: 'decision' }, 'no declared cost, no financial metadata')
+  t.same(none.receipt.metadata, { gate_http_status_scope: 'decision', gate_subject_key: tk.subject }, 'no declared cost, no financial metadata')
 })
 
 t.test('a malformed declared cost is denied, never read as no cost', async t => {

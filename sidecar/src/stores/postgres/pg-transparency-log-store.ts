@@ -6,6 +6,7 @@
 import type { CheckpointStatement, TreeNode, TreeNodeRef } from '@gate/sdk'
 import { StoreFailedError } from '../../errors.js'
 import type { AuditedReceipt, LogReceipt, TransparencyLogBackend } from '../../transparency/log-backend.js'
+import { AUDITED_COLUMNS } from '../receipt-columns.js'
 import type { PgDatabase } from './pg-database.js'
 import { TRANSPARENCY_LOCK } from './pg-locks.js'
 
@@ -37,7 +38,7 @@ export class PgTransparencyLogStore implements TransparencyLogBackend {
   }
 
   auditedReceiptsAfter(afterSeq: number, limit: number): Promise<AuditedReceipt[]> {
-    return this.#db.all<AuditedReceipt>('SELECT seq, receipt_id AS "receiptId", coalesce(http_json, core_json) AS "httpJson" FROM receipts WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit])
+    return this.#db.all<AuditedReceipt>(`SELECT ${AUDITED_COLUMNS} FROM receipts WHERE seq > $1 ORDER BY seq LIMIT $2`, [afterSeq, limit])
   }
 
   async leafHashesFrom(fromIndex: number, limit: number): Promise<Uint8Array[]> {
