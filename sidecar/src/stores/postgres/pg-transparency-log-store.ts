@@ -37,7 +37,7 @@ export class PgTransparencyLogStore implements TransparencyLogBackend {
   }
 
   auditedReceiptsAfter(afterSeq: number, limit: number): Promise<AuditedReceipt[]> {
-    return this.#db.all<AuditedReceipt>('SELECT seq, receipt_id AS "receiptId", coalesce(http_json, core_json) AS "httpJson" FROM receipts WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit])
+    return this.#db.all<AuditedReceipt>('SELECT seq, receipt_id AS "receiptId", http_json AS "httpJson", CASE WHEN http_json IS NULL THEN core_json END AS "coreJson" FROM receipts WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit])
   }
 
   async leafHashesFrom(fromIndex: number, limit: number): Promise<Uint8Array[]> {
