@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { createSigner, generateSecret, type Signer } from '@gate/sdk'
-import { CHECKS, DEFAULT_SPEC_TEXT, loadGateSdkCore, runConformance, type Report, type SdkUnderTest } from './index.js'
+import { CHECKS, DEFAULT_SPEC_TEXT, gateReceiptFile, loadGateSdkCore, runConformance, type Report, type SdkUnderTest } from './index.js'
 import { isGateBuilt, runGate, spawnGate } from './testing/spawn-gate.js'
 
 const CONTROL_TOKEN = 'conformance-e2e-control-token'
@@ -80,7 +80,9 @@ for (const strictNonces of [false, true]) {
     const { dir, specPath, seedPath, issuer, sdk } = await prepare(t)
     const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'sidecar.db'), '--authority-seed-file', seedPath, ...flags], { GATE_CONTROL_TOKEN: CONTROL_TOKEN })
     t.teardown(() => gate.stop())
-    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, issuer, ...sdk }), strictNonces)
+    // the test owns the store: the checks that alter a stored receipt run too
+    const receiptStore = gateReceiptFile(join(dir, 'sidecar.db'))
+    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, issuer, receiptStore, ...sdk }), strictNonces)
   })
 
   t.test(`gate api protect${mode} passes every check`, { skip: await protectUnavailable() }, async t => {
@@ -91,6 +93,7 @@ for (const strictNonces of [false, true]) {
       { GATE_CONTROL_TOKEN: CONTROL_TOKEN },
     )
     t.teardown(() => gate.stop())
-    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, issuer, ...sdk }), strictNonces)
+    const receiptStore = gateReceiptFile(join(dir, 'protect.db'))
+    assertConformant(t, await runConformance({ sidecarUrl: gate.url, controlToken: CONTROL_TOKEN, spec: specPath, strictNonces, issuer, receiptStore, ...sdk }), strictNonces)
   })
 }

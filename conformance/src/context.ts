@@ -7,6 +7,7 @@ import { ControlClient, createUntrustedSigner } from './capability-tokens.js'
 import { bearerCaller, buildRequest, callersOfEveryKind } from './gate-request.js'
 import type { HttpAnswer, HttpClient, RequestBody } from './http-client.js'
 import { concretePath, unmatchedPath, type PolicyDocument, type PolicyRoute } from './policy.js'
+import type { ReceiptStoreAccess } from './receipt-store.js'
 import type { SdkUnderTest } from './sdk-under-test.js'
 
 /** The parsed 200 answer of /gate/evaluate (plus Gate's additive `approval`). */
@@ -51,6 +52,8 @@ export interface CheckContextInit {
   strictNonces?: boolean
   /** A signer whose key the sidecar trusts as a capability issuer (delegation and token-field checks). */
   issuer?: Signer | null
+  /** The sidecar's receipt store, where the suite owns it (the checks that alter a stored receipt). */
+  receiptStore?: ReceiptStoreAccess | null
 }
 
 export class CheckContext {
@@ -62,6 +65,8 @@ export class CheckContext {
   readonly strictNonces: boolean
   /** A key the sidecar trusts as an issuer, or null (the checks needing one are skipped). */
   readonly issuer: Signer | null
+  /** The sidecar's receipt store, or null (the checks that alter a stored receipt are skipped). */
+  readonly receiptStore: ReceiptStoreAccess | null
   /** A key the sidecar does not trust: for locally minted tokens and foreign-signed receipts. */
   readonly untrustedSigner: Signer = createUntrustedSigner()
   #samples: Promise<Samples> | undefined
@@ -77,6 +82,7 @@ export class CheckContext {
     this.sdkNote = init.sdkNote
     this.strictNonces = init.strictNonces === true
     this.issuer = init.issuer ?? null
+    this.receiptStore = init.receiptStore ?? null
   }
 
   /** The OpenAPI document the expectations come from; reading it marks the running check as depending on it. */

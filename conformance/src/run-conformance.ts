@@ -10,6 +10,7 @@ import { UsageError } from './errors.js'
 import { HttpClient } from './http-client.js'
 import { findNeeds } from './needs.js'
 import { loadPolicyDocument, type PolicyDocument } from './policy.js'
+import type { ReceiptStoreAccess } from './receipt-store.js'
 import { resultOf, summarize, type CheckResult, type Report } from './report.js'
 import type { SdkUnderTest } from './sdk-under-test.js'
 
@@ -39,6 +40,12 @@ export interface ConformanceOptions {
    * (those checks are skipped).
    */
   issuer?: Signer | null
+  /**
+   * The sidecar's receipt store, for the checks that change a stored receipt behind its back
+   * (`receipt-store` need): only a store the caller owns, such as the temporary one of
+   * `--start-sidecar` (`gateReceiptFile`). Default none (those checks are skipped).
+   */
+  receiptStore?: ReceiptStoreAccess | null
   /** Deadline of one HTTP exchange. Default 5000 ms. */
   requestTimeoutMs?: number
   /** Called after each check, e.g. for progress output. */
@@ -50,6 +57,7 @@ export const CHECKS: readonly CheckDefinition[] = Object.freeze(
   ALL_CHECKS.map(({ id, description, specRef, required, needs }) => Object.freeze({ id, description, specRef, required, ...(needs === undefined ? {} : { needs }) })),
 )
 
+const NEEDS_RECEIPT_STORE = 'needs a receipt store the suite owns, to alter a receipt in it: run gate-conformance --start-sidecar'
 const NEEDS_STRICT_NONCES = 'needs --strict-nonces and a sidecar started with strict execution nonces'
 const NEEDS_NO_STRICT_NONCES = 'expects a sidecar without strict execution nonces (this run has --strict-nonces)'
 
@@ -70,6 +78,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     sdkNote: options.sdkNote ?? 'no SDK under test was given',
     strictNonces: options.strictNonces === true,
     issuer: options.issuer ?? null,
+    receiptStore: options.receiptStore ?? null,
   })
   const started = Date.now()
   const checked: CheckResult[] = []
@@ -101,6 +110,7 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
   if (check.needs?.includes('control-token') && ctx.controlToken === null) return resultOf(check, 'SKIP', 'needs --control-token', 0)
   if (check.needs?.includes('sdk-under-test') && ctx.sdkUnderTest === null) return resultOf(check, 'SKIP', ctx.sdkNote, 0)
   if (check.needs?.includes('issuer-key') && ctx.issuer === null) return resultOf(check, 'SKIP', 'needs --issuer-seed-file', 0)
+  if (check.needs?.includes('receipt-store') && ctx.receiptStore === null) return resultOf(check, 'SKIP', NEEDS_RECEIPT_STORE, 0)
   let timer: NodeJS.Timeout | undefined
   try {
     await Promise.race([

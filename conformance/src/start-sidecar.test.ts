@@ -10,7 +10,8 @@ import { isGateBuilt } from './testing/spawn-gate.js'
 const CLI = fileURLToPath(new URL('./cli.js', import.meta.url))
 const notBuilt = isGateBuilt() ? false : 'sidecar/dist is not built (run `npm run build` at the repository root)'
 // in report order (CHECKS)
-const ONLY = ['evaluate.allow-safe-get', 'capabilities.valid-token-allows', 'nonces.retry-allowed', 'receipt.policy-hash']
+// (receipt.tampered-store-unsigned alters a receipt in the started sidecar's store: only this mode owns one)
+const ONLY = ['evaluate.allow-safe-get', 'capabilities.valid-token-allows', 'nonces.retry-allowed', 'receipt.policy-hash', 'receipt.tampered-store-unsigned']
 
 t.test('runAgainstStartedSidecars runs each check against the sidecar of its nonce mode and deletes both', { skip: notBuilt }, async t => {
   const tmp = t.testdir()
@@ -21,7 +22,7 @@ t.test('runAgainstStartedSidecars runs each check against the sidecar of its non
   })
   const lines: string[] = []
   const report = await runAgainstStartedSidecars({ only: ONLY, log: line => lines.push(line) })
-  t.same(report.results.map(r => [r.id, r.result]), ONLY.map(id => [id, 'PASS']), 'the token checks ran too: the sidecar has a token of its own')
+  t.same(report.results.map(r => [r.id, r.result, r.detail]), ONLY.map(id => [id, 'PASS', null]), 'the token and store checks ran too: the sidecar has a token and a store of its own')
   t.same(report.needs, [])
   t.equal(report.ok, true)
   t.match(lines, [/^started gate sidecar on http:\/\/127\.0\.0\.1:\d+/, /^stopped gate sidecar/, /^started gate sidecar --strict-nonces on/, /^stopped gate sidecar/])

@@ -4,17 +4,20 @@
 // Each trusts an issuer key made for the run (or --issuer-seed-file's), so the delegation and token-field
 // checks run too. A full run takes two: the nonces.* checks need a sidecar with strict execution nonces, every other
 // check one without; their results are merged into one report. The `gate` command comes from the
-// @gate/sidecar package installed beside this one (found at run time: the suite never imports it).
+// @gate/sidecar package installed beside this one (found at run time: the suite never imports it). The
+// suite owns their stores, so the checks that alter a stored receipt run against them too.
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { createSigner, generateSecret, type Signer } from '@gate/sdk'
 import { DEFAULT_SPEC_TEXT } from './default-spec.js'
 import { UsageError } from './errors.js'
+import { findGateCommand } from './gate-package.js'
+import { gateReceiptFile } from './receipt-store.js'
+
+export { findGateCommand } from './gate-package.js'
 import { summarize, type CheckResult, type Report } from './report.js'
 import { CHECKS, runConformance, type ConformanceOptions } from './run-conformance.js'
 
@@ -22,25 +25,14 @@ import { CHECKS, runConformance, type ConformanceOptions } from './run-conforman
 export interface StartedSidecar {
   url: string
   controlToken: string
+  /** Its SQLite receipt file (in the temporary directory `stop` deletes). */
+  receiptStore: string
   /** Stops it (SIGTERM, then waits for its exit) and deletes its directory. */
   stop(): Promise<void>
 }
 
 /** How long a sidecar may take to print its listening line (a loaded CI host can take many seconds). */
 const READY_TIMEOUT_MS = 60_000
-
-/** The `gate` entry of the installed @gate/sidecar package. */
-export function findGateCommand(): string {
-  let packageJson: string
-  try {
-    packageJson = createRequire(import.meta.url).resolve('@gate/sidecar/package.json')
-  } catch (err) {
-    throw new UsageError('--start-sidecar needs the gate command: install @gate/sidecar beside @gate/conformance (npm ci in the Gate repository does)', err)
-  }
-  const bin = (JSON.parse(readFileSync(packageJson, 'utf8')) as { bin?: Record<string, string> }).bin?.gate
-  if (bin === undefined) throw new UsageError(`--start-sidecar: ${packageJson} names no gate command`)
-  return resolve(dirname(packageJson), bin)
-}
 
 /** Starts `gate sidecar` for the suite; `spec` is a document path, or undefined for the suite's own. */
 export async function startSidecar(options: { spec?: string; strictNonces: boolean; gateCommand?: string; trustedIssuer?: string }): Promise<StartedSidecar> {
@@ -52,7 +44,8 @@ export async function startSidecar(options: { spec?: string; strictNonces: boole
   // 2 s nonces: nonces.expired-denied then waits about 3 s instead of being skipped
   const strict = options.strictNonces ? ['--strict-nonces', '--nonce-ttl-secs', '2'] : []
   const trusted = options.trustedIssuer === undefined ? [] : ['--trusted-issuer', options.trustedIssuer]
-  const args = ['sidecar', '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', join(dir, 'receipts.db'), ...strict, ...trusted]
+  const receiptStore = join(dir, 'receipts.db')
+  const args = ['sidecar', '--listen', '127.0.0.1:0', '--spec', specPath, '--receipt-store', receiptStore, ...strict, ...trusted]
   const child = spawn(process.execPath, [gate, ...args], { env: { ...process.env, GATE_CONTROL_TOKEN: controlToken }, stdio: ['ignore', 'pipe', 'pipe'] })
   const exited = new Promise<void>(done => child.once('exit', () => done()))
   const stop = async () => {
@@ -78,7 +71,7 @@ export async function startSidecar(options: { spec?: string; strictNonces: boole
         fail(new Error(`gate sidecar exited before it listened:\n${output}`))
       })
     })
-    return { url, controlToken, stop }
+    return { url, controlToken, receiptStore, stop }
   } catch (err) {
     await stop()
     throw new UsageError(`--start-sidecar: ${(err as Error).message}`, err)
@@ -108,7 +101,9 @@ export async function runAgainstStartedSidecars(options: StartedRunOptions): Pro
     const sidecar = await startSidecar({ spec: options.spec, strictNonces, gateCommand: options.gateCommand, trustedIssuer: issuer.publicKey })
     options.log?.(`started gate sidecar${strictNonces ? ' --strict-nonces' : ''} on ${sidecar.url} (document ${options.spec ?? 'built-in'}, a temporary store, its own control token)`)
     try {
-      reports.push(await runConformance({ ...options, sidecarUrl: sidecar.url, controlToken: sidecar.controlToken, spec: options.spec, strictNonces, issuer }))
+      // the suite owns this store (a temporary file): the checks that alter a stored receipt may
+      const receiptStore = gateReceiptFile(sidecar.receiptStore)
+      reports.push(await runConformance({ ...options, sidecarUrl: sidecar.url, controlToken: sidecar.controlToken, spec: options.spec, strictNonces, issuer, receiptStore }))
     } finally {
       await sidecar.stop()
       options.log?.(`stopped gate sidecar on ${sidecar.url} and deleted its store`)

@@ -2,6 +2,7 @@
 // package never imports its caller: an authenticator, the authority that signs, and the stores.
 import type { IncomingMessage } from 'node:http'
 import type { CapabilityScope, CapabilityToken, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
+import type { StoredReceiptStep } from './stored-receipt-check.js'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string }
@@ -365,6 +366,8 @@ export interface TrustDeps {
   now: () => number
   /** Operational log line (never given tokens). */
   log: (line: string) => void
+  /** Called each time a read refuses a stored receipt its core form because it does not verify (a metric). */
+  onUnverifiedReceipt?: (failedStep: StoredReceiptStep) => void
 }
 
 /** One revocation of the feed sidecars mirror; `seq` is its cursor. */

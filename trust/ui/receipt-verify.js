@@ -1,7 +1,8 @@
 // Checks a core receipt (spec 03 gate.receipt.v1) in the browser, as @gate/sdk's verifyCoreReceipt does:
 // the id is the SHA-256 of the canonical body (RFC 8785), and the Ed25519 signature by kernel_key covers
 // the canonical {id, body}. WebCrypto only: where it is missing (no secure context, no Ed25519), the
-// receipt is reported unchecked, never verified.
+// receipt is reported unchecked, never verified. A receipt trust-control itself found not to verify
+// (its response's `unverifiedReceipts`) is not verified whatever this page could check.
 
 /** RFC 8785 canonical JSON of a value parsed from JSON (keys in UTF-16 code unit order). */
 export function canonicalJson(value) {
@@ -57,4 +58,17 @@ export async function verifyReceipt(receipt, trustedKeys) {
   if (!valid) return { state: 'not_verified', detail: 'the signature does not verify against kernel_key' }
   if (!trustedKeys.includes(body.kernel_key)) return { state: 'not_verified', detail: 'signature valid, but kernel_key is not a trusted authority key' }
   return { state: 'verified', detail: 'id and Ed25519 signature check; signed by a trusted authority key' }
+}
+
+/**
+ * The verification of a served receipt that trust-control listed in its response's `unverifiedReceipts`
+ * (it refused the receipt's core form: the stored text does not verify): not verified, with trust-control's
+ * failing step. Undefined when it is not listed. `receipt` is null where the stored text was not JSON.
+ */
+export function refusedByServer(receipt, unverified) {
+  if (!Array.isArray(unverified)) return undefined
+  const id = receipt !== null && typeof receipt === 'object' ? receipt.id : undefined
+  const entry = unverified.find(u => u !== null && typeof u === 'object' && u.receiptId === id)
+  if (entry === undefined) return undefined
+  return { state: 'not_verified', detail: `trust-control found it does not verify (${entry.failedStep}: ${entry.detail}); it serves the stored receipt and signs nothing over it` }
 }

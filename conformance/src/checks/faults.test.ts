@@ -102,6 +102,7 @@ const FAULT_FOR: Record<string, Fault> = {
   'receipt.timestamp-current': { sidecar: ['timestamp-zero'] },
   'receipt.decision-metadata': { sidecar: ['no-metadata'] },
   'receipt.core-verification-order': { sidecar: ['core-id-copied'] },
+  'receipt.tampered-store-unsigned': { sidecar: ['sign-unverified-receipts'] },
   'verify.genuine-allow': { sidecar: ['verify-untrusted-own-key'] },
   'verify.genuine-deny': { sidecar: ['verify-deny-authorized'] },
   'verify.tampered-field': { sidecar: ['verify-skip-id'] },
@@ -153,7 +154,7 @@ t.test('without faults every check passes: the nonces.* checks with strict nonce
   t.ok(NONCE_CHECK_IDS.length > 0)
   const plain = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, trustedIssuers: TRUSTED })
   t.teardown(() => plain.close())
-  const report = await runConformance({ sidecarUrl: plain.url, controlToken: CONTROL_TOKEN, sdkUnderTest: createBrokenSdk(), issuer: ISSUER })
+  const report = await runConformance({ sidecarUrl: plain.url, controlToken: CONTROL_TOKEN, sdkUnderTest: createBrokenSdk(), issuer: ISSUER, receiptStore: plain.receiptStore })
   const notPassed = report.results.filter(r => r.result !== 'PASS' && !NONCE_CHECK_IDS.includes(r.id)).map(r => `${r.id}: ${r.result} ${r.detail ?? ''}`)
   t.same(notPassed, [], 'every other check passes against the fault-free fake')
   for (const r of report.results.filter(r => NONCE_CHECK_IDS.includes(r.id))) t.equal(r.result, 'SKIP', `${r.id} is skipped without --strict-nonces`)
@@ -188,7 +189,7 @@ for (const check of CHECKS) {
     const strictNonces = fault.strictNonces === true
     const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, faults: fault.sidecar ?? [], strictNonces, nonceTtlSeconds: fault.nonceTtlSeconds, trustedIssuers: TRUSTED })
     t.teardown(() => sidecar.close())
-    const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: [check.id], sdkUnderTest: createBrokenSdk(fault.sdk ?? []), strictNonces, issuer: ISSUER })
+    const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: [check.id], sdkUnderTest: createBrokenSdk(fault.sdk ?? []), strictNonces, issuer: ISSUER, receiptStore: sidecar.receiptStore })
     const result = report.results[0]
     t.equal(result?.result, 'FAIL', `${check.id}: ${result?.result} ${result?.detail ?? ''}`)
     t.equal(report.ok, !check.required, 'a failed required check fails the run; an advisory one does not')

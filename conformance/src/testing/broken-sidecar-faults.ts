@@ -53,6 +53,7 @@ export const SIDECAR_FAULTS = [
   'ignore-grant-fields', // grants match by server and tool only (constraints, operations, DPoP, cost caps unread)
   'ignore-restricted', // x-gate-sensitivity restricted asks for no approval
   'core-id-copied', // served core receipts carry the HTTP receipt's id
+  'sign-unverified-receipts', // a stored receipt's core form is signed on read without verifying the stored text
   'revocation-only-on-deny-routes', // revocations are checked on deny-by-default routes only
   'ignore-approval', // a valid token allows an approval-gated route
   'approval-as-403', // a pending approval is a plain 403 CapabilityGuard deny

@@ -23,7 +23,7 @@ import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
 import { createIssuer, createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
-import { sqliteTransparencyBackend, startTransparencyLog } from './transparency-wiring.js'
+import { sqliteTransparencyBackend, startTransparencyLog, trustedKeysOf } from './transparency-wiring.js'
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { grantWarnings } from './grant-warnings.js'
 import { createMetricsRoute } from '../routes/metrics.js'
@@ -132,7 +132,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   let transparency
   try {
-    transparency = await startTransparencyLog({ receipts: stores.raw.receipts, openBackend: sqliteTransparencyBackend(stores.raw), writer: ports.receipts, settings: options.transparency, signer: () => authority.signer, log: options.log })
+    transparency = await startTransparencyLog({
+      receipts: stores.raw.receipts,
+      openBackend: sqliteTransparencyBackend(stores.raw),
+      writer: ports.receipts,
+      settings: options.transparency,
+      signer: () => authority.signer,
+      // rows another process appended (trust-control beside it) must be signed by a key its authority trusts
+      acceptedSigners: trustedKeysOf(() => [authority.signer.publicKey, ...stores.raw.authority.trustedPublicKeys()]),
+      onUnverified: metrics === undefined ? undefined : step => metrics.recordUnverifiedReceipt('checkpoint', step),
+      log: options.log,
+    })
   } catch (err) {
     await stores.close()
     throw err
@@ -163,6 +173,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       transparency,
       now: () => kernel.now(),
       log: options.log,
+      onUnverifiedReceipt: metrics === undefined ? undefined : step => metrics.recordUnverifiedReceipt('read', step),
     }),
     { health: options.fallback === undefined },
   )

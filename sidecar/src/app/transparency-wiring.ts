@@ -3,9 +3,11 @@
 // service trust-control mounts. Undefined where receipts are kept in memory (nothing outlives the
 // process to be audited) or the log is switched off.
 import type { Signer } from '@gate/sdk'
+import type { StoredReceiptStep } from '@gate/trust'
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { openTransparencyLogStore, type ReceiptWriter, type Stores, type TrustReceiptStore } from '../stores/index.js'
 import { Checkpointer } from '../transparency/checkpointer.js'
+import type { AcceptedSigners } from '../transparency/leaf-check.js'
 import type { TransparencyLogBackend } from '../transparency/log-backend.js'
 import { TransparencyLog } from '../transparency/transparency-log.js'
 
@@ -19,6 +21,10 @@ export interface StartTransparencyLogOptions {
   settings: TransparencySettings
   /** The authority signer (read at every checkpoint). */
   signer: () => Signer
+  /** Of the keys that signed rows another process appended, those the log accepts as leaves (leaf-check.ts). */
+  acceptedSigners: AcceptedSigners
+  /** Called once per row refused as a leaf because it does not verify (the metric). */
+  onUnverified?: (step: StoredReceiptStep) => void
   /** Also look for receipts another process committed this often (trust serve beside a sidecar); default 0. */
   pollIntervalMs?: number
   log: (line: string) => void
@@ -41,10 +47,12 @@ export async function startTransparencyLog(options: StartTransparencyLogOptions)
     pollIntervalMs: options.pollIntervalMs,
     copyPath: settings.copyPath,
     flushReceipts: () => writer.flush(),
+    acceptedSigners: options.acceptedSigners,
+    onUnverified: options.onUnverified,
     log: options.log,
   })
-  // The follower hook: the one call after each commit, in commit order.
-  writer.onCommitted(batch => checkpointer.onCommitted({ lastSeq: batch.lastSeq }))
+  // The follower hook: the one call after each commit, in commit order (its rows need no check).
+  writer.onCommitted(batch => checkpointer.onCommitted(batch))
   checkpointer.start()
   return new TransparencyLog({
     backend,
@@ -52,4 +60,12 @@ export async function startTransparencyLog(options: StartTransparencyLogOptions)
     findSeq: async id => (await receipts.query.getById(id))?.seq,
     writerHealthy: () => writer.healthy,
   })
+}
+
+/** The keys a sidecar's log accepts: its own and the authority store's (what its pinned authority trusts). */
+export function trustedKeysOf(keys: () => readonly string[]): AcceptedSigners {
+  return async offered => {
+    const trusted = new Set(keys())
+    return new Set(offered.filter(k => trusted.has(k)))
+  }
 }

@@ -16,8 +16,11 @@ import {
 } from '../stores/index.js'
 import { openPgStores, PgTransparencyLogStore, type PgStores } from '../stores/postgres/index.js'
 import type { TransparencyLog } from '../transparency/transparency-log.js'
-import { sqliteTransparencyBackend, startTransparencyLog } from './transparency-wiring.js'
+import { sqliteTransparencyBackend, startTransparencyLog, type StartTransparencyLogOptions } from './transparency-wiring.js'
 import type { RotatingAuthorityOptions } from './trust-wiring.js'
+
+/** What `startTransparency` needs beside the backend (see StartTransparencyLogOptions). */
+export type TrustTransparencyOptions = Pick<StartTransparencyLogOptions, 'writer' | 'settings' | 'signer' | 'acceptedSigners' | 'onUnverified' | 'log'>
 
 /** The opened backend. */
 export interface TrustBackend {
@@ -32,7 +35,7 @@ export interface TrustBackend {
   authorityHooks: Pick<RotatingAuthorityOptions, 'lock' | 'refresh'>
   /** Startup log lines saying where things are. */
   describe(): string[]
-  startTransparency(options: { writer: ReceiptWriter; settings: TransparencySettings; signer: () => Signer; log: (line: string) => void }): Promise<TransparencyLog | undefined>
+  startTransparency(options: TrustTransparencyOptions): Promise<TransparencyLog | undefined>
   /** The SQLite stores, or the PostgreSQL ones. */
   sqlite?: Stores
   postgres?: PgStores
@@ -76,8 +79,7 @@ export async function openSqliteBackend(options: SqliteBackendOptions): Promise<
     authorityHooks: {},
     describe: () => [`receipts: sqlite ${stores.paths.receipts} (${stores.receipts.log.driver})`],
     // a sidecar appending to the same file does not notify this process: look every 2 s as well
-    startTransparency: ({ writer, settings, signer, log }) =>
-      startTransparencyLog({ receipts: stores.receipts, openBackend: sqliteTransparencyBackend(stores), writer, settings, signer, pollIntervalMs: 2000, log }),
+    startTransparency: options => startTransparencyLog({ ...options, receipts: stores.receipts, openBackend: sqliteTransparencyBackend(stores), pollIntervalMs: 2000 }),
     async close() {
       await enrolledKeys.close().catch(() => undefined)
       await closeStores(stores)
@@ -110,8 +112,7 @@ export async function openPostgresBackend(options: PostgresBackendOptions): Prom
       `receipts: postgres ${pg.db.location} (schema version ${migrations.version}${migrations.applied.length === 0 ? '' : `, applied ${migrations.applied.join(', ')} now`})`,
     ],
     // other nodes append to the same table without telling this one: look every 2 s as well
-    startTransparency: ({ writer, settings, signer, log }) =>
-      startTransparencyLog({ receipts: pg.receipts, openBackend: async () => new PgTransparencyLogStore(pg.db), writer, settings, signer, pollIntervalMs: 2000, log }),
+    startTransparency: options => startTransparencyLog({ ...options, receipts: pg.receipts, openBackend: async () => new PgTransparencyLogStore(pg.db), pollIntervalMs: 2000 }),
     close: () => pg.close(),
   }
 }

@@ -15,8 +15,9 @@ import {
 import {
   AnalyticsRollup,
   AuthorityPinnedError,
+  createQueryEngine,
   createTrustRoutes,
-  ReceiptQueryEngine,
+  type ReceiptQueryEngine,
   type AuthorityPort,
   type AuthorityStatus,
   type BudgetCapturePort,
@@ -254,6 +255,8 @@ export interface TrustDepsOptions {
   available?: () => boolean
   now?: () => number
   log: (line: string) => void
+  /** Counts stored receipts refused a core form because they do not verify (the metric). */
+  onUnverifiedReceipt?: TrustDeps['onUnverifiedReceipt']
 }
 
 /** Trust-control's ports over the opened stores. */
@@ -276,12 +279,13 @@ export function createTrustDeps(options: TrustDepsOptions): TrustDeps {
     cluster: options.cluster,
     now: options.now ?? (() => Math.floor(Date.now() / 1000)),
     log: options.log,
+    onUnverifiedReceipt: options.onUnverifiedReceipt,
   }
 }
 
 /** Mounts every trust-control route into `router`; returns the query engine and analytics rollup the routes share. */
 export function mountTrustRoutes(router: Router, deps: TrustDeps, options: TrustRouteOptions = {}): { engine: ReceiptQueryEngine; rollup: AnalyticsRollup } {
-  const engine = options.engine ?? new ReceiptQueryEngine({ corpus: deps.corpus, lineage: deps.lineage, authority: deps.authority, log: deps.log })
+  const engine = options.engine ?? createQueryEngine(deps)
   const rollup = options.rollup ?? new AnalyticsRollup(deps.corpus, { log: deps.log })
   for (const route of createTrustRoutes(deps, { ...options, engine, rollup })) router.add(route.method, route.path, route.handler)
   return { engine, rollup }

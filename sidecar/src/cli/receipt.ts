@@ -1,48 +1,29 @@
 // `gate receipt list|verify|explain` (spec 03, Receipt CLI).
 //   list     the receipt query, locally over --receipt-db or remotely over --control-url, one JSON receipt
 //            per line on stdout, as stored (pipes into jq) but for characters a terminal would act on,
-//            written as \uXXXX escapes (the same JSON value); the next cursor goes to stderr
+//            written as \uXXXX escapes (the same JSON value); the next cursor goes to stderr, and so does
+//            each receipt trust-control found not to verify (exit 1)
 //   verify   offline verification of HTTP or core receipts (JSON lines, an array, one object, or a query
 //            response), one line per receipt: ok, or the failing step; exit 1 if any fails, or if no
 //            --trusted-key was given (unless --allow-untrusted): a valid signature by an unknown key
 //            proves nothing
-//   explain  one receipt in words, from --receipt-db or --control-url
+//   explain  one receipt in words (receipt-explain.ts)
 // Everything printed from a receipt goes through terminal-text.ts.
-import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import {
-  checkHttpReceipt,
-  createSigner,
-  describeUnixTime,
-  generateSecret,
-  hexToBytes,
-  parseJsonExact,
-  readJson,
-  EXACT_JSON_LIMITS,
-  verifyCoreReceipt,
-  type CoreReceipt,
-  type GuardEvidence,
-  type HttpReceipt,
-  type Signer,
-} from '@gate/sdk'
-import { parseReceiptQuery, ReceiptQueryEngine, PAGE_LIMIT, type Principal } from '@gate/trust'
+import { checkHttpReceipt, createSigner, generateSecret, hexToBytes, parseJsonExact, readJson, EXACT_JSON_LIMITS, verifyCoreReceipt, type Signer } from '@gate/sdk'
+import { parseReceiptQuery, ReceiptQueryEngine, PAGE_LIMIT, type Principal, type UnverifiedReceipt } from '@gate/trust'
 import { ConfigError, UsageError } from '../errors.js'
-import { GLOBAL_FLAG_OPTIONS, readGlobalFlags, type GlobalFlags } from '../config/global-flags.js'
-import { openReceiptStore, type ReceiptStore, type StoredReceipt } from '../stores/index.js'
+import { GLOBAL_FLAG_OPTIONS, readGlobalFlags } from '../config/global-flags.js'
 import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { createControlClient, describeRefusal } from './control-client.js'
+import { EXPLAIN_USAGE, explain } from './receipt-explain.js'
 import { TRANSPARENCY_COMMANDS } from './receipt-log.js'
 import { dropOutputAfterClosedPipe } from './closed-output.js'
 import { readNewest, type PageReader } from './receipt-pages.js'
+import { errorOf, openExistingStore, SOURCE_HELP } from './receipt-source.js'
 import { escapeControls, escapeJsonControls } from './terminal-text.js'
-
-const SOURCE_HELP = `Receipt source (one of):
-  --receipt-db PATH           read the SQLite receipt store directly
-  --control-url URL           read from trust-control (gate trust serve) or a sidecar's /v1 routes
-  --control-token TOKEN       bearer token for --control-url; prefer the GATE_CONTROL_TOKEN environment
-                              variable (argv is visible to other local users)
-  --control-token-file PATH   file holding that token (default .gate/control-token, when it exists)`
+import { chooseLogSource } from './transparency-source.js'
 
 export const LIST_USAGE = `Usage: gate receipt list (--receipt-db PATH (--tenant ID | --admin-all) | --control-url URL) [filters]
 
@@ -50,6 +31,8 @@ Prints the receipts matching every filter given, oldest first (newest first with
 receipt per line exactly as stored (core receipts; a receipt whose core form cannot be produced is
 printed in its signed HTTP form).
 When the page is full, "next cursor: N" is written to stderr: pass --cursor N for the next page.
+A receipt whose stored text does not verify is printed as stored (never signed anew), named on stderr
+with the failing step ("not verified"), and makes the exit code 1.
 
 Filters:
   --capability ID             capability id (exact)
@@ -92,13 +75,6 @@ Options:
   --proof FILE                inclusion proofs (gate receipt proof ID) of the receipts, and optionally
                               consistency proofs, checked against the same --trusted-key: every receipt must
                               be shown included in a signed checkpoint`
-
-export const EXPLAIN_USAGE = `Usage: gate receipt explain ID (--receipt-db PATH | --control-url URL)
-
-Prints one receipt in words: verdict, route, caller hash, capability, guards and their evidence, status,
-times, and the decision/final linkage.
-
-${SOURCE_HELP}`
 
 const LIST_FLAGS = {
   capability: { type: 'string' },
@@ -180,7 +156,7 @@ async function list(argv: string[]): Promise<number> {
   }
   const newest = values.newest === true
   if (newest && values.cursor !== undefined) throw new UsageError('--newest reads back from the newest receipt and --cursor forward from one: give one or the other (narrow --newest with --until SEC)')
-  const mode = chooseSource(global, values['tenant'] !== undefined || values['admin-all'] === true)
+  const mode = chooseLogSource(global)
   let pageOf: PageReader
   let close = async () => {}
   if (mode === 'remote') {
@@ -197,8 +173,8 @@ async function list(argv: string[]): Promise<number> {
       // the receipts byte for byte as the server sent them (JSON.parse would round big integers and reorder keys)
       const page = readJson(text, { ...EXACT_JSON_LIMITS, rawElementsOf: 'receipts' })
       if (page.rawElements === undefined) throw new Error('the response has no "receipts" array')
-      const { nextCursor, totalCount } = page.value as { nextCursor: number | null; totalCount: number }
-      return { receipts: page.rawElements, nextCursor, totalCount }
+      const { nextCursor, totalCount, unverifiedReceipts } = page.value as { nextCursor: number | null; totalCount: number; unverifiedReceipts?: UnverifiedReceipt[] }
+      return { receipts: page.rawElements, nextCursor, totalCount, unverified: unverifiedReceipts ?? [] }
     }
   } else {
     if (values.tenant === undefined && values['admin-all'] !== true) throw new UsageError('--receipt-db needs exactly one of --tenant ID or --admin-all')
@@ -210,26 +186,33 @@ async function list(argv: string[]): Promise<number> {
       corpus: createCorpusPort(store),
       // the CLI has no agent filter, so the lineage is never consulted
       lineage: { idsForSubject: async () => [], subjectsOf: async () => new Map() },
-      authority: { signer: () => signer },
+      // the seed's key is the one a row must be signed by to get a core form here, so it is the trusted one
+      authority: { signer: () => signer, status: () => ({ publicKey: signer.publicKey, generation: 0, rotatedAt: null, trustedPublicKeys: [signer.publicKey] }) },
       persistCoreForms: false,
       log: line => process.stderr.write(`gate receipt list: ${line}\n`),
     })
     pageOf = (cursor, limit) => engine.query({ ...query, cursor, limit }, principal)
   }
+  let unverified: UnverifiedReceipt[]
   try {
     if (newest) {
-      const { receipts, totalCount } = await readNewest(pageOf, query.limit)
-      for (const receipt of receipts) process.stdout.write(escapeJsonControls(receipt) + '\n')
-      if (totalCount > receipts.length) process.stderr.write(`the ${receipts.length} newest of ${totalCount} matching receipts, newest first (older ones: add --until SEC)\n`)
+      const read = await readNewest(pageOf, query.limit)
+      for (const receipt of read.receipts) process.stdout.write(escapeJsonControls(receipt) + '\n')
+      if (read.totalCount > read.receipts.length) process.stderr.write(`the ${read.receipts.length} newest of ${read.totalCount} matching receipts, newest first (older ones: add --until SEC)\n`)
+      unverified = read.unverified
     } else {
       const page = await pageOf(query.cursor, query.limit)
       for (const receipt of page.receipts) process.stdout.write(escapeJsonControls(receipt) + '\n')
       if (page.nextCursor !== null) process.stderr.write(`next cursor: ${page.nextCursor}\n`)
+      unverified = page.unverified
     }
   } finally {
     await close()
   }
-  return 0
+  for (const u of unverified) {
+    process.stderr.write(escapeControls(`receipt ${u.receiptId} (seq ${u.seq}) not verified: ${u.failedStep}: ${u.detail}; printed as stored, no core form signed`) + '\n')
+  }
+  return unverified.length === 0 ? 0 : 1
 }
 
 // ---- verify ----
@@ -343,165 +326,7 @@ export function splitReceipts(text: string): Entry[] {
   return entries
 }
 
-// ---- explain ----
-
-async function explain(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, GLOBAL_FLAG_OPTIONS, true)
-  if (values.help === true) {
-    process.stdout.write(EXPLAIN_USAGE + '\n')
-    return 0
-  }
-  if (positionals.length !== 1) throw new UsageError('expected exactly one receipt ID')
-  const id = positionals[0]!
-  if (!/^[0-9a-f]{64}$/.test(id)) throw new UsageError(`a receipt ID is 64 lowercase hex characters, got "${id}"`)
-  const global = readGlobalFlags(values)
-  let view: ExplainView
-  if (chooseSource(global, false) === 'remote') {
-    const { status, text } = await createControlClient(global).getText(`/v1/receipts/${id}`)
-    if (status === 404) throw new Error(`receipt ${id} not found`)
-    if (status !== 200) throw new Error(describeRefusal(`GET /v1/receipts/${id}`, status, errorOf(text)))
-    const body = readJson(text, EXACT_JSON_LIMITS).value as { seq: number; kind: string; decisionReceiptId: string | null; finalReceiptIds: string[]; receipt: Record<string, unknown>; httpReceipt: HttpReceipt | null }
-    const form: ExplainView['form'] = body.httpReceipt === null ? { core: body.receipt as unknown as CoreReceipt } : { http: body.httpReceipt, coreStored: 'decision' in body.receipt }
-    view = { seq: body.seq, kind: body.kind, decisionReceiptId: body.decisionReceiptId, finalReceiptIds: body.finalReceiptIds, form }
-  } else {
-    const store = await openExistingStore(global.receiptDb!)
-    try {
-      const row = await store.query.getById(id)
-      if (row === undefined) throw new Error(`receipt ${id} not found in ${global.receiptDb}`)
-      const finals = row.kind === 'decision' ? await store.query.findFinals(row.seq, row.receiptId) : []
-      view = fromStored(row, finals.map(f => f.receiptId))
-    } finally {
-      await store.close()
-    }
-  }
-  process.stdout.write(describeReceipt(view))
-  return 0
-}
-
-interface ExplainView {
-  seq: number
-  kind: string
-  decisionReceiptId: string | null
-  finalReceiptIds: string[]
-  /** An HttpReceipt (and whether its core form is stored yet), or a receipt that only has a core form. */
-  form: { http: HttpReceipt; coreStored: boolean } | { core: CoreReceipt }
-  tenant?: string | null
-  subjectKey?: string | null
-}
-
-function fromStored(row: StoredReceipt, finals: string[]): ExplainView {
-  return {
-    seq: row.seq,
-    kind: row.kind,
-    decisionReceiptId: row.decisionReceiptId,
-    finalReceiptIds: finals,
-    form: row.httpJson === null ? { core: JSON.parse(row.coreJson!) as CoreReceipt } : { http: JSON.parse(row.httpJson) as HttpReceipt, coreStored: row.coreJson !== null },
-    tenant: row.tenant,
-    subjectKey: row.subjectKey,
-  }
-}
-
-/** One receipt in words. */
-export function describeReceipt(view: ExplainView): string {
-  if ('core' in view.form) return describeCoreReceipt(view, view.form.core)
-  const r = view.form.http
-  const v = r.verdict
-  const verdict =
-    v.verdict === 'allow'
-      ? 'allow: the request may proceed'
-      : v.verdict === 'deny'
-        ? `deny by ${v.guard}: ${v.reason} (HTTP ${v.http_status ?? 403})${v.details?.reason_code ? `, reason code ${v.details.reason_code}` : ''}`
-        : v.verdict === 'cancel'
-          ? `cancel: ${v.reason} (evaluation cancelled; treated as denied)`
-          : `incomplete: ${v.reason} (evaluation did not finish; treated as denied)`
-  const lines = [
-    `receipt ${r.id}`,
-    `  kind:        ${view.kind === 'final' ? 'final receipt (records the status the client was answered with)' : 'decision receipt'}, seq ${view.seq}, ${r.receipt_kind}/${r.boundary_class}/${r.trust_level}`,
-    `  verdict:     ${verdict}`,
-    `  route:       ${r.method} ${r.route_pattern} (request ${r.request_id})`,
-    `  caller:      identity hash ${r.caller_identity_hash}${view.tenant ? `, tenant ${view.tenant}` : ''}`,
-    `  session:     ${r.session_id ?? 'none'}`,
-    `  capability:  ${r.capability_id ?? 'none presented'}${view.subjectKey ? ` (agent ${view.subjectKey})` : ''}`,
-    `  guards:      ${r.evidence === undefined || r.evidence.length === 0 ? 'no guard evidence recorded' : ''}`,
-    ...(r.evidence ?? []).map((e: GuardEvidence) => `    - ${e.guard_name}: ${e.verdict ? 'passed' : 'failed'}${e.details ? `: ${e.details}` : ''}`),
-    `  status:      ${r.response_status} (${statusScope(r)})`,
-    `  time:        ${describeUnixTime(r.timestamp)}`,
-    `  hashes:      content ${r.content_hash}, policy ${r.policy_hash}`,
-    `  signer:      ${r.kernel_key}`,
-    `  core form:   ${view.form.coreStored ? 'stored' : 'not stored yet (made and stored when trust-control first serves it)'}`,
-    `  linkage:     ${linkage(view)}`,
-  ]
-  // every field above came from a receipt: one line each, whatever it holds
-  return lines.map(escapeControls).join('\n') + '\n'
-}
-
-// A tool call's receipt (docs/mcp.md): it only has the core form.
-function describeCoreReceipt(view: ExplainView, r: CoreReceipt): string {
-  const d = r.decision
-  const verdict =
-    d === undefined
-      ? `no decision: ${r.receipt_kind}, evidence only`
-      : d.verdict === 'allow'
-        ? 'allow: the call may proceed'
-        : d.verdict === 'deny'
-          ? `deny by ${d.guard}: ${d.reason}`
-          : `${d.verdict}: ${d.reason}`
-  const details = (r.metadata ?? {})['gate_deny_details'] as { reason_code?: unknown } | undefined
-  const reasonCode = typeof details?.reason_code === 'string' ? `, reason code ${details.reason_code}` : ''
-  const lines = [
-    `receipt ${r.id}`,
-    `  kind:        ${view.kind === 'final' ? 'final receipt (records how the call ended)' : 'decision receipt'}, seq ${view.seq}, ${r.receipt_kind}/${r.boundary_class}/${r.trust_level} (core receipt gate.receipt.v1)`,
-    `  verdict:     ${verdict}${reasonCode}`,
-    `  tool:        ${r.tool_name} on tool server ${r.tool_server}`,
-    `  parameters:  hash ${r.action.parameter_hash} (${Object.keys(r.action.parameters).length} argument(s))`,
-    `  capability:  ${r.capability_id === '' ? 'none presented' : r.capability_id}${view.subjectKey ? ` (agent ${view.subjectKey})` : ''}${view.tenant ? `, tenant ${view.tenant}` : ''}`,
-    `  guards:      ${r.evidence === undefined || r.evidence.length === 0 ? 'no guard evidence recorded' : ''}`,
-    ...(r.evidence ?? []).map((e: GuardEvidence) => `    - ${e.guard_name}: ${e.verdict ? 'passed' : 'failed'}${e.details ? `: ${e.details}` : ''}`),
-    `  time:        ${describeUnixTime(r.timestamp)}`,
-    `  hashes:      content ${r.content_hash}, policy ${r.policy_hash}`,
-    `  signer:      ${r.kernel_key}`,
-    `  linkage:     ${linkage(view)}`,
-  ]
-  // every field above came from a receipt: one line each, whatever it holds
-  return lines.map(escapeControls).join('\n') + '\n'
-}
-
-function statusScope(r: HttpReceipt): string {
-  const scope = r.metadata?.['gate_http_status_scope']
-  if (scope === 'final') return 'the status answered to the client'
-  if (scope === 'decision') return 'the status the decision maps to'
-  return 'status at signing'
-}
-
-function linkage(view: ExplainView): string {
-  if (view.kind === 'final') return `finalizes decision receipt ${view.decisionReceiptId ?? '(unknown)'}`
-  if (view.finalReceiptIds.length === 0) return 'no final receipt names this decision'
-  return `final receipt${view.finalReceiptIds.length > 1 ? 's' : ''} ${view.finalReceiptIds.join(', ')}`
-}
-
 // ---- shared ----
-
-function chooseSource(global: GlobalFlags, _readContext: boolean): 'local' | 'remote' {
-  if (global.receiptDb !== undefined && global.controlUrl !== undefined) throw new UsageError('give either --receipt-db or --control-url, not both')
-  if (global.controlUrl !== undefined) return 'remote'
-  if (global.receiptDb !== undefined) return 'local'
-  throw new UsageError('a receipt source is required: --receipt-db PATH or --control-url URL')
-}
-
-async function openExistingStore(path: string): Promise<ReceiptStore> {
-  // Never create a store by reading one.
-  if (!existsSync(path)) throw new ConfigError(`--receipt-db ${path} does not exist`)
-  return openReceiptStore(path)
-}
-
-function errorOf(text: string): string {
-  try {
-    const body = JSON.parse(text) as { error?: unknown; message?: unknown }
-    return String(body.message ?? body.error ?? text)
-  } catch {
-    return text.slice(0, 200)
-  }
-}
 
 // The query parameter names in a validation message, as the CLI flags the user typed.
 function flagWording(message: string): string {

@@ -211,8 +211,12 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   const authority = createRotatingAuthority(stores.authority, {
     beforeRotate: async retiring => {
       const started = Date.now()
-      const { stored } = await storeCoreForms(stores.receipts, retiring, log)
-      log(`rotation: stored the core form of ${stored} receipt(s) signed by the retiring key (${Date.now() - started} ms)`)
+      const { stored, unverified } = await storeCoreForms(stores.receipts, retiring, {
+        trustedKeys: stores.authority.trustedPublicKeys(),
+        log,
+        onUnverified: step => metrics?.recordUnverifiedReceipt('rotation', step),
+      })
+      log(`rotation: stored the core form of ${stored} receipt(s) signed by the retiring key${unverified === 0 ? '' : `, refused ${unverified} that do not verify`} (${Date.now() - started} ms)`)
     },
     pinnedReason: seed === undefined ? undefined : 'the signing key is pinned by --authority-seed-file; run with --authority-db to rotate',
     ...backend.authorityHooks,
@@ -221,9 +225,18 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
   const metrics = observability.metrics ? createGateMetrics({ service: 'gate trust serve', version: await packageVersion() }) : undefined
   const inlineWriter = createInlineReceiptWriter({ signer: () => authority.signer(), log: stores.receipts.log })
   const receipts = metrics === undefined ? inlineWriter : instrumentReceiptWriter(inlineWriter, metrics)
+  const ingest = createIngestPort({ stores, enrolledKeys: backend.enrolledKeys, authority, appendSkipsDuplicates: backend.appendSkipsDuplicates })
   let transparency
   try {
-    transparency = await backend.startTransparency({ writer: receipts, settings: transparencySettings, signer: () => authority.signer(), log })
+    transparency = await backend.startTransparency({
+      writer: receipts,
+      settings: transparencySettings,
+      signer: () => authority.signer(),
+      // a row another process or node appended becomes a leaf only when signed by a key ingest accepts too
+      acceptedSigners: keys => ingest.acceptedSigners(keys),
+      onUnverified: step => metrics?.recordUnverifiedReceipt('checkpoint', step),
+      log,
+    })
   } catch (err) {
     await backend.close().catch(() => undefined)
     throw err
@@ -285,12 +298,13 @@ async function startTrustServer(values: Record<string, unknown>): Promise<TrustS
     revocations: revocationFeed.revoker,
     revocationFeed: revocationFeed.feed,
     transparency,
-    ingest: createIngestPort({ stores, enrolledKeys: backend.enrolledKeys, authority, appendSkipsDuplicates: backend.appendSkipsDuplicates }),
+    ingest,
     budgetCapture: createBudgetCapturePort(stores),
     cluster: clusterNode,
     available: clusterNode === undefined ? undefined : () => clusterNode.databaseReachable,
     now,
     log,
+    onUnverifiedReceipt: step => metrics?.recordUnverifiedReceipt('read', step),
   })
   const { rollup } = mountTrustRoutes(router, deps)
   if (metrics !== undefined) router.add('GET', '/metrics', withTrustHeaders(createMetricsRoute({ metrics, auth, scrapeToken: observability.scrapeToken, sendFailure: sendTrustError })))

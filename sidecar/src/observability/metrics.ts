@@ -35,9 +35,14 @@ export interface MetricSources {
   inFlightRequests?: () => number
 }
 
+/** Where a stored receipt was refused a signature because it does not verify (gate_receipts_unverified_total). */
+export type UnverifiedReceiptPath = 'read' | 'rotation' | 'checkpoint'
+
 export interface GateMetrics {
   readonly registry: Registry
   recordDecision(decision: DecisionRecord): void
+  /** A stored receipt that failed verification where it would have been signed over, by path and failing step. */
+  recordUnverifiedReceipt(path: UnverifiedReceiptPath, step: string): void
   /** An evaluation that produced no decision (fail closed), by `gate_*` code. */
   recordEvaluationFailure(code: string): void
   recordReceiptWrite(durationSeconds: number): void
@@ -107,6 +112,12 @@ export function createGateMetrics(options: { service: string; version: string })
     labelNames: ['store'],
     registers: [registry],
   })
+  const unverified = new Counter({
+    name: 'gate_receipts_unverified_total',
+    help: 'Stored receipts refused a signature because they do not verify (core form on read, key-rotation conversion, transparency log leaf), by path and failing step; each refusal counts.',
+    labelNames: ['path', 'step'],
+    registers: [registry],
+  })
   const proxy = new Histogram({
     name: 'gate_proxy_duration_seconds',
     help: 'Proxied requests (gate api protect) from arrival to the end of the answer, by route pattern and status class.',
@@ -154,6 +165,7 @@ export function createGateMetrics(options: { service: string; version: string })
       evaluation.observe({ verdict: d.verdict.verdict }, d.durationSeconds)
     },
     recordEvaluationFailure: code => failures.inc({ code }),
+    recordUnverifiedReceipt: (path, step) => unverified.inc({ path, step }),
     recordReceiptWrite: seconds => receiptWrite.observe(seconds),
     recordReceiptBatch: size => receiptBatch.observe(size),
     recordStoreError: store => storeErrors.inc({ store }),

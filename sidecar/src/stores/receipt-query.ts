@@ -21,6 +21,7 @@ export type ReceiptAggregateRow = CorpusAggregateRow
 /** A row whose core form is not stored yet. */
 export interface CorePendingRow {
   seq: number
+  receiptId: string
   httpJson: string
 }
 
@@ -269,7 +270,7 @@ export class ReceiptQuery {
     const from = this.#indexes.has('receipts_core_pending') ? 'receipts INDEXED BY receipts_core_pending' : 'receipts'
     const signer = kernelKey === undefined ? '' : 'AND instr(http_json, ?) > 0'
     const params: SqlValue[] = kernelKey === undefined ? [afterSeq, limit] : [afterSeq, `"kernel_key":${JSON.stringify(kernelKey)}`, limit]
-    return this.#reader.all<CorePendingRow>(`SELECT seq, http_json AS httpJson FROM ${from} WHERE core_json IS NULL AND seq > ? ${signer} ORDER BY seq LIMIT ?`, params)
+    return this.#reader.all<CorePendingRow>(`SELECT seq, receipt_id AS receiptId, http_json AS httpJson FROM ${from} WHERE core_json IS NULL AND seq > ? ${signer} ORDER BY seq LIMIT ?`, params)
   }
 
   /** Final receipts that name `decisionReceiptId`, searched among the `window` receipts after the decision's seq. */

@@ -176,7 +176,7 @@ export class PgReceiptQuery {
     const signer = kernelKey === undefined ? '' : `AND strpos(http_json, $3) > 0`
     if (kernelKey !== undefined) params.push(`"kernel_key":${JSON.stringify(kernelKey)}`)
     return this.#db.all<CorePendingRow>(
-      `SELECT seq, http_json AS "httpJson" FROM receipts WHERE core_json IS NULL AND http_json IS NOT NULL AND seq > $1 ${signer} ORDER BY seq LIMIT $2`,
+      `SELECT seq, receipt_id AS "receiptId", http_json AS "httpJson" FROM receipts WHERE core_json IS NULL AND http_json IS NOT NULL AND seq > $1 ${signer} ORDER BY seq LIMIT $2`,
       params,
     )
   }
