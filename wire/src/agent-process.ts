@@ -1,5 +1,6 @@
 // The agent `gate run` starts: its command with the terminal's stdin, stdout and stderr, the caller's
-// environment plus the wire's socket and version, SIGINT and SIGTERM passed on to it while it runs.
+// environment without Gate's own variables (a control token must never reach the agent it guards)
+// plus the wire's socket and version, SIGINT and SIGTERM passed on to it while it runs.
 // Its exit status becomes `gate run`'s, the way a shell reports one: the code it exited with, or 128
 // plus the number of the signal that ended it, or 127 when the command cannot be started.
 import { spawn } from 'node:child_process'
@@ -8,7 +9,7 @@ import { constants } from 'node:os'
 export interface AgentProcessOptions {
   command: string
   args: readonly string[]
-  /** Added to (and overriding) Gate's own environment. */
+  /** Added to Gate's environment, from which every GATE_* variable is removed first. */
   env: Record<string, string>
   log: (line: string) => void
 }
@@ -22,7 +23,9 @@ export interface AgentProcess {
 const FORWARDED = ['SIGINT', 'SIGTERM'] as const
 
 export function startAgent(options: AgentProcessOptions): AgentProcess {
-  const child = spawn(options.command, [...options.args], { env: { ...process.env, ...options.env }, stdio: 'inherit' })
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !key.startsWith('GATE_')) env[key] = value
+  const child = spawn(options.command, [...options.args], { env: { ...env, ...options.env }, stdio: 'inherit' })
   // while the agent runs, these signals are its to handle: `gate run` stops when the agent exits
   const forward = (signal: NodeJS.Signals) => {
     options.log(`${signal} received: passed on to the agent (pid ${child.pid})`)

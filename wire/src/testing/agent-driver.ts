@@ -35,6 +35,13 @@ export class AgentDriver {
     this.#stdin.write(JSON.stringify({ op: 'end' }) + '\n')
   }
 
+  /** Replaces the agent's connection with a new one; resolves once it is connected. */
+  reconnect(): Promise<AgentEvent> {
+    const from = this.events.length
+    this.#stdin.write(JSON.stringify({ op: 'connect' }) + '\n')
+    return this.waitFor(e => e.event === 'ready', from)
+  }
+
   exit(code: number): void {
     this.#stdin.write(JSON.stringify({ op: 'exit', code }) + '\n')
   }
