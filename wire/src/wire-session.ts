@@ -128,6 +128,8 @@ export class WireSession {
     // only a token the kernel verified is filed under its id (a forged one stays a claim in metadata)
     const id = decision.receipt.capability_id
     if (typeof id !== 'string' || id === '' || this.#held.has(id)) return
+    // a revoked token is authentic but no longer held
+    if (decision.verdict.verdict === 'deny' && decision.verdict.details?.reason_code === 'capability_revoked') return
     const token = message.capability_token as RawJson
     const chain = ((token.value as CapabilityToken).delegation_chain ?? []).map(link => link.capability_id).filter((c): c is string => typeof c === 'string')
     this.#held.set(id, { token, lineage: [id, ...chain] })
@@ -152,6 +154,7 @@ export class WireSession {
   async #onClose(failure: WireProtocolError | undefined): Promise<void> {
     if (failure !== undefined) this.#ctx.log(`wire: ${this.id} closed: ${failure.message}`)
     const reason = failure === undefined ? this.#cancelReason : `the connection closed: ${failure.message}`
+    if (this.#calls.size > 0) this.#ctx.log(`wire: ${this.id} closed with ${this.#calls.size} call(s) in flight; cancelling them: ${reason}`)
     for (const call of this.#calls.values()) call.abort.abort(reason)
     await Promise.all([...this.#calls.values()].map(c => c.done))
     this.#markClosed()
