@@ -9,7 +9,7 @@ import { connect as connectNet, type Socket } from 'node:net'
 import { connect as connectTls, type ConnectionOptions } from 'node:tls'
 import { randomUUID } from 'node:crypto'
 import { WireProtocolError } from '../errors.js'
-import type { CoreReceipt } from '../types.js'
+import type { CapabilityToken, CoreReceipt } from '../types.js'
 import { FrameConnection } from './frame-connection.js'
 import { WIRE_SOCKET_ENV } from './limits.js'
 import { parseKernelMessage } from './message-parser.js'
@@ -26,7 +26,7 @@ export interface WireCallInput {
   tool: string
   params?: Record<string, unknown>
   /** The capability: the line of JSON `gate capability issue` printed (sent byte for byte), or the object. */
-  capabilityToken: string | Record<string, unknown> | RawJson
+  capabilityToken: string | CapabilityToken | Record<string, unknown> | RawJson
   /** The call's id; a fresh UUID when absent. */
   id?: string
   /** The optional members of spec 03's tool_call_request. */
