@@ -15,6 +15,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   'trust-query': () => import('./trust/query.js'),
   transparency: () => import('./transparency/log.js'),
   mcp: () => import('./mcp/tool-calls.js'),
+  wire: () => import('./wire/tool-calls.js'),
 }
 
 const wanted = process.argv.slice(2)
