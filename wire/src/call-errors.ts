@@ -3,7 +3,6 @@
 // refusal of the token or its grants is capability_denied, and every other guard's refusal is
 // policy_denied naming the guard. The reason text starts with the reason_code, so an agent can branch
 // on it, and the receipt (metadata.gate_deny_details) carries the structured details.
-import type { Verdict } from '@gate/sdk'
 import type { ToolCallError } from '@gate/sdk/wire'
 import type { WireDecision } from './ports.js'
 
@@ -25,9 +24,4 @@ export function toToolCallError(decision: WireDecision, controlUrl: string | und
 function approvalNote(decision: WireDecision, controlUrl: string | undefined): string {
   if (decision.approval === undefined) return ''
   return ` (approval ${decision.approval.approval_id} pending: an approver answers POST ${controlUrl ?? ''}${decision.approval.resume_path})`
-}
-
-/** Whether a verdict allows the call. */
-export function isAllowed(verdict: Verdict): boolean {
-  return verdict.verdict === 'allow'
 }
