@@ -38,7 +38,7 @@ t.test('every wire check has a fault it fails against', async t => {
 
 t.test('gate wire serve passes every wire check', async t => {
   const path = join(socketDir(), 'wire.sock')
-  const child = spawn(process.execPath, [findGateCommand(), 'wire', 'serve', '--listen', `unix:${path}`, '--allow-ephemeral-receipts', '--tool-server', `fx=${process.execPath} ${FIXTURE_SERVER_PATH}`], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, [findGateCommand(), 'wire', 'serve', '--listen', `unix:${path}`, '--allow-ephemeral-receipts', '--tool-server', `fx=${process.execPath} ${FIXTURE_SERVER_PATH}`], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GATE_CONTROL_TOKEN: 'wire-conformance-control-token' } })
   t.teardown(() => child.kill('SIGKILL'))
   let log = ''
   await new Promise<void>((resolve, reject) => {

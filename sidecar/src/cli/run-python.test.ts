@@ -25,7 +25,7 @@ t.test('the Python client of docs/wire.md calls a tool through gate run', { skip
   const token = signCapability({ schema: 'gate.capability.v1', id: 'cap-python', subject: 'ab'.repeat(32), scope: { grants: [{ server_id: 'fx', tool_name: 'echo' }] }, issued_at: now - 10, expires_at: now + 3600 }, authority)
   const tokenFile = join(files.dir, 'capability.json')
   writeFileSync(tokenFile, `${canonicalJson(token)}\n`)
-  const child = spawn(process.execPath, [GATE_MAIN, 'run', '--allow-ephemeral-receipts', '--authority-seed-file', files.seed, '--tool-server', FIXTURE_TOOL_SERVER, '--', 'python3', client, tokenFile, 'fx', 'echo', '{"text":"from python"}'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [GATE_MAIN, 'run', '--allow-ephemeral-receipts', '--authority-seed-file', files.seed, '--tool-server', FIXTURE_TOOL_SERVER, '--', 'python3', client, tokenFile, 'fx', 'echo', '{"text":"from python"}'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GATE_CONTROL_TOKEN: 'wire-python-test-control-token' } })
   t.teardown(() => child.kill('SIGKILL'))
   let stdout = ''
   let stderr = ''

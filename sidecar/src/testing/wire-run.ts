@@ -8,6 +8,9 @@ import { DRIVEN_AGENT_PATH, AgentDriver } from '@gate/wire/testing'
 import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
 import { GATE_MAIN } from './spawn-gate.js'
 
+// the control routes' token (given, so no token file is made in the working directory)
+const TEST_CONTROL_TOKEN = 'wire-test-control-token-0123456789'
+
 /** `--tool-server fx=…` naming the fixture MCP server. */
 export const FIXTURE_TOOL_SERVER = `fx='${process.execPath}' '${FIXTURE_SERVER_PATH}'`
 
@@ -25,7 +28,7 @@ export interface GateRun {
 
 /** `gate run <args> -- node driven-agent.js`. */
 export async function startGateRun(t: Test, args: string[], env: Record<string, string> = {}): Promise<GateRun> {
-  const child = spawn(process.execPath, [GATE_MAIN, 'run', ...args, '--', process.execPath, DRIVEN_AGENT_PATH], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [GATE_MAIN, 'run', ...args, '--', process.execPath, DRIVEN_AGENT_PATH], { env: { ...process.env, GATE_CONTROL_TOKEN: TEST_CONTROL_TOKEN, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })

@@ -6,6 +6,9 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { GATE_MAIN } from './spawn-gate.js'
 
+// the control routes' token (given, so no token file is made in the working directory)
+const TEST_CONTROL_TOKEN = 'wire-test-control-token-0123456789'
+
 export interface GateWireServe {
   child: ChildProcess
   /** `unix:PATH` or `tls://HOST:PORT`. */
@@ -17,7 +20,7 @@ export interface GateWireServe {
 }
 
 export async function startWireServe(t: Test, args: string[], env: Record<string, string> = {}): Promise<GateWireServe> {
-  const child = spawn(process.execPath, [GATE_MAIN, 'wire', 'serve', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [GATE_MAIN, 'wire', 'serve', ...args], { env: { ...process.env, GATE_CONTROL_TOKEN: TEST_CONTROL_TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   })
