@@ -16,6 +16,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   'core-form': () => import('./trust/core-form.js'),
   transparency: () => import('./transparency/log.js'),
   mcp: () => import('./mcp/tool-calls.js'),
+  wire: () => import('./wire/tool-calls.js'),
 }
 
 const wanted = process.argv.slice(2)

@@ -7,6 +7,7 @@ export const USAGE = `Usage: gate-conformance --start-sidecar [--spec FILE] [--j
        gate-conformance --sidecar URL [--control-token T] [--spec FILE] [--json] [--only ID,...] [--no-sdk]
                         [--strict-nonces] [--issuer-seed-file PATH]
        gate-conformance --mcp [--json] [--only ID,...] -- COMMAND [ARGS…]
+       gate-conformance --wire unix:PATH [--json] [--only ID,...] [--request-timeout-ms N]
        gate-conformance --list [--json]
        gate-conformance --print-default-spec
 
@@ -37,6 +38,9 @@ Options:
   --mcp                  run the tool-call section instead: start the MCP edge COMMAND ARGS… over stdio
                          (e.g. gate mcp serve --allow-ephemeral-receipts -- node server.js, with no session
                          capability) and check its tools/list and tools/call answers
+  --wire unix:PATH       run the native wire section instead, against the kernel's wire endpoint at PATH
+                         (e.g. gate wire serve --listen unix:PATH): framing faults, heartbeat,
+                         capability_list, denied calls and their receipts, canonical frames
   --list                 list the checks and exit
   --print-default-spec   print the built-in OpenAPI document (start the sidecar with it) and exit
   -h, --help             show this help
@@ -49,6 +53,8 @@ export type CliCommand =
   | { kind: 'print-default-spec' }
   /** The tool-call section against the MCP edge `command` starts (--mcp). */
   | { kind: 'run-mcp'; command: string[]; only: string[]; json: boolean }
+  /** The native wire section against the endpoint at `target` (--wire unix:PATH). */
+  | { kind: 'run-wire'; target: string; only: string[]; json: boolean; requestTimeoutMs: number }
   | {
       kind: 'run'
       /** null: start sidecars for the suite (--start-sidecar). */
@@ -85,6 +91,7 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
         'request-timeout-ms': { type: 'string' },
         list: { type: 'boolean' },
         mcp: { type: 'boolean' },
+        wire: { type: 'string' },
         'print-default-spec': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -99,17 +106,17 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
     if (positionals.length === 0) throw new UsageError('--mcp needs the edge to start: -- COMMAND ARGS…')
     return { kind: 'run-mcp', command: positionals, only: (values.only ?? []).flatMap(v => v.split(',')).map(s => s.trim()).filter(s => s !== ''), json: values.json === true }
   }
+  if (values.wire !== undefined) {
+    if (!values.wire.startsWith('unix:') || values.wire.length <= 'unix:'.length) throw new UsageError(`--wire must be unix:PATH, got "${values.wire}"`)
+    return { kind: 'run-wire', target: values.wire, only: (values.only ?? []).flatMap(v => v.split(',')).map(s => s.trim()).filter(s => s !== ''), json: values.json === true, requestTimeoutMs: readTimeout(values['request-timeout-ms']) }
+  }
   const start = values['start-sidecar'] === true
   if (start && values.sidecar !== undefined) throw new UsageError('give --sidecar URL or --start-sidecar, not both')
   if (start && values['control-token'] !== undefined) throw new UsageError('--start-sidecar gives the sidecar it starts a control token of its own: leave --control-token out')
   if (!start && (values.sidecar === undefined || values.sidecar === '')) {
     throw new UsageError('--sidecar URL is required (or --start-sidecar, to run the suite against a gate sidecar it starts for itself)')
   }
-  const timeoutText = values['request-timeout-ms'] ?? '5000'
-  const requestTimeoutMs = Number(timeoutText)
-  if (!/^\d+$/.test(timeoutText) || !Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 100 || requestTimeoutMs > 120_000) {
-    throw new UsageError(`--request-timeout-ms must be a whole number of milliseconds from 100 to 120000, got "${timeoutText}"`)
-  }
+  const requestTimeoutMs = readTimeout(values['request-timeout-ms'])
   const token = start ? undefined : (values['control-token'] ?? env.GATE_CONTROL_TOKEN)
   return {
     kind: 'run',
@@ -123,4 +130,13 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
     requestTimeoutMs,
     issuerSeedFile: values['issuer-seed-file'],
   }
+}
+
+function readTimeout(value: string | undefined): number {
+  const text = value ?? '5000'
+  const ms = Number(text)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(ms) || ms < 100 || ms > 120_000) {
+    throw new UsageError(`--request-timeout-ms must be a whole number of milliseconds from 100 to 120000, got "${text}"`)
+  }
+  return ms
 }

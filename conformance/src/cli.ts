@@ -11,6 +11,7 @@ import { CHECKS, runConformance } from './run-conformance.js'
 import { loadGateSdkCore } from './sdk-under-test.js'
 import { runAgainstStartedSidecars } from './start-sidecar.js'
 import { runToolCallConformance } from './tool-calls/run-tool-calls.js'
+import { runWireConformance } from './wire/run-wire.js'
 
 async function main(argv: readonly string[]): Promise<number> {
   let command
@@ -32,6 +33,11 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0
     case 'run-mcp': {
       const report = await runToolCallConformance({ command: command.command, only: command.only })
+      process.stdout.write(command.json ? formatJson(report) : formatTable(report))
+      return report.ok ? 0 : 1
+    }
+    case 'run-wire': {
+      const report = await runWireConformance({ target: command.target, only: command.only, timeoutMs: command.requestTimeoutMs })
       process.stdout.write(command.json ? formatJson(report) : formatTable(report))
       return report.ok ? 0 : 1
     }

@@ -11,3 +11,5 @@ export { runAgainstStartedSidecars, startSidecar, type StartedRunOptions, type S
 export { gateReceiptFile, type ReceiptStoreAccess } from './receipt-store.js'
 export { runToolCallConformance, type ToolCallRunOptions } from './tool-calls/run-tool-calls.js'
 export { TOOL_CALL_CHECKS, type ToolCallCheck, type ToolCallContext } from './tool-calls/tool-call-checks.js'
+export { WIRE_CHECKS, type WireCheck, type WireContext } from './wire/wire-checks.js'
+export { runWireConformance, type WireRunOptions } from './wire/run-wire.js'

@@ -15,6 +15,25 @@ export interface ToolCallOptions {
   signal?: AbortSignal
   /** Progress the tool server reports, relayed to the agent. */
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void
+  /**
+   * Parts of a streamed answer as they arrive (an OpenAPI API's NDJSON lines, parsed). Only an edge
+   * that can stream passes it (the native wire); the call then resolves with a streamed result
+   * (`isStreamedResult`) whose parts were all delivered here. Without it the answer is read whole.
+   */
+  onChunk?: (data: unknown) => void
+}
+
+/** Marks a result whose content went out through `onChunk` (a symbol: no tool server can send it). */
+const STREAMED = Symbol.for('gate.tool-result.streamed')
+
+/** The result of a call whose answer was delivered in `onChunk` parts. */
+export function streamedResult(parts: number): CallToolResult {
+  return Object.assign({ content: [], structuredContent: { parts } }, { [STREAMED]: true }) as CallToolResult
+}
+
+/** Whether a result's content went out through `onChunk`. */
+export function isStreamedResult(result: CallToolResult): boolean {
+  return (result as { [STREAMED]?: unknown })[STREAMED] === true
 }
 
 export interface ToolServer {

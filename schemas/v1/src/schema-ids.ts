@@ -33,6 +33,8 @@ export const EXTRA_SCHEMA_IDS = Object.freeze([
   'gate.checkpoint_statement.v2',
   'gate.checkpoint_consistency_proof.v2',
   'gate.transparency.inclusion-proof.v2',
+  'gate.wire.agent_message.v1',
+  'gate.wire.kernel_message.v1',
 ] as const)
 
 export type HttpSchemaId = (typeof HTTP_SCHEMA_IDS)[number]
@@ -68,6 +70,8 @@ export const VALIDATOR_NAMES = Object.freeze({
   'gate.checkpoint_statement.v2': 'checkpointStatement',
   'gate.checkpoint_consistency_proof.v2': 'checkpointConsistencyProof',
   'gate.transparency.inclusion-proof.v2': 'transparencyInclusionProof',
+  'gate.wire.agent_message.v1': 'wireAgentMessage',
+  'gate.wire.kernel_message.v1': 'wireKernelMessage',
 } as const satisfies Record<SchemaId, string>)
 
 export type ValidatorName = (typeof VALIDATOR_NAMES)[SchemaId]

@@ -123,7 +123,8 @@ function readMode(values: Record<string, unknown>, positionals: string[]): ToolS
   return { kind: 'openapi', spec, upstream, upstreamUrl: new URL(parseUpstreamUrl(upstream).href) }
 }
 
-async function readSpec(path: string): Promise<Buffer> {
+/** The bytes of --spec (exit 1 naming the file when it cannot be read). */
+export async function readSpec(path: string): Promise<Buffer> {
   try {
     return await readFile(path)
   } catch (err) {

@@ -50,6 +50,7 @@ export class RevocationMirror {
   readonly #clock: () => number
   readonly #waitMs: number
   readonly #revoked = new Set<string>()
+  readonly #listeners = new Set<(capabilityId: string) => void>()
   #cursor = 0
   #syncedAt: number | undefined
   #lastError: string | null = null
@@ -81,6 +82,12 @@ export class RevocationMirror {
 
   isRevoked(capabilityId: string): boolean {
     return this.#revoked.has(capabilityId)
+  }
+
+  /** Calls `listener` with each id the feed newly revokes; returns an unsubscribe. */
+  onRevoked(listener: (capabilityId: string) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
   }
 
   /** Why the replica cannot be trusted now (undefined: it can). */
@@ -139,7 +146,11 @@ export class RevocationMirror {
       this.#cursor = 0
       return true
     }
-    for (const r of page.revocations) if (typeof r.capabilityId === 'string') this.#revoked.add(r.capabilityId)
+    for (const r of page.revocations) {
+      if (typeof r.capabilityId !== 'string' || this.#revoked.has(r.capabilityId)) continue
+      this.#revoked.add(r.capabilityId)
+      for (const listener of this.#listeners) listener(r.capabilityId)
+    }
     this.#cursor = page.nextCursor
     if (typeof page.authorityGeneration === 'number' && typeof page.authorityPublicKey === 'string') await this.#options.onAuthority?.(page.authorityGeneration, page.authorityPublicKey)
     // fresh as of when the request left (conservative: trust-control read its state after that); with

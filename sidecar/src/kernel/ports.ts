@@ -13,6 +13,12 @@ export interface RevocationPort {
    * fleet/revocation-mirror.ts); undefined when it can. Requests presenting a capability are then denied.
    */
   unavailable?(): string | undefined
+  /**
+   * Calls `listener` with each capability id newly revoked (here, by another process on the shared
+   * store once `refresh` sees it, or through a fleet's feed); returns an unsubscribe. The native wire
+   * pushes capability_revoked from it (docs/wire.md).
+   */
+  onRevoked?(listener: (capabilityId: string) => void): () => void
 }
 
 /**

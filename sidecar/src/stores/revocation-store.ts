@@ -73,6 +73,7 @@ export class RevocationStore {
   // made before it asked), which every caller arriving meanwhile shares
   #running: Promise<void> | undefined
   #queued: Promise<void> | undefined
+  readonly #listeners = new Set<(capabilityId: string) => void>()
 
   constructor(db: SqliteDatabase, revoked: Set<string>, now: () => number, seen: { version: number; lastSeq: number } = { version: 0, lastSeq: 0 }) {
     this.#db = db
@@ -133,8 +134,10 @@ export class RevocationStore {
       if (version === this.#version) return
       const rows = await this.#db.all<{ seq: number; capability_id: string }>('SELECT seq, capability_id FROM revocations WHERE seq > ?', [this.#lastSeq])
       for (const row of rows) {
+        const known = this.#revoked.has(row.capability_id)
         this.#revoked.add(row.capability_id)
         if (row.seq > this.#lastSeq) this.#lastSeq = row.seq
+        if (!known) this.#notify(row.capability_id)
       }
       this.#version = version
     } catch (err) {
@@ -157,7 +160,18 @@ export class RevocationStore {
     } catch (err) {
       throw new StoreFailedError('revocations', this.path, `cannot record the revocation (${errorText(err)})`, err)
     }
+    if (changes === 1) this.#notify(capabilityId)
     return { revoked: true, newlyRevoked: changes === 1 }
+  }
+
+  /** Calls `listener` with each id newly revoked here (after its commit) or found by `refresh`; returns an unsubscribe. */
+  onRevoked(listener: (capabilityId: string) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  #notify(capabilityId: string): void {
+    for (const listener of this.#listeners) listener(capabilityId)
   }
 
   /** Up to `limit` revocations with seq > `afterSeq`, in seq order (the revocation feed). */

@@ -13707,3 +13707,548 @@ return errors === 0;
 }
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
+export const wireAgentMessage: StandaloneValidateFunction = validate94;
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.wire.agent_message.v1","title":"Agent message","description":"Gate design of spec 03's AgentMessage: one agent-to-kernel frame payload of the native wire (gate-wire-v1), tagged on type. Each message is closed: spec 03 lists its fields and says no other fields. The nested capability token is a signed record passed through as received; the kernel checks it against gate.capability.v1 when it decides the call, so its own shape is not constrained here beyond being an object.","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/$defs/tool_call_request"},{"$ref":"#/$defs/list_capabilities"},{"$ref":"#/$defs/heartbeat"}],"$defs":{"call_id":{"type":"string","minLength":1,"maxLength":256,"description":"Chosen by the agent; unique among its calls in flight on the connection. The kernel's frames for the call carry it."},"tool_call_request":{"type":"object","properties":{"type":{"const":"tool_call_request"},"id":{"$ref":"#/$defs/call_id"},"capability_token":{"type":"object","description":"The signed capability (gate.capability.v1), exactly as issued."},"server_id":{"type":"string","minLength":1},"tool":{"type":"string","minLength":1},"params":{"type":"object","description":"The tool's arguments."},"governed_intent":{"type":"object"},"approval_token":{"type":"object"},"approval_tokens":{"type":"array","items":{"type":"object"}},"threshold_approval_proposal":{"type":"object"},"supplemental_authorization":{"type":"object"},"execution_nonce":{"type":"object"}},"required":["type","id","capability_token","server_id","tool","params"],"additionalProperties":false},"list_capabilities":{"type":"object","properties":{"type":{"const":"list_capabilities"}},"required":["type"],"additionalProperties":false},"heartbeat":{"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false}}};
+const schema150 = {"type":"object","properties":{"type":{"const":"list_capabilities"}},"required":["type"],"additionalProperties":false};
+const schema151 = {"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false};
+const schema148 = {"type":"object","properties":{"type":{"const":"tool_call_request"},"id":{"$ref":"#/$defs/call_id"},"capability_token":{"type":"object","description":"The signed capability (gate.capability.v1), exactly as issued."},"server_id":{"type":"string","minLength":1},"tool":{"type":"string","minLength":1},"params":{"type":"object","description":"The tool's arguments."},"governed_intent":{"type":"object"},"approval_token":{"type":"object"},"approval_tokens":{"type":"array","items":{"type":"object"}},"threshold_approval_proposal":{"type":"object"},"supplemental_authorization":{"type":"object"},"execution_nonce":{"type":"object"}},"required":["type","id","capability_token","server_id","tool","params"],"additionalProperties":false};
+const schema149 = {"type":"string","minLength":1,"maxLength":256,"description":"Chosen by the agent; unique among its calls in flight on the connection. The kernel's frames for the call carry it."};
+
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate95.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.type === undefined) && (missing0 = "type")) || ((data.id === undefined) && (missing0 = "id"))) || ((data.capability_token === undefined) && (missing0 = "capability_token"))) || ((data.server_id === undefined) && (missing0 = "server_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.params === undefined) && (missing0 = "params"))){
+validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(func4.call(schema148.properties, key0))){
+validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("tool_call_request" !== data.type){
+validate95.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "tool_call_request"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.id !== undefined){
+let data1 = data.id;
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate95.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/call_id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func0(data1) < 1){
+validate95.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/call_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/call_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.capability_token !== undefined){
+let data2 = data.capability_token;
+const _errs6 = errors;
+if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
+validate95.errors = [{instancePath:instancePath+"/capability_token",schemaPath:"#/properties/capability_token/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.server_id !== undefined){
+let data3 = data.server_id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(func0(data3) < 1){
+validate95.errors = [{instancePath:instancePath+"/server_id",schemaPath:"#/properties/server_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/server_id",schemaPath:"#/properties/server_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data4 = data.tool;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate95.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.params !== undefined){
+let data5 = data.params;
+const _errs12 = errors;
+if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
+validate95.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.governed_intent !== undefined){
+let data6 = data.governed_intent;
+const _errs14 = errors;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+validate95.errors = [{instancePath:instancePath+"/governed_intent",schemaPath:"#/properties/governed_intent/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.approval_token !== undefined){
+let data7 = data.approval_token;
+const _errs16 = errors;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+validate95.errors = [{instancePath:instancePath+"/approval_token",schemaPath:"#/properties/approval_token/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.approval_tokens !== undefined){
+let data8 = data.approval_tokens;
+const _errs18 = errors;
+if(errors === _errs18){
+if(Array.isArray(data8)){
+var valid2 = true;
+const len0 = data8.length;
+for(let i0=0; i0<len0; i0++){
+let data9 = data8[i0];
+const _errs20 = errors;
+if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
+validate95.errors = [{instancePath:instancePath+"/approval_tokens/" + i0,schemaPath:"#/properties/approval_tokens/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid2 = _errs20 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/approval_tokens",schemaPath:"#/properties/approval_tokens/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.threshold_approval_proposal !== undefined){
+let data10 = data.threshold_approval_proposal;
+const _errs22 = errors;
+if(!(data10 && typeof data10 == "object" && !Array.isArray(data10))){
+validate95.errors = [{instancePath:instancePath+"/threshold_approval_proposal",schemaPath:"#/properties/threshold_approval_proposal/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.supplemental_authorization !== undefined){
+let data11 = data.supplemental_authorization;
+const _errs24 = errors;
+if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
+validate95.errors = [{instancePath:instancePath+"/supplemental_authorization",schemaPath:"#/properties/supplemental_authorization/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.execution_nonce !== undefined){
+let data12 = data.execution_nonce;
+const _errs26 = errors;
+if(!(data12 && typeof data12 == "object" && !Array.isArray(data12))){
+validate95.errors = [{instancePath:instancePath+"/execution_nonce",schemaPath:"#/properties/execution_nonce/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate95.errors = vErrors;
+return errors === 0;
+}
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.wire.agent_message.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate94.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const tag0 = data.type;
+if(typeof tag0 == "string"){
+if(tag0 === "tool_call_request"){
+if(!(validate95(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+var props0 = true;
+}
+else if(tag0 === "list_capabilities"){
+const _errs4 = errors;
+if(errors === _errs4){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate94.errors = [{instancePath,schemaPath:"#/$defs/list_capabilities/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs6 = errors;
+for(const key0 in data){
+if(!(key0 === "type")){
+validate94.errors = [{instancePath,schemaPath:"#/$defs/list_capabilities/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs6 === errors){
+if(data.type !== undefined){
+if("list_capabilities" !== data.type){
+validate94.errors = [{instancePath:instancePath+"/type",schemaPath:"#/$defs/list_capabilities/properties/type/const",keyword:"const",params:{allowedValue: "list_capabilities"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/$defs/list_capabilities/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "heartbeat"){
+const _errs9 = errors;
+if(errors === _errs9){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if((data.type === undefined) && (missing1 = "type")){
+validate94.errors = [{instancePath,schemaPath:"#/$defs/heartbeat/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs11 = errors;
+for(const key1 in data){
+if(!(key1 === "type")){
+validate94.errors = [{instancePath,schemaPath:"#/$defs/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs11 === errors){
+if(data.type !== undefined){
+if("heartbeat" !== data.type){
+validate94.errors = [{instancePath:instancePath+"/type",schemaPath:"#/$defs/heartbeat/properties/type/const",keyword:"const",params:{allowedValue: "heartbeat"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/$defs/heartbeat/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf"}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string"}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate94.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate94.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+export const wireKernelMessage: StandaloneValidateFunction = validate97;
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.wire.kernel_message.v1","title":"Kernel message","description":"Gate design of spec 03's KernelMessage: one kernel-to-agent frame payload of the native wire (gate-wire-v1). The stream frames (tool_call_chunk, tool_call_response, heartbeat, capability_revoked) are gate.http.stream_frame.v1; capability_list answers list_capabilities with the capability tokens this connection presented, each exactly as received. Closed, like every frame.","type":"object","oneOf":[{"$ref":"gate.http.stream_frame.v1"},{"$ref":"#/$defs/capability_list"}],"$defs":{"capability_list":{"type":"object","properties":{"type":{"const":"capability_list"},"capabilities":{"type":"array","items":{"$ref":"gate.capability.v1"}}},"required":["type","capabilities"],"additionalProperties":false}}};
+const schema153 = {"type":"object","properties":{"type":{"const":"capability_list"},"capabilities":{"type":"array","items":{"$ref":"gate.capability.v1"}}},"required":["type","capabilities"],"additionalProperties":false};
+
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate99.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.capabilities === undefined) && (missing0 = "capabilities"))){
+validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "capabilities"))){
+validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("capability_list" !== data.type){
+validate99.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "capability_list"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.capabilities !== undefined){
+let data1 = data.capabilities;
+const _errs3 = errors;
+if(errors === _errs3){
+if(Array.isArray(data1)){
+var valid1 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+const _errs5 = errors;
+if(!(validate67(data1[i0], {instancePath:instancePath+"/capabilities/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs5 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate99.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate99.errors = vErrors;
+return errors === 0;
+}
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.wire.kernel_message.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate97.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+const _errs1 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs2 = errors;
+if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+var props0 = validate38.evaluated.props;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs3 = errors;
+if(!(validate99(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs3 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate97.errors = vErrors;
+return false;
+}
+else {
+errors = _errs1;
+if(vErrors !== null){
+if(_errs1){
+vErrors.length = _errs1;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate97.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate97.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
