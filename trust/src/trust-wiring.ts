@@ -1,44 +1,42 @@
-// Wires trust-control (@gate/trust) onto its stores (SQLite or PostgreSQL, through stores/trust-stores.ts):
-// adapts the receipt, capability, budget and authority stores to trust's ports, provides the two
-// authority flavours (the sidecar's pinned signer, `gate trust serve`'s rotating authority store) and
-// mounts the trust route table into a Router.
-import {
-  createSigner,
-  generateSecret,
-  sha256Hex,
-  signCapability,
-  uuidv7,
-  type CapabilityScope,
-  type CapabilityToken,
-  type Signer,
-} from '@gate/sdk'
-import {
-  AnalyticsRollup,
-  AuthorityPinnedError,
-  createQueryEngine,
-  createTrustRoutes,
-  type ReceiptQueryEngine,
-  type AuthorityPort,
-  type AuthorityStatus,
-  type BudgetCapturePort,
-  type BudgetReportPort,
-  type CapabilityIssuerPort,
-  type ClusterPort,
-  type HealthPort,
-  type LineagePort,
-  type ListedReceiptPort,
-  type ReceiptCorpusPort,
-  type ReceiptIngestPort,
-  type RevocationFeedPort,
-  type RevocationPort,
-  type TransparencyPort,
-  type TrustAuthenticator,
-  type TrustDeps,
-  type TrustRouteOptions,
-} from '@gate/trust'
-import type { Router } from '../http/router.js'
-import type { ReceiptWriter, TrustAuthorityStore, TrustReceiptStore, TrustStores } from '../stores/index.js'
+// Wires trust-control onto its stores (SQLite or PostgreSQL, through store-ports.ts): adapts the receipt,
+// capability, budget and authority stores to the route ports (ports.ts), issues and revokes, and mounts
+// the route table into a host's router. `gate trust serve` (server/) and the sidecar's own /v1 routes
+// both wire through here.
+import { sha256Hex, signCapability, uuidv7, type CapabilityScope, type CapabilityToken, type HttpReceiptBody } from '@gate/sdk'
+import { AnalyticsRollup } from './analytics-rollup.js'
+import type { RotatingAuthority } from './authority.js'
+import type {
+  AuthorityPort,
+  BudgetCapturePort,
+  BudgetReportPort,
+  CapabilityIssuerPort,
+  ClusterPort,
+  HealthPort,
+  LineagePort,
+  ListedReceiptPort,
+  ReceiptCorpusPort,
+  ReceiptIngestPort,
+  RevocationFeedPort,
+  RevocationPort,
+  TransparencyPort,
+  TrustAuthenticator,
+  TrustDeps,
+} from './ports.js'
+import type { ReceiptQueryEngine } from './receipt-query.js'
 import { revocationReceiptBody } from './revocation-receipt.js'
+import { createQueryEngine, createTrustRoutes, type TrustRouteOptions } from './routes/route-table.js'
+import type { TrustHandler } from './routes/trust-route.js'
+import type { TrustReceiptStore, TrustStores } from './store-ports.js'
+
+/** Writes a revocation's receipt (the host's receipt writer). */
+export interface RevocationReceiptWriter {
+  write(body: HttpReceiptBody, context: { kind: 'decision' }): Promise<unknown>
+}
+
+/** Where routes are mounted: the host's router. */
+export interface RouteSink {
+  add(method: string, path: string, handler: TrustHandler): unknown
+}
 
 /** The receipt store as trust-control's corpus. */
 export function createCorpusPort(receipts: Pick<TrustReceiptStore, 'log' | 'query'>): ReceiptCorpusPort {
@@ -95,102 +93,6 @@ export function createHealthPort(stores: TrustStores, available: () => boolean =
 }
 
 /**
- * The sidecar's authority: the signer it was started with (seed file or per-boot key) is pinned for the
- * process lifetime, so rotation answers 409. Status is read from the authority store without writing
- * it: generation and rotation time when the store holds this key, 0 and null otherwise.
- */
-export function createPinnedAuthority(signer: Signer, store: Pick<TrustAuthorityStore, 'trustedPublicKeys' | 'current'>, reason: string): AuthorityPort {
-  return {
-    signer: () => signer,
-    status(): AuthorityStatus {
-      const keys = store.trustedPublicKeys()
-      const current = store.current()
-      const index = keys.indexOf(signer.publicKey)
-      return {
-        publicKey: signer.publicKey,
-        generation: index === -1 ? 0 : index + 1,
-        rotatedAt: current?.publicKey === signer.publicKey ? current.rotatedAt : null,
-        trustedPublicKeys: index === -1 ? [...keys, signer.publicKey] : keys,
-      }
-    },
-    rotate: () => Promise.reject(new AuthorityPinnedError(reason)),
-  }
-}
-
-/** `gate trust serve`'s authority: the authority store's current key, rotated in place. */
-export interface RotatingAuthority extends AuthorityPort {
-  /** Runs `fn` while no rotation can happen, on any node (sign-and-append of a receipt, issuance). */
-  exclusive<T>(fn: () => Promise<T>): Promise<T>
-}
-
-/** Options of `createRotatingAuthority`. */
-export interface RotatingAuthorityOptions {
-  /** Runs inside the rotation's critical section with the retiring signer, before its seed is wiped. */
-  beforeRotate?: (retiring: Signer) => Promise<void>
-  /** Rotation answers 409 with this reason (the key is pinned). */
-  pinnedReason?: string
-  /**
-   * Holds a lock every node shares (PostgreSQL: an advisory lock): `shared` around signing, `exclusive`
-   * around a rotation. Default: none (one process, which the in-process queue already serializes).
-   */
-  lock?: <T>(mode: 'shared' | 'exclusive', fn: () => Promise<T>) => Promise<T>
-  /** Picks up a rotation another node made (reloads the store when its generation moved). */
-  refresh?: () => Promise<unknown>
-}
-
-/**
- * An authority backed by the authority store. `beforeRotate` runs inside the rotation's critical
- * section with the retiring signer, before its seed is wiped: the core forms it can still make are
- * stored there (storeCoreForms), because a row it signed has none once the seed is gone. The signer
- * follows the store's current key (a rotation here, or one another node made and `refresh` loaded).
- */
-export function createRotatingAuthority(store: TrustAuthorityStore, options: RotatingAuthorityOptions = {}): RotatingAuthority {
-  if (store.current() === undefined) throw new AuthorityPinnedError('the authority store has no key')
-  let signer: Signer | undefined
-  let signerGeneration = -1
-  const currentSigner = (): Signer => {
-    const state = store.current()!
-    if (signer === undefined || state.generation !== signerGeneration) {
-      signer = createSigner({ secret: state.seed })
-      signerGeneration = state.generation
-    }
-    return signer
-  }
-  const lock = options.lock ?? (<T>(_mode: 'shared' | 'exclusive', fn: () => Promise<T>) => fn())
-  let tail: Promise<unknown> = Promise.resolve()
-  const queue = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = tail.then(fn, fn)
-    tail = run.catch(() => undefined)
-    return run
-  }
-  const status = (): AuthorityStatus => {
-    const state = store.current()!
-    return { publicKey: state.publicKey, generation: state.generation, rotatedAt: state.rotatedAt, trustedPublicKeys: store.trustedPublicKeys() }
-  }
-  return {
-    signer: currentSigner,
-    status,
-    exclusive: fn =>
-      queue(() =>
-        lock('shared', async () => {
-          await options.refresh?.()
-          return fn()
-        }),
-      ),
-    rotate: () =>
-      queue(() =>
-        lock('exclusive', async () => {
-          if (options.pinnedReason !== undefined) throw new AuthorityPinnedError(options.pinnedReason)
-          await options.refresh?.()
-          await options.beforeRotate?.(currentSigner())
-          await store.rotate(generateSecret('ed25519'))
-          return status()
-        }),
-      ),
-  }
-}
-
-/**
  * Issues capability tokens with the authority's current signer and remembers them (the lineage the
  * agent filter joins on), inside `authority.exclusive` when it has one, so no node issues under a key
  * being retired. The sidecar's pinned key has none.
@@ -226,7 +128,7 @@ export const NO_POLICY_HASH = sha256Hex('')
  * with `authority.signer()`, then the commit) runs inside `exclusive`, so a rotation never retires the
  * key between them.
  */
-export function createRevoker(stores: Pick<TrustStores, 'revocations' | 'capabilities'>, receipts: ReceiptWriter, authority: RotatingAuthority, now: () => number): RevocationPort {
+export function createRevoker(stores: Pick<TrustStores, 'revocations' | 'capabilities'>, receipts: RevocationReceiptWriter, authority: Pick<RotatingAuthority, 'exclusive'>, now: () => number): RevocationPort {
   return {
     async revoke(capabilityId: string) {
       const result = await stores.revocations.revoke(capabilityId)
@@ -284,7 +186,7 @@ export function createTrustDeps(options: TrustDepsOptions): TrustDeps {
 }
 
 /** Mounts every trust-control route into `router`; returns the query engine and analytics rollup the routes share. */
-export function mountTrustRoutes(router: Router, deps: TrustDeps, options: TrustRouteOptions = {}): { engine: ReceiptQueryEngine; rollup: AnalyticsRollup } {
+export function mountTrustRoutes(router: RouteSink, deps: TrustDeps, options: TrustRouteOptions = {}): { engine: ReceiptQueryEngine; rollup: AnalyticsRollup } {
   const engine = options.engine ?? createQueryEngine(deps)
   const rollup = options.rollup ?? new AnalyticsRollup(deps.corpus, { log: deps.log })
   for (const route of createTrustRoutes(deps, { ...options, engine, rollup })) router.add(route.method, route.path, route.handler)

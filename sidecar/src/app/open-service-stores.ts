@@ -1,10 +1,12 @@
-// Opens the SQLite stores for a service and adapts them to the kernel ports and the route contexts.
+// Opens a service's SQLite stores, chooses its receipt writer once, and adapts them to the kernel ports
+// and the route contexts.
 import { mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { publicKeyFor, type Signer } from '@gate/sdk'
 import type { Authority } from '../config/authority-seed.js'
 import type { GlobalFlags } from '../config/global-flags.js'
-import { closeStores, createInlineReceiptWriter, isInMemoryPath, openStores, type ApprovalRecord, type ReceiptWriter, type Stores } from '../stores/index.js'
+import type { ApprovalRecord } from '@gate/trust'
+import { closeSqliteStores, createInlineReceiptWriter, isInMemoryPath, openSqliteStores, type ReceiptWriter, type SqliteStores } from '../stores/index.js'
 import { startThreadedReceiptWriter } from '../stores/threaded-receipt-writer.js'
 import type { ApprovalView } from '../routes/context.js'
 import type { ServiceStores } from './service-stores.js'
@@ -23,7 +25,7 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
   for (const path of [options.receiptStore, options.global.revocationDb, options.global.budgetDb]) {
     if (path !== undefined && !isInMemoryPath(path)) await mkdir(dirname(path), { recursive: true, mode: 0o700 })
   }
-  const stores = await openStores({
+  const stores = await openSqliteStores({
     receiptDb,
     revocationDb: options.global.revocationDb,
     budgetDb: options.global.budgetDb,
@@ -38,7 +40,7 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
 }
 
 /** The kernel ports and route admin views over opened stores; every receipt goes through `receipts`. */
-export function adaptStores(stores: Stores, signer: Signer, receipts: ReceiptWriter, writing: string): ServiceStores {
+export function adaptStores(stores: SqliteStores, signer: Signer, receipts: ReceiptWriter, writing: string): ServiceStores {
   const view = (r: ApprovalRecord, now: number): ApprovalView => ({
     ...r,
     decisionReceiptId: r.decisionReceiptId ?? '',
@@ -75,7 +77,7 @@ export function adaptStores(stores: Stores, signer: Signer, receipts: ReceiptWri
     healthy: () => receipts.healthy,
     close: async () => {
       await receipts.close()
-      await closeStores(stores)
+      await closeSqliteStores(stores)
     },
     raw: stores,
   }

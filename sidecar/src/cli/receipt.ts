@@ -11,10 +11,9 @@
 // Everything printed from a receipt goes through terminal-text.ts.
 import { readFile } from 'node:fs/promises'
 import { checkHttpReceipt, createSigner, generateSecret, hexToBytes, parseJsonExact, readJson, EXACT_JSON_LIMITS, verifyCoreReceipt, type Signer } from '@gate/sdk'
-import { parseReceiptQuery, ReceiptQueryEngine, PAGE_LIMIT, type Principal, type UnverifiedReceipt } from '@gate/trust'
+import { createCorpusPort, parseReceiptQuery, ReceiptQueryEngine, PAGE_LIMIT, type Principal, type UnverifiedReceipt } from '@gate/trust'
 import { ConfigError, UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, readGlobalFlags } from '../config/global-flags.js'
-import { createCorpusPort } from '../app/trust-wiring.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { createControlClient, describeRefusal } from './control-client.js'
 import { EXPLAIN_USAGE, explain } from './receipt-explain.js'

@@ -3,7 +3,7 @@
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { openBudgetStore } from './budget-store.js'
-import { testCaptureContract } from '../testing/budget-capture-contract.js'
+import { testCaptureContract } from '@gate/trust/testing'
 
 const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
 

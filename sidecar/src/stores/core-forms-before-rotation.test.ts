@@ -1,11 +1,13 @@
-// Before a key rotation: the rows the retiring key signed get their core form stored once they verify;
-// rows of another key, rows already converted and rows that do not verify are left as they are.
+// Before a key rotation (@gate/trust's storeCoreForms over the SQLite receipt store): the rows the retiring
+// key signed get their core form stored once they verify; rows of another key, rows already converted and
+// rows that do not verify are left as they are.
 import t from 'tap'
 import { join } from 'node:path'
 import { createSigner, generateSecret, signHttpReceiptJson, verifyCoreReceipt, type Signer } from '@gate/sdk'
-import { createReceiptRow, openReceiptStore, RECEIPT_TRUST_INDEXES } from '../stores/index.js'
-import { storeCoreForms } from './store-core-forms.js'
-import { receiptBody } from '../testing/receipt-rows.js'
+import { createReceiptRow } from '@gate/trust'
+import { storeCoreForms } from '@gate/trust/server'
+import { receiptBody } from '@gate/trust/testing'
+import { openReceiptStore, RECEIPT_TRUST_INDEXES } from './index.js'
 
 function signed(n: number, signer: Signer) {
   return signHttpReceiptJson(receiptBody(n, { metadata: null }), signer)

@@ -3,7 +3,7 @@
 // child receipts of trust-control (listed-receipt-store.ts). Opening stamps or checks the file's
 // revision (revision-stamp.ts); closing flushes the log before anything closes.
 import { InvalidConfigError } from '@gate/sdk'
-import { GROUP_COMMIT_DEFAULTS } from './group-commit.js'
+import { GROUP_COMMIT_DEFAULTS } from '@gate/trust'
 import { ListedReceiptStore } from './listed-receipt-store.js'
 import { ReceiptLog, RECEIPT_QUERY_INDEXES, RECEIPT_SCHEMA, RECEIPT_TRUST_INDEXES } from './receipt-log.js'
 import { ReceiptQuery } from './receipt-query.js'

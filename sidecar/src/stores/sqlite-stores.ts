@@ -1,4 +1,4 @@
-// Opens the sidecar's seven stores from one receipt path (siblings derived, explicit paths win) and closes
+// Opens the seven SQLite stores of one host from one receipt path (siblings derived, explicit paths win) and closes
 // them in order: receipts first, so every receipt an evaluate is waiting on is flushed before anything else.
 import { InvalidConfigError } from '@gate/sdk'
 import { openApprovalStore, type ApprovalStore } from './approval-store.js'
@@ -12,8 +12,8 @@ import { resolveDatabaseOptions, type DatabaseOptions } from './sqlite-driver.js
 import { checkFunctionOption, pickOptions } from './store-options.js'
 import { deriveStorePaths, isInMemoryPath, type StorePaths } from './store-paths.js'
 
-/** Options of `openStores`. */
-export interface StoresOptions extends DatabaseOptions {
+/** Options of `openSqliteStores`. */
+export interface SqliteStoresOptions extends DatabaseOptions {
   /** Receipt store path (`--receipt-store` / `--receipt-db`); `:memory:` or empty for ephemeral stores. Required. */
   receiptDb: string
   /** `--revocation-db`, default `<receipt stem>.revocations<ext>`. */
@@ -37,7 +37,7 @@ export interface StoresOptions extends DatabaseOptions {
 }
 
 /** The open stores. */
-export interface Stores {
+export interface SqliteStores {
   paths: StorePaths
   /** True when the receipt store is in memory (`receipt_backend: ephemeral`). */
   isEphemeral: boolean
@@ -64,7 +64,7 @@ const OWN_KEYS = [
 ] as const
 
 /** Opens every store; on a failure closes the ones already open and rethrows. */
-export async function openStores(options: StoresOptions): Promise<Stores> {
+export async function openSqliteStores(options: SqliteStoresOptions): Promise<SqliteStores> {
   const { own, database } = pickOptions('stores options', options, OWN_KEYS)
   if (typeof own.receiptDb !== 'string') throw new InvalidConfigError('stores options.receiptDb', 'a path or ":memory:"', own.receiptDb)
   for (const key of ['revocationDb', 'budgetDb', 'approvalDb', 'nonceDb', 'authorityDb', 'capabilityDb'] as const) {
@@ -105,7 +105,7 @@ export async function openStores(options: StoresOptions): Promise<Stores> {
 }
 
 /** Flushes and closes every store, receipts first; rethrows the first failure after trying them all. */
-export async function closeStores(stores: Stores): Promise<void> {
+export async function closeSqliteStores(stores: SqliteStores): Promise<void> {
   let first: unknown
   for (const store of [stores.receipts, stores.budgets, stores.nonces, stores.approvals, stores.revocations, stores.authority, stores.capabilities]) {
     try {

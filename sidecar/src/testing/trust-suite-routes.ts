@@ -18,7 +18,7 @@ import {
 import { runGate, spawnGate } from './spawn-gate.js'
 import { call, sendRawRequest, type JsonResponse } from './http-client.js'
 import { openAuthorityStore, openReceiptStore, type StoredReceipt } from '../stores/index.js'
-import { openPgStores } from '../stores/postgres/index.js'
+import { openPgStores } from '@gate/trust/postgres'
 import type { TrustSuite, QueryBody, Predicate, SuiteStore } from './trust-suite-fixture.js'
 
 export function registerTrustRouteTests(s: TrustSuite): void {

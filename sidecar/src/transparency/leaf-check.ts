@@ -9,7 +9,7 @@
 // verification each, off the event loop.
 import { checkStoredReceiptOffThread, readStoredReceipt, type StoredReceiptStep } from '@gate/trust'
 import type { CommittedReceipts } from '../stores/receipt-log.js'
-import type { LogReceipt, TransparencyLogBackend } from './log-backend.js'
+import type { LogReceipt, TransparencyLogBackend } from '@gate/trust'
 
 /** Of `keys`, those whose receipts the log accepts (the authority's trusted keys, keys enrolled for ingest, this process's own). */
 export type AcceptedSigners = (keys: readonly string[]) => Promise<ReadonlySet<string>>

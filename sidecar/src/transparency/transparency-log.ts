@@ -18,7 +18,7 @@ import {
 import type { TransparencyStatus } from '@gate/trust'
 import { LogIntegrityError, NotCheckpointedError } from '../errors.js'
 import type { Checkpointer, CheckpointResult } from './checkpointer.js'
-import type { TransparencyLogBackend } from './log-backend.js'
+import type { TransparencyLogBackend } from '@gate/trust'
 
 export interface TransparencyLogOptions {
   backend: TransparencyLogBackend

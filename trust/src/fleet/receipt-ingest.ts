@@ -1,9 +1,11 @@
-// Trust-control's fleet ports: the receipt ingest sidecars ship to (enrolled keys, idempotent by receipt
-// id), central budget captures and the revocation feed sidecars mirror, over either backend. On PostgreSQL the receipt log itself skips ids
-// already stored, inside its serialized append; on SQLite (one process) ingests run one at a time and
-// skip the ids `findStored` finds (a filter of stored ids rules most out without a lookup).
-import type { AuthorityPort, BudgetCapturePort, EnrolledSigner, IngestItem, ReceiptIngestPort, RevocationFeedPort, RevocationPort } from '@gate/trust'
-import { createCoreReceiptRow, createReceiptRow, type EnrolledKeyStore, type TrustStores } from '../stores/index.js'
+// The receipt ingest sidecars ship to (POST /v1/receipts/ingest, routes/ingest.ts), over either backend:
+// receipts signed by enrolled keys (or the authority's own) become receipt rows, idempotent by receipt
+// id. On PostgreSQL the receipt log itself skips ids already stored, inside its serialized append; on
+// SQLite (one process) ingests run one at a time and skip the ids `findStored` finds (a filter of stored
+// ids rules most out without a lookup).
+import type { AuthorityPort, EnrolledSigner, IngestItem, ReceiptIngestPort } from '../ports.js'
+import type { EnrolledKeyStore, TrustStores } from '../store-ports.js'
+import { createCoreReceiptRow, createReceiptRow } from '../stores/receipt-row.js'
 
 /** Options of `createIngestPort`. */
 export interface IngestPortOptions {
@@ -90,50 +92,5 @@ export function createIngestPort(options: IngestPortOptions): ReceiptIngestPort 
       return enrolled
     },
     enrolled: (): Promise<EnrolledSigner[]> => enrolledKeys.list(),
-  }
-}
-
-/** Central budget captures over the budget store (serialized by the database on PostgreSQL). */
-export function createBudgetCapturePort(stores: Pick<TrustStores, 'budgets'>): BudgetCapturePort {
-  return { capture: plan => stores.budgets.capture(plan) }
-}
-
-/**
- * The revocation feed over the revocation store, and the revoker and authority that tell it: they wrap
- * the ports so a held GET /v1/revocations answers the moment a revocation or a rotation commits here.
- */
-export function createRevocationFeed<A extends AuthorityPort>(
-  stores: Pick<TrustStores, 'revocations'>,
-  revoker: RevocationPort,
-  authority: A,
-): { feed: RevocationFeedPort; revoker: RevocationPort; authority: A } {
-  const listeners = new Set<() => void>()
-  const notify = () => {
-    for (const listener of listeners) listener()
-  }
-  return {
-    authority: {
-      ...authority,
-      async rotate() {
-        const status = await authority.rotate()
-        notify()
-        return status
-      },
-    },
-    feed: {
-      listAfter: (afterSeq, limit) => stores.revocations.listAfter(afterSeq, limit),
-      latestSeq: () => stores.revocations.latestSeq(),
-      onRevoked(listener) {
-        listeners.add(listener)
-        return () => listeners.delete(listener)
-      },
-    },
-    revoker: {
-      async revoke(capabilityId) {
-        const result = await revoker.revoke(capabilityId)
-        if (result.newlyRevoked) notify()
-        return result
-      },
-    },
   }
 }

@@ -1,15 +1,15 @@
 // Approvals on PostgreSQL: the SQLite approval store's contract (answered once while pending and
 // unexpired, consumed once by the same caller, method, route and content). Each transition is one
 // conditional UPDATE, so of two nodes racing on the same approval exactly one wins.
-import { ApprovalStateError, DuplicateRecordError, StoreInputError } from '../../errors.js'
-import type { ApprovalRecord, ApprovalResponse, NewApproval, RequestBindings } from '../approval-store.js'
+import { ApprovalStateError, DuplicateRecordError, StoreInputError } from '../errors.js'
+import type { ApprovalRecord, ApprovalResponse, ApprovalStorePort, NewApproval, RequestBindings } from '../store-ports.js'
 import type { PgDatabase } from './pg-database.js'
 
 const COLUMNS = `approval_id AS "approvalId", request_id AS "requestId", caller_identity_hash AS "callerIdentityHash", method,
   route_pattern AS "routePattern", content_hash AS "contentHash", decision_receipt_id AS "decisionReceiptId", created_at AS "createdAt",
   expires_at AS "expiresAt", state, responder, reason, responded_at AS "respondedAt", consumed_at AS "consumedAt"`
 
-export class PgApprovalStore {
+export class PgApprovalStore implements ApprovalStorePort {
   readonly #db: PgDatabase
   readonly #now: () => number
 

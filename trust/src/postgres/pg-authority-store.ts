@@ -8,8 +8,9 @@
 // The seed is stored in the database: whoever can read the `authority_keys` table can sign as the
 // authority. docs/postgres.md says how to restrict it.
 import { InvalidConfigError } from '@gate/sdk'
-import { StoreFailedError, StoreInputError } from '../../errors.js'
-import { AUTHORITY_SEED_BYTES, type AuthorityState } from '../authority-store.js'
+import { StoreFailedError, StoreInputError } from '../errors.js'
+import type { AuthorityState, TrustAuthorityStore } from '../store-ports.js'
+import { AUTHORITY_SEED_BYTES } from '../stores/store-input.js'
 import type { PgDatabase, PgExecutor } from './pg-database.js'
 import { AUTHORITY_KEYS_LOCK, AUTHORITY_LOCK } from './pg-locks.js'
 
@@ -20,7 +21,7 @@ interface KeyRow {
   created_at: number
 }
 
-export class PgAuthorityStore {
+export class PgAuthorityStore implements TrustAuthorityStore {
   readonly #db: PgDatabase
   readonly #derivePublicKey: (seed: Uint8Array) => string
   readonly #now: () => number

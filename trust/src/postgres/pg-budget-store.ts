@@ -5,11 +5,11 @@
 // on each other), checks every counter and cost cap against the locked values, and advances them; a refused capture rolls back,
 // leaving nothing behind. Two nodes capturing the last invocation at once: one waits for the other's
 // lock, then sees its count, so the maximum is never exceeded.
-import type { CapturePlan } from '@gate/sdk'
-import type { CostUsageRow, GrantUsageRow } from '@gate/trust'
-import { StoreInputError } from '../../errors.js'
-import type { CaptureResult } from '../../kernel/ports.js'
-import { checkCapturePlan, type CapabilityUsage } from '../budget-store.js'
+import type { CaptureResult, CapturePlan } from '@gate/sdk'
+import type { CostUsageRow, GrantUsageRow } from '../ports.js'
+import { StoreInputError } from '../errors.js'
+import type { CapabilityUsage, TrustBudgetStore } from '../store-ports.js'
+import { checkCapturePlan } from '../stores/store-input.js'
 import type { PgDatabase, PgExecutor } from './pg-database.js'
 
 // The refusal is the transaction's answer, but nothing it wrote may stay: thrown to roll back.
@@ -21,7 +21,7 @@ class CaptureRefused extends Error {
 
 const GRANT_COLUMNS = 'capability_id AS "capabilityId", grant_key AS "grantKey", used, max_invocations AS "maxInvocations", updated_at AS "updatedAt"'
 
-export class PgBudgetStore {
+export class PgBudgetStore implements TrustBudgetStore {
   readonly #db: PgDatabase
   readonly #now: () => number
 

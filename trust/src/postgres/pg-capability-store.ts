@@ -1,9 +1,10 @@
 // Issued capability tokens on PostgreSQL (the lineage the agent filter joins on), stored as serialized.
 import type { CapabilityToken } from '@gate/sdk'
-import { StoreInputError } from '../../errors.js'
+import { StoreInputError } from '../errors.js'
+import type { TrustCapabilityStore } from '../store-ports.js'
 import type { PgDatabase } from './pg-database.js'
 
-export class PgCapabilityStore {
+export class PgCapabilityStore implements TrustCapabilityStore {
   readonly #db: PgDatabase
 
   constructor(db: PgDatabase) {

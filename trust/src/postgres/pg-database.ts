@@ -5,7 +5,7 @@
 // StoreFailedError (500). The pool reconnects on demand, so a database that comes back needs no restart.
 import pg from 'pg'
 import { InvalidConfigError } from '@gate/sdk'
-import { StoreFailedError, StoreUnavailableError } from '../../errors.js'
+import { StoreFailedError, StoreUnavailableError } from '../errors.js'
 
 /** Options of `openPgDatabase`. */
 export interface PgDatabaseOptions {

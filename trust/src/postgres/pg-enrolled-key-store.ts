@@ -1,6 +1,7 @@
 // Enrolled signing keys on PostgreSQL (../enrolled-key-store.ts): every node sees a key as soon as any
 // node enrolled it.
-import { checkEnrolment, type EnrolledKey, type EnrolledKeyStore } from '../enrolled-key-store.js'
+import type { EnrolledKey, EnrolledKeyStore } from '../store-ports.js'
+import { checkEnrolment } from '../stores/store-input.js'
 import type { PgDatabase } from './pg-database.js'
 
 const COLUMNS = 'public_key AS "publicKey", label, enrolled_at AS "enrolledAt"'

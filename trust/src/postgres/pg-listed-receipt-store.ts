@@ -1,8 +1,9 @@
 // Tool and child receipts (spec 03 ReceiptListResponse routes) on PostgreSQL: stored and served as the
 // bytes they arrived with; the same id again with the same bytes is idempotent, with other bytes 409.
-import type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from '@gate/trust'
-import { DuplicateRecordError, StoreInputError } from '../../errors.js'
-import { listedReceiptValues } from '../listed-receipt-store.js'
+import type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from '../ports.js'
+import { DuplicateRecordError, StoreInputError } from '../errors.js'
+import type { ListedReceiptStorePort } from '../store-ports.js'
+import { listedReceiptValues } from '../stores/store-input.js'
 import type { PgDatabase } from './pg-database.js'
 import { SqlWhere } from './pg-receipt-query.js'
 
@@ -18,7 +19,7 @@ const EXACT: readonly [keyof ListedReceiptFilter, string][] = [
 ]
 
 /** The `listed_receipts` table. */
-export class PgListedReceiptStore {
+export class PgListedReceiptStore implements ListedReceiptStorePort {
   readonly #db: PgDatabase
 
   constructor(db: PgDatabase) {

@@ -6,7 +6,7 @@
 // newer binary has migrated (no binary-only rollback), and one whose applied migration differs from this
 // binary's (an edited migration). Migrations run forward only, each in its own transaction.
 import { createHash } from 'node:crypto'
-import { StoreRevisionError } from '../../errors.js'
+import { StoreRevisionError } from '../errors.js'
 import { MIGRATION_LOCK } from './pg-locks.js'
 import type { PgDatabase } from './pg-database.js'
 import { PG_MIGRATIONS } from './migrations/index.js'

@@ -9,9 +9,10 @@
 // holder's commit), and numbers its rows from there; the lock is released only once it has committed.
 // Appends of every node are thereby serial, one batch per transaction. A receipt id already stored is
 // not stored again (ingest is idempotent): its append answers the stored seq with `stored: false`.
-import { ReceiptPersistenceError, StoreInputError } from '../../errors.js'
-import { GroupCommit, type GroupCommitStats } from '../group-commit.js'
-import { rowValues, type CommittedReceipts, type ReceiptRow } from '../receipt-log.js'
+import { ReceiptPersistenceError, StoreInputError } from '../errors.js'
+import { GroupCommit, type GroupCommitStats } from '../stores/group-commit.js'
+import type { TrustReceiptLog } from '../store-ports.js'
+import { rowValues, type CommittedReceipts, type ReceiptRow } from '../stores/receipt-row.js'
 import { isUnavailable, pgErrorText, toStoreError, type PgDatabase, type PgExecutor, type PgValue } from './pg-database.js'
 import { RECEIPT_APPEND_LOCK } from './pg-locks.js'
 
@@ -60,7 +61,7 @@ const INSERT_SQL = `INSERT INTO receipts (seq, ${COLUMNS.map(([c]) => c).join(',
 const CORE_SQL = 'UPDATE receipts SET core_json = u.core FROM unnest($1::bigint[], $2::text[]) AS u(seq, core) WHERE receipts.seq = u.seq RETURNING receipts.seq'
 
 /** Group-committed appends and core-form updates of the `receipts` table. */
-export class PgReceiptLog {
+export class PgReceiptLog implements TrustReceiptLog {
   readonly #db: PgDatabase
   readonly #queue: GroupCommit<LogWrite, LogResult>
   readonly #followers = new Set<(batch: CommittedReceipts) => void>()

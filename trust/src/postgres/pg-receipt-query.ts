@@ -2,10 +2,10 @@
 // (spec 03 receipt query, analytics, operator report). The SQLite reader names its access paths because
 // SQLite without statistics guesses poorly; PostgreSQL's planner has statistics and the plain indexes of
 // migration 1, so each query is the filter as written. Every value is a numbered parameter.
-import type { CorpusAggregateRow, CorpusFilter, CorpusGrouping, CorpusRow } from '@gate/trust'
-import { StoreInputError } from '../../errors.js'
-import type { StoredReceipt } from '../receipt-log.js'
-import type { CorePendingRow } from '../receipt-query.js'
+import type { CorpusAggregateRow, CorpusFilter, CorpusGrouping, CorpusRow } from '../ports.js'
+import { StoreInputError } from '../errors.js'
+import type { StoredReceipt } from '../stores/receipt-row.js'
+import type { CorePendingRow, TrustReceiptReader } from '../store-ports.js'
 import type { PgDatabase, PgValue } from './pg-database.js'
 
 const RECEIPT_HEX = /^[0-9a-f]{64}$/
@@ -69,7 +69,7 @@ export function corpusWhere(f: CorpusFilter): SqlWhere {
 }
 
 /** Committed receipts, read (any node's). */
-export class PgReceiptQuery {
+export class PgReceiptQuery implements TrustReceiptReader {
   readonly #db: PgDatabase
 
   constructor(db: PgDatabase) {

@@ -2,12 +2,12 @@
 // consecutive, visible in commit order) under a transaction advisory lock, so a mirror reading
 // `seq > cursor` (a sidecar's local copy) never skips one, whichever node wrote it. Revoking twice is
 // idempotent: the second call changes nothing and says so.
-import { StoreInputError } from '../../errors.js'
-import type { RevocationRecord, RevokeResult } from '../revocation-store.js'
+import { StoreInputError } from '../errors.js'
+import type { RevocationRecord, RevokeResult, TrustRevocationStore } from '../store-ports.js'
 import type { PgDatabase } from './pg-database.js'
 import { REVOCATION_LOCK } from './pg-locks.js'
 
-export class PgRevocationStore {
+export class PgRevocationStore implements TrustRevocationStore {
   readonly #db: PgDatabase
   readonly #now: () => number
 

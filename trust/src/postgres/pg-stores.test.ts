@@ -5,9 +5,9 @@
 // bound parameter).
 import t, { type Test } from 'tap'
 import { createSigner, generateSecret } from '@gate/sdk'
-import { postgresSkipReason, startPostgres, type PostgresServer } from '../../testing/postgres-server.js'
-import { testCaptureContract } from '../../testing/budget-capture-contract.js'
-import { receiptRow } from '../../testing/receipt-rows.js'
+import { postgresSkipReason, startPostgres, type PostgresServer } from '../testing/postgres-server.js'
+import { testCaptureContract } from '../testing/budget-store-contract.js'
+import { receiptRow } from '../testing/receipt-rows.js'
 import { migrate, openPgStores, PgDatabase, PG_MIGRATIONS, type PgStores } from './index.js'
 
 const skip = postgresSkipReason()

@@ -4,9 +4,9 @@
 // several nodes growing the tree at once serialize; each append is still compare-and-set on the stored
 // size, and a node that loses reloads the frontier and carries on (checkpointer.ts).
 import type { CheckpointStatement, TreeNode, TreeNodeRef } from '@gate/sdk'
-import { StoreFailedError } from '../../errors.js'
-import type { AuditedReceipt, LogReceipt, TransparencyLogBackend } from '../../transparency/log-backend.js'
-import { AUDITED_COLUMNS } from '../receipt-columns.js'
+import { StoreFailedError } from '../errors.js'
+import type { AuditedReceipt, LogReceipt, TransparencyLogBackend } from '../store-ports.js'
+import { AUDITED_COLUMNS } from '../stores/receipt-columns.js'
 import type { PgDatabase } from './pg-database.js'
 import { TRANSPARENCY_LOCK } from './pg-locks.js'
 

@@ -4,18 +4,20 @@
 // candidates reach the quorum. A node that cannot reach the database sees no peers, so it has no quorum
 // and its mutating routes answer 503; the first heartbeat that succeeds again restores it, no restart.
 // The heartbeat also notices an authority rotation made elsewhere and reloads the key.
-import { computeCluster, createPeerAuthenticator, leaseOf, type ClusterBlock, type ClusterPort, type Leadership, type PeerObservation, type PeerState } from '@gate/trust'
 import type { IncomingMessage } from 'node:http'
-import type { NodeHeartbeat, PgClusterStore } from '../stores/postgres/index.js'
+import { computeCluster, leaseOf, type Leadership, type PeerObservation, type PeerState } from '../cluster.js'
+import { createPeerAuthenticator } from '../peer-auth.js'
+import type { ClusterBlock, ClusterPort } from '../ports.js'
+import type { NodeHeartbeat, PgClusterStore } from '../postgres/pg-cluster-store.js'
 
 /** Options of `ClusterNode`. */
 export interface ClusterNodeOptions {
   store: PgClusterStore
   /** This node's advertise URL: its node id and the endpoint peer digests are made for. */
   selfUrl: string
-  /** --cluster-peer: the fixed membership and the peer-auth allowlist; undefined takes the nodes seen. */
+  /** The fixed membership and the peer-auth allowlist; undefined takes the nodes seen. */
   configuredPeers: readonly string[] | undefined
-  /** --cluster-sync-interval-ms (spec 03 default 500). */
+  /** Heartbeat interval (spec 03 default 500: CLUSTER_SYNC_INTERVAL_MS). */
   syncIntervalMs: number
   serviceToken: string
   /** The authority generation this node signs with, and a reload when the database's differs. */
@@ -23,9 +25,6 @@ export interface ClusterNodeOptions {
   refreshAuthority: () => Promise<unknown>
   log: (line: string) => void
 }
-
-/** Default sync interval (spec 03). */
-export const CLUSTER_SYNC_INTERVAL_MS = 500
 
 /** A node's heartbeat loop and its ClusterPort. */
 export class ClusterNode implements ClusterPort {

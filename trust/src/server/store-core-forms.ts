@@ -5,8 +5,9 @@
 // what it signed is converted and stored first, here. Each row is verified before it is signed
 // (`toCoreJson`): one that does not verify keeps its HTTP form and is counted.
 import type { Signer } from '@gate/sdk'
-import { toCoreJson, type StoredReceiptStep, type TrustedKeys } from '@gate/trust'
-import type { TrustReceiptStore } from '../stores/index.js'
+import { toCoreJson } from '../core-form.js'
+import type { TrustReceiptStore } from '../store-ports.js'
+import type { StoredReceiptStep, TrustedKeys } from '../stored-receipt-check.js'
 
 /** What `storeCoreForms` did. */
 export interface StoredCoreForms {

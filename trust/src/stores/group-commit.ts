@@ -3,9 +3,11 @@
 // starts as soon as it is idle (one event-loop turn after the first enqueue, so requests read in the
 // same poll phase share a transaction), and load alone makes batches grow. An item's promise settles
 // only after its transaction committed or failed: commit before reply, never the other way round.
+//
+// Both backends' stores queue their writes through it: the SQLite stores of @gate/sidecar (one connection
+// per file) and the PostgreSQL receipt log (postgres/pg-receipt-log.ts).
 import { InvalidConfigError, type GateError } from '@gate/sdk'
-import { ReceiptPersistenceError, StoreClosedError, StoreFailedError } from '../errors.js'
-import { errorText, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
+import { ReceiptPersistenceError, StoreClosedError } from '../errors.js'
 
 /** Options of `GroupCommit`. */
 export interface GroupCommitOptions<T, R> {
@@ -191,21 +193,6 @@ export class GroupCommit<T, R = void> {
   }
 }
 
-/**
- * A group commit whose every batch is one transaction of `db`; a failed batch rejects each of its items
- * with StoreFailedError naming the store, its file and `noun` (what one item is: "budget update").
- */
-export function transactionalGroupCommit<T, R>(
-  db: SqliteDatabase,
-  store: string,
-  noun: string,
-  commitWrites: (tx: SqliteExecutor, items: readonly T[]) => Promise<R[]>,
-  maxBatchSize?: number,
-): GroupCommit<T, R> {
-  return new GroupCommit<T, R>({
-    store,
-    maxBatchSize,
-    commitBatch: items => db.transaction(tx => commitWrites(tx, items)),
-    toError: (cause, batchSize) => new StoreFailedError(store, db.path, `the commit of ${batchSize} ${noun}(s) failed (${errorText(cause)})`, cause),
-  })
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
 }

@@ -3,10 +3,9 @@
 // file, two nodes on one database). Plans come from @gate/sdk's planCaptures over real tokens: the
 // siblings of issue 37, children a delegatee signed under one link, each with an id of its own.
 import type { Test } from 'tap'
-import { authorizeCall, delegationLinkId, planCaptures, type CapabilityToken, type CapturePlan, type MonetaryAmount, type ToolCall, type ToolGrant } from '@gate/sdk'
+import { authorizeCall, delegationLinkId, planCaptures, type CapabilityToken, type CaptureResult, type CapturePlan, type MonetaryAmount, type ToolCall, type ToolGrant } from '@gate/sdk'
 import { exampleSigner, siblingChildren } from '@gate/sdk/testing'
-import type { CaptureResult } from '../kernel/ports.js'
-import type { CapabilityUsage } from '../stores/budget-store.js'
+import type { CapabilityUsage } from '../store-ports.js'
 
 /** What the contract needs of a store. */
 export interface CaptureStore {
