@@ -172,8 +172,9 @@ export class ReceiptOutbox {
     if (batch === undefined) return false
     const last = batch.lastSeq
     if (last > this.#latestSeq) this.#latestSeq = last
-    const answer = (await this.#connection.expectOk(this.#connection.post('/v1/receipts/ingest', batch.body, INGEST_TIMEOUT_MS))) as { results?: unknown[] }
-    if (!Array.isArray(answer.results) || answer.results.length !== batch.count) throw new Error('POST /v1/receipts/ingest answered without one result per receipt')
+    // the body (gate.fleet.ingest_request.v1) is built from the stored bytes by the receipt store's SQL
+    const answer = await this.#connection.expectMessage('gate.fleet.ingest_response.v1', this.#connection.post('/v1/receipts/ingest', batch.body, INGEST_TIMEOUT_MS))
+    if (answer.results.length !== batch.count) throw new Error('POST /v1/receipts/ingest answered without one result per receipt')
     // acknowledged: only now does the cursor move (a crash before this line re-sends the batch)
     await this.#options.cursor.write(this.#options.target, last)
     this.#shippedSeq = last
