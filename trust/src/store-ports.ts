@@ -118,7 +118,7 @@ export interface TrustBudgetStore {
 /** Issued capability tokens: the lineage the agent filter joins on. */
 export interface TrustCapabilityStore {
   readonly isEphemeral: boolean
-  /** Idempotent for the same token. */
+  /** Records an issued token; a second token with the same id is refused. */
   remember(token: CapabilityToken): Promise<void>
   get(capabilityId: string): Promise<CapabilityToken | undefined>
   idsForSubject(subject: string): Promise<string[]>

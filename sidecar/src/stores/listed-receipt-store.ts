@@ -5,8 +5,6 @@ import { listedReceiptValues, type ListedReceiptFilter, type ListedReceiptInput,
 import { DuplicateRecordError, StoreInputError } from '../errors.js'
 import type { SqliteDatabase, SqlValue } from './sqlite-driver.js'
 
-// The tool and child receipt types are trust-control's port types (this store implements that port).
-export type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from '@gate/trust'
 
 /** Tool and child receipts appended through trust-control, beside the HTTP receipts (same file). */
 const LISTED_SCHEMA: readonly string[] = [
@@ -28,7 +26,7 @@ const LISTED_SCHEMA: readonly string[] = [
 ]
 
 /** The `listed_receipts` table of a receipt store's file. */
-export class ListedReceiptStore {
+export class ListedReceiptStore implements ListedReceiptStorePort {
   readonly #writer: SqliteDatabase
   readonly #reader: SqliteDatabase
   #ready: Promise<void> | undefined

@@ -14,7 +14,7 @@
 // `id_prefix` (the id's first 52 bits) and `id_bucket` (seq / 4096), indexed together: a commit touches
 // only the current bucket's ~15 index pages (6.0 KB per receipt, throughput within noise of no index),
 // and a lookup probes the buckets newest first (receipt-query.ts). bench/src/stores/receipt-ingest.ts.
-import { GroupCommit, rowValues, type CommittedReceipts, type GroupCommitStats, type ReceiptRow } from '@gate/trust'
+import { GroupCommit, rowValues, type CommittedReceipts, type GroupCommitStats, type ReceiptRow, type TrustReceiptLog } from '@gate/trust'
 import { StoreInputError } from '../errors.js'
 import type { StoreSchema } from './revision-stamp.js'
 import type { SqliteDatabase, SqlValue } from './sqlite-driver.js'
@@ -126,7 +126,7 @@ export interface ReceiptLogOptions {
 type LogWrite = { type: 'append'; row: unknown[]; receiptId: string } | { type: 'core'; seq: number; coreJson: string }
 
 /** Group-committed appends (and core-form updates) on the store's write connection. */
-export class ReceiptLog {
+export class ReceiptLog implements TrustReceiptLog {
   readonly #db: SqliteDatabase
   readonly #queue: GroupCommit<LogWrite, number>
   readonly #followers = new Set<(batch: CommittedReceipts) => void>()

@@ -1,12 +1,11 @@
-// The PostgreSQL stores against a real server: migrations (concurrent starts, refusals), the receipt
-// log's consecutive commit-ordered seqs across several pools (several nodes), idempotent appends, budget
-// captures that never pass a maximum across nodes (and the capture contract shared with SQLite),
-// revocation versions, authority rotation, and filters whose values are hostile SQL (everything is a
-// bound parameter).
+// What only the PostgreSQL stores do, against a real server: migrations (concurrent starts, refusals),
+// the receipt log's consecutive commit-ordered seqs across several pools (several nodes), idempotent
+// appends, budget captures that never pass a maximum across nodes, revocation versions, authority
+// rotation under its lock, and filters whose values are hostile SQL (everything is a bound parameter).
+// The contracts shared with the SQLite stores run in pg-store-contracts.test.ts.
 import t, { type Test } from 'tap'
 import { createSigner, generateSecret } from '@gate/sdk'
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../testing/postgres-server.js'
-import { testCaptureContract } from '../testing/budget-store-contract.js'
 import { receiptRow } from '../testing/receipt-rows.js'
 import { migrate, openPgStores, PgDatabase, PG_MIGRATIONS, type PgStores } from './index.js'
 
@@ -139,13 +138,6 @@ t.test('budget captures across three nodes never pass the maximum', { skip }, as
   const zero = await nodes[2]!.budgets.capture({ invocations: [{ owner: 'cap-3', key: 'k', max: 0, fixedMax: false, kind: 'grant' }], costs: [] })
   t.match(zero, { allowed: false, failed: { kind: 'invocation', used: 0 } })
   t.same(await nodes[0]!.budgets.usage('cap-3'), { capabilityId: 'cap-3', grants: [], costs: [] }, 'a refused capture leaves nothing behind')
-})
-
-t.test('the capture contract (delegation links shared by siblings), two nodes on one database', { skip }, async t => {
-  testCaptureContract(t, async t => {
-    const nodes = await openNodes(t, await server.createDatabase(), 2)
-    return [nodes[0]!.budgets, nodes[1]!.budgets]
-  })
 })
 
 t.test('revocations from several nodes take consecutive versions; revoking twice is idempotent', { skip }, async t => {

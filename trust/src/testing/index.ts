@@ -2,4 +2,4 @@
 // PostgreSQL server for tests, receipt rows and bodies. Not part of the runtime surface.
 export * from './postgres-server.js'
 export * from './receipt-rows.js'
-export * from './budget-store-contract.js'
+export * from './contracts/index.js'

@@ -1,17 +1,14 @@
-// The capture contract both budget stores keep (SQLite: budget-store.test.ts, under each driver;
-// PostgreSQL: postgres/pg-stores.test.ts), run on handles that share one store (two connections to one
-// file, two nodes on one database). Plans come from @gate/sdk's planCaptures over real tokens: the
-// siblings of issue 37, children a delegatee signed under one link, each with an id of its own.
+// The budget store contract (store-ports.ts TrustBudgetStore), kept by the SQLite budget store
+// (@gate/sidecar) and PgBudgetStore, run on handles that share one store (two connections to one file,
+// two nodes on one database): captures are all or none, never pass a maximum or a cost cap across
+// handles, and are reported by usage and the grant list. Plans come from @gate/sdk's planCaptures over
+// real tokens: the siblings of issue 37, children a delegatee signed under one link, each with an id of
+// its own.
 import type { Test } from 'tap'
-import { authorizeCall, delegationLinkId, planCaptures, type CapabilityToken, type CaptureResult, type CapturePlan, type MonetaryAmount, type ToolCall, type ToolGrant } from '@gate/sdk'
+import { authorizeCall, delegationLinkId, planCaptures, type CapabilityToken, type CapturePlan, type MonetaryAmount, type ToolCall, type ToolGrant } from '@gate/sdk'
 import { exampleSigner, siblingChildren } from '@gate/sdk/testing'
-import type { CapabilityUsage } from '../store-ports.js'
-
-/** What the contract needs of a store. */
-export interface CaptureStore {
-  capture(plan: CapturePlan): Promise<CaptureResult>
-  usage(owner: string): Promise<CapabilityUsage>
-}
+import type { TrustBudgetStore } from '../../store-ports.js'
+import type { OpenStore } from './store-factory.js'
 
 const NOW = 1_763_700_000
 const CALL: ToolCall = { server_id: 'http', tool_name: 'POST /pets', arguments: {} }
@@ -37,7 +34,7 @@ function siblingPlans(grant: ToolGrant, count: number, cost?: MonetaryAmount, se
 }
 
 /** Runs the contract; `open` gives two handles on one fresh store (closed by the caller's teardown). */
-export function testCaptureContract(t: Test, open: (t: Test) => Promise<[CaptureStore, CaptureStore]>): void {
+export function testBudgetStoreContract(t: Test, open: OpenStore<[TrustBudgetStore, TrustBudgetStore]>): void {
   t.test('siblings of one link, captured at once through both handles, spend its max_invocations once in all', async t => {
     const [a, b] = await open(t)
     const { owner, plans } = siblingPlans({ server_id: 'http', tool_name: 'POST /pets', max_invocations: 3 }, 24)
@@ -81,5 +78,26 @@ export function testCaptureContract(t: Test, open: (t: Test) => Promise<[Capture
     const cost = { owner: 'cap-y', key: 'k', units: 1, currency: 'USD', maxUnits: 5 }
     await t.rejects(a.capture({ invocations: [], costs: [cost, cost] }), { code: 'gate_bad_request' })
     t.same(await a.usage('cap-y'), { capabilityId: 'cap-y', grants: [], costs: [] })
+  })
+
+  t.test('a counter refuses the call past its maximum, or a fixed maximum presented otherwise; usage reports both kinds', async t => {
+    const [a, b] = await open(t)
+    const counter = { owner: 'cap-z', key: '0:GET /pets', max: 2, fixedMax: false, kind: 'grant' as const }
+    const cost = { owner: 'cap-z', key: '0:GET /pets', units: 15, currency: 'EUR', maxUnits: 100 }
+    t.same(await a.capture({ invocations: [counter], costs: [cost] }), { allowed: true, used: [1], costUnits: [15] })
+    t.same(await b.capture({ invocations: [counter], costs: [] }), { allowed: true, used: [2], costUnits: [] })
+    t.same(await a.capture({ invocations: [counter], costs: [cost] }), { allowed: false, failed: { kind: 'invocation', index: 0, used: 2 } })
+    const family = { owner: 'family:f1', key: 'family', max: 5, fixedMax: true, kind: 'family' as const }
+    t.same(await b.capture({ invocations: [family], costs: [] }), { allowed: true, used: [1], costUnits: [] })
+    t.same(await a.capture({ invocations: [{ ...family, max: 6 }], costs: [] }), { allowed: false, failed: { kind: 'max_mismatch', index: 0, recordedMax: 5 } })
+    t.match(await b.usage('cap-z'), {
+      capabilityId: 'cap-z',
+      grants: [{ capabilityId: 'cap-z', grantKey: '0:GET /pets', used: 2, maxInvocations: 2 }],
+      costs: [{ capabilityId: 'cap-z', grantKey: '0:GET /pets', currency: 'EUR', units: 15 }],
+    })
+    const listed = await a.listGrants(10)
+    t.same(listed.map(g => g.capabilityId).sort(), ['cap-z', 'family:f1'])
+    t.ok(listed.every(g => Number.isSafeInteger(g.updatedAt)), 'each with its last update')
+    t.equal((await a.listGrants(1)).length, 1)
   })
 }
