@@ -4,7 +4,7 @@
 // check aimed at that behaviour FAILS. It is not Gate's sidecar and shares no code with it beyond the
 // @gate/sdk protocol functions. Test support only. This module is its HTTP side; the fault table, its
 // state, its decisions and its receipts are in broken-sidecar-faults.ts, broken-state.ts,
-// broken-policy.ts and broken-receipts.ts.
+// broken-policy.ts and broken-receipts.ts; with an upstream, its proxy side is broken-proxy.ts.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { signCapability, uuidv7, type CapabilityToken, type GateHttpRequest } from '@gate/sdk'
 import { validate } from '@gate/schemas'
@@ -12,6 +12,7 @@ import { findDuplicateQueryKey } from './duplicate-query-key.js'
 import { listenOnLoopback } from '../fakes/loopback.js'
 import { coreReceiptOf } from './broken-capabilities.js'
 import { createBrokenPolicy } from './broken-policy.js'
+import { createBrokenProxy } from './broken-proxy.js'
 import { createBrokenReceipts } from './broken-receipts.js'
 import { createBrokenState, type BrokenSidecarOptions } from './broken-state.js'
 
@@ -46,6 +47,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   const brokenReceipts = createBrokenReceipts(state)
   const { signReceipt, verifyReceipt } = brokenReceipts
   const { decide } = createBrokenPolicy(state, brokenReceipts)
+  const proxy = options.upstream === undefined ? undefined : createBrokenProxy(state, options.upstream, { decide, signReceipt })
   const server: Server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, (req, res) => {
     handle(req, res).catch(err => {
       if (err instanceof HttpFailure) return sendJson(res, err.status, { error: err.code, message: err.message, receipt_id: null, suggestion: null })
@@ -87,6 +89,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       default: {
         const respond = /^POST \/approvals\/([^/]+)\/respond$/.exec(route)
         if (respond !== null) return respondRoute(req, res, decodeURIComponent(respond[1]!))
+        if (proxy !== undefined && !url.pathname.startsWith('/gate/')) return proxy(req, res)
         drain(req)
         return sendJson(res, 404, { error: 'gate_not_found', message: `no route ${route}`, receipt_id: null, suggestion: null })
       }
