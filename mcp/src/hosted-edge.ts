@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { CallerSessions } from './caller-sessions.js'
 import { ENDED_STATES, type EdgeSessionRecord, type EdgeSessionStore, type HostedSessionState } from './edge-session-store.js'
 import type { Admission } from './hosted-admission.js'
 import {
@@ -85,7 +86,7 @@ export class HostedEdge {
   // resumes under way: concurrent first requests of a resumed session share one transport
   readonly #resuming = new Map<string, Promise<LiveSession>>()
   // live sessions (and those being opened) by principal: the per-caller cap
-  readonly #callers = new Map<string, number>()
+  readonly #callers = new CallerSessions()
   // initializes between the cap checks and their session's entry in #live
   #opening = 0
   readonly #now: () => number
@@ -172,9 +173,10 @@ export class HostedEdge {
     }
     const { maxSessions, maxSessionsPerCaller } = this.#options.limits
     // the caller's own cap first: one token filling its share is its answer, not everyone's 503
-    if ((this.#callers.get(principal) ?? 0) >= maxSessionsPerCaller) {
+    if (this.#callers.count(principal) >= maxSessionsPerCaller) {
+      const waitMs = this.#callers.msToFirstExpiry(principal, this.#options.limits.idleMs, this.#now())
       return sendHostedError(res, 429, 'gate_too_many_sessions', `Too Many Requests: this caller has ${maxSessionsPerCaller} sessions open (the per-caller cap); end one with DELETE /mcp`, {
-        'retry-after': String(this.#secondsToFirstExpiry(principal)),
+        'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))),
       })
     }
     if (this.#live.size + this.#opening >= maxSessions) {
@@ -194,12 +196,12 @@ export class HostedEdge {
     }
     // both places are taken before the first await, so concurrent initializes cannot pass the caps together
     this.#opening++
-    this.#countCaller(principal, 1)
+    this.#callers.add(record)
     let session: LiveSession
     try {
       session = await this.#open(record, headerText(req.headers['x-gate-capability']), false)
     } catch (err) {
-      if (!this.#live.has(record.id)) this.#countCaller(principal, -1)
+      if (!this.#live.has(record.id)) this.#callers.remove(record)
       throw err
     } finally {
       this.#opening--
@@ -291,7 +293,7 @@ export class HostedEdge {
     server.registerCapabilities({ experimental: { gateProtocol: { selectedProtocolVersion: record.protocolVersion } } })
     const session: LiveSession = { record, transport, server, events, streams: 0, inFlight: 0, dirty: false }
     this.#live.set(record.id, session)
-    if (resumed) this.#countCaller(record.principal, 1)
+    if (resumed) this.#callers.add(record)
     if (resumed) resumeSdkSession(transport, server, record)
     transport.onclose = () => {
       if (!this.#stopping && this.#live.get(record.id) === session) void this.end(record.id, 'closed')
@@ -338,7 +340,7 @@ export class HostedEdge {
       return true
     }
     this.#live.delete(id)
-    this.#countCaller(session.record.principal, -1)
+    this.#callers.remove(session.record)
     session.record.state = state
     session.record.lastActiveAt = this.#now()
     await this.#options.store.put(session.record)
@@ -407,23 +409,6 @@ export class HostedEdge {
     }
     this.#live.clear()
     this.#callers.clear()
-  }
-
-  #countCaller(principal: string, delta: 1 | -1): void {
-    const count = (this.#callers.get(principal) ?? 0) + delta
-    if (count > 0) this.#callers.set(principal, count)
-    else this.#callers.delete(principal)
-  }
-
-  // Retry-After of the per-caller cap: when the caller's least recently active session would expire if
-  // left idle (a DELETE frees a place at once); at least 1 s.
-  #secondsToFirstExpiry(principal: string): number {
-    let first = Infinity
-    for (const session of this.#live.values()) {
-      if (session.record.principal === principal) first = Math.min(first, session.record.lastActiveAt + this.#options.limits.idleMs)
-    }
-    const ms = Number.isFinite(first) ? first - this.#now() : this.#options.limits.idleMs
-    return Math.max(1, Math.ceil(ms / 1000))
   }
 }
 
