@@ -1,11 +1,12 @@
 // `gate-conformance` flags → options (STYLE, Options: validated once, unknown flags rejected).
 import { parseArgs } from 'node:util'
 import { UsageError } from './errors.js'
+import { parseUpstreamAddress } from './fakes/recording-upstream.js'
 
 export const USAGE = `Usage: gate-conformance --start-sidecar [--spec FILE] [--json] [--only ID,...] [--no-sdk] [--strict-nonces]
                         [--issuer-seed-file PATH]
        gate-conformance --sidecar URL [--control-token T] [--spec FILE] [--json] [--only ID,...] [--no-sdk]
-                        [--strict-nonces] [--issuer-seed-file PATH]
+                        [--strict-nonces] [--issuer-seed-file PATH] [--proxy-upstream HOST:PORT]
        gate-conformance --mcp [--json] [--only ID,...] -- COMMAND [ARGS…]
        gate-conformance --wire unix:PATH [--json] [--only ID,...] [--request-timeout-ms N]
        gate-conformance --list [--json]
@@ -17,7 +18,9 @@ protocol observable from outside (spec 02, with the policy rules of spec 01).
 Options:
   --start-sidecar        start a gate sidecar made for the suite (the document, a temporary store, its own
                          control token, a free port; a second one with strict nonces for the nonces.*
-                         checks), run every check against it, then stop it and delete its store
+                         checks; a gate api protect in front of an upstream the suite records for the
+                         proxy.* checks), run every check against them, then stop them and delete their
+                         stores
   --sidecar URL          base URL of the sidecar under test, started with the suite's document and a
                          control token (or use --start-sidecar)
   --control-token T      its control token, for the checks that issue and revoke capability tokens
@@ -34,6 +37,10 @@ Options:
   --no-sdk               skip the sdk.* checks (by default they drive @gate/sdk's createGateCore)
   --strict-nonces        the sidecar was started with strict execution nonces: run the nonces.* checks
                          (and only them; every other check expects a sidecar without strict nonces)
+  --proxy-upstream HOST:PORT
+                         the sidecar under test is a proxy (gate api protect) whose upstream is
+                         http://HOST:PORT: the suite listens there, records what is forwarded and runs
+                         the proxy.* checks (without it they are skipped)
   --request-timeout-ms N deadline of one HTTP exchange (default 5000)
   --mcp                  run the tool-call section instead: start the MCP edge COMMAND ARGS… over stdio
                          (e.g. gate mcp serve --allow-ephemeral-receipts -- node server.js, with no session
@@ -67,6 +74,8 @@ export type CliCommand =
       strictNonces: boolean
       requestTimeoutMs: number
       issuerSeedFile: string | undefined
+      /** Where the suite listens as the upstream of the proxy under test (--proxy-upstream). */
+      proxyUpstream: { host: string; port: number } | undefined
     }
 
 /** Parses argv (without node and the script); throws UsageError. */
@@ -89,6 +98,7 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
         'strict-nonces': { type: 'boolean' },
         'issuer-seed-file': { type: 'string' },
         'request-timeout-ms': { type: 'string' },
+        'proxy-upstream': { type: 'string' },
         list: { type: 'boolean' },
         mcp: { type: 'boolean' },
         wire: { type: 'string' },
@@ -113,6 +123,7 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
   const start = values['start-sidecar'] === true
   if (start && values.sidecar !== undefined) throw new UsageError('give --sidecar URL or --start-sidecar, not both')
   if (start && values['control-token'] !== undefined) throw new UsageError('--start-sidecar gives the sidecar it starts a control token of its own: leave --control-token out')
+  if (start && values['proxy-upstream'] !== undefined) throw new UsageError('--start-sidecar starts a proxy in front of a recording upstream of its own: leave --proxy-upstream out')
   if (!start && (values.sidecar === undefined || values.sidecar === '')) {
     throw new UsageError('--sidecar URL is required (or --start-sidecar, to run the suite against a gate sidecar it starts for itself)')
   }
@@ -129,6 +140,7 @@ export function parseCliArgs(argv: readonly string[], env: Record<string, string
     strictNonces: values['strict-nonces'] === true,
     requestTimeoutMs,
     issuerSeedFile: values['issuer-seed-file'],
+    proxyUpstream: values['proxy-upstream'] === undefined ? undefined : parseUpstreamAddress(values['proxy-upstream']),
   }
 }
 

@@ -1,11 +1,12 @@
 // runConformance: runs the checks against one sidecar URL, one after another, each bounded by a
 // deadline, and returns the report. Traffic goes only to that URL and to the suite's own loopback
-// fakes (sdk.* checks).
+// fakes (sdk.* checks) and recording upstream (proxy.* checks).
 import type { Signer } from '@gate/sdk'
 import type { Check, CheckDefinition } from './check.js'
 import { CheckSkipped } from './check.js'
 import { ALL_CHECKS } from './checks/index.js'
-import { CheckContext } from './context.js'
+import { CheckContext, NEEDS_PROXY } from './context.js'
+import type { RecordingUpstream } from './fakes/recording-upstream.js'
 import { UsageError } from './errors.js'
 import { HttpClient } from './http-client.js'
 import { findNeeds } from './needs.js'
@@ -46,6 +47,11 @@ export interface ConformanceOptions {
    * `--start-sidecar` (`gateReceiptFile`). Default none (those checks are skipped).
    */
   receiptStore?: ReceiptStoreAccess | null
+  /**
+   * The sidecar under test is a proxy (`gate api protect`) forwarding to this upstream, which records
+   * what arrives (startRecordingUpstream): the proxy.* checks run. Default none (they are skipped).
+   */
+  proxyUpstream?: RecordingUpstream | null
   /** Deadline of one HTTP exchange. Default 5000 ms. */
   requestTimeoutMs?: number
   /** Called after each check, e.g. for progress output. */
@@ -79,6 +85,7 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     strictNonces: options.strictNonces === true,
     issuer: options.issuer ?? null,
     receiptStore: options.receiptStore ?? null,
+    proxyUpstream: options.proxyUpstream ?? null,
   })
   const started = Date.now()
   const checked: CheckResult[] = []
@@ -111,6 +118,7 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
   if (check.needs?.includes('sdk-under-test') && ctx.sdkUnderTest === null) return resultOf(check, 'SKIP', ctx.sdkNote, 0)
   if (check.needs?.includes('issuer-key') && ctx.issuer === null) return resultOf(check, 'SKIP', 'needs --issuer-seed-file', 0)
   if (check.needs?.includes('receipt-store') && ctx.receiptStore === null) return resultOf(check, 'SKIP', NEEDS_RECEIPT_STORE, 0)
+  if (check.needs?.includes('proxy') && ctx.proxyUpstream === null) return resultOf(check, 'SKIP', NEEDS_PROXY, 0)
   let timer: NodeJS.Timeout | undefined
   try {
     await Promise.race([

@@ -29,6 +29,21 @@ t.test('runAgainstStartedSidecars runs each check against the sidecar of its non
   t.same(readdirSync(tmp), [], 'their stores are gone')
 })
 
+t.test('the proxy.* checks run against gate api protect in front of a recording upstream, then both go', { skip: notBuilt }, async t => {
+  const tmp = t.testdir()
+  const saved = process.env.TMPDIR
+  process.env.TMPDIR = tmp
+  t.teardown(() => {
+    process.env.TMPDIR = saved
+  })
+  const only = ['evaluate.path-readings-denied', 'proxy.routing-headers-dropped', 'proxy.path-variants-not-forwarded', 'proxy.format-suffix-not-forwarded']
+  const lines: string[] = []
+  const report = await runAgainstStartedSidecars({ only, log: line => lines.push(line) })
+  t.same(report.results.map(r => [r.id, r.result, r.detail]), only.map(id => [id, 'PASS', null]))
+  t.match(lines, [/^started gate sidecar on/, /^stopped gate sidecar/, /^started gate api protect on http:\/\/127\.0\.0\.1:\d+ in front of the suite's recording upstream http:\/\/127\.0\.0\.1:\d+/, /^stopped gate api protect/])
+  t.same(readdirSync(tmp), [], 'its store is gone')
+})
+
 t.test('gate-conformance --start-sidecar exits 0 and says what it started; --sidecar with it is a usage error', { skip: notBuilt }, async t => {
   const tmp = t.testdir()
   const run = (args: string[]) =>

@@ -4,13 +4,15 @@
 // asks beyond it: admission, exactly one protocol version, `notifications/initialized` before ready-state
 // methods, a supplied MCP-Protocol-Version matching the session's, the states and their ends (DELETE,
 // idle expiry, drain), replay ids `{session_id}-{sequence}` with 409 outside the window, caps on
-// sessions, streams and bodies, and sessions kept in an edge-session store so a restarted edge resumes
-// them (docs/mcp.md).
+// sessions (in all and per caller), streams and bodies, Host and Origin against DNS rebinding (`screen`,
+// for every route of the listener), and sessions kept in an edge-session store so a restarted edge
+// resumes them (docs/mcp.md).
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { CallerSessions } from './caller-sessions.js'
 import { ENDED_STATES, type EdgeSessionRecord, type EdgeSessionStore, type HostedSessionState } from './edge-session-store.js'
 import type { Admission } from './hosted-admission.js'
 import {
@@ -20,16 +22,18 @@ import {
   HOSTED_PROTOCOL_VERSION,
   isJsonContentType,
   readJsonBody,
-  rebindingRefusal,
   sendHostedError,
   sendJsonRpcError,
   sendUnauthorized,
 } from './hosted-http.js'
+import type { RebindingGuard } from './rebinding-guard.js'
 import { SessionEvents } from './session-events.js'
 
 export interface HostedLimits {
   /** Live sessions at once; an initialize past it is 503. */
   maxSessions: number
+  /** Live sessions of one admitted principal at once; an initialize past it is 429. */
+  maxSessionsPerCaller: number
   /** Open GET streams at once, over all sessions; one past it is 503. */
   maxStreams: number
   /** Largest POST body. */
@@ -49,10 +53,8 @@ export interface HostedEdgeOptions {
   createSessionServer(session: { id: string; capability: string | undefined }): Server
   store: EdgeSessionStore
   admission: Admission
-  /** The listener is on a loopback address: Host must be a loopback name. */
-  loopback: boolean
-  /** Browser origins allowed besides loopback ones on a loopback listener (--allow-origin). */
-  allowedOrigins: readonly string[]
+  /** Host and Origin against DNS rebinding: `screen` refuses what it refuses. */
+  rebinding: RebindingGuard
   limits: HostedLimits
   log: (line: string) => void
   /** Unix milliseconds. */
@@ -83,7 +85,10 @@ export class HostedEdge {
   readonly #live = new Map<string, LiveSession>()
   // resumes under way: concurrent first requests of a resumed session share one transport
   readonly #resuming = new Map<string, Promise<LiveSession>>()
-  readonly #origins: ReadonlySet<string>
+  // live sessions (and those being opened) by principal: the per-caller cap
+  readonly #callers = new CallerSessions()
+  // initializes between the cap checks and their session's entry in #live
+  #opening = 0
   readonly #now: () => number
   readonly #sweeper: NodeJS.Timeout
   #streams = 0
@@ -94,7 +99,6 @@ export class HostedEdge {
 
   constructor(options: HostedEdgeOptions) {
     this.#options = options
-    this.#origins = new Set(options.allowedOrigins)
     this.#now = options.now ?? Date.now
     const every = Math.max(100, Math.min(15_000, Math.floor(options.limits.idleMs / 4)))
     this.#sweeper = setInterval(() => void this.sweep().catch(err => options.log(`session sweep failed: ${(err as Error).message}`)), every)
@@ -111,9 +115,19 @@ export class HostedEdge {
     return [...this.#live.values()].filter(s => s.record.state === 'ready').map(s => s.server)
   }
 
+  /**
+   * Answers 403 and returns true when Host or Origin is refused (DNS rebinding). The listener calls it
+   * before routing, for every request: /mcp, /admin/* and unknown paths alike.
+   */
+  screen(req: IncomingMessage, res: ServerResponse): boolean {
+    const refusal = this.#options.rebinding.refusal(req)
+    if (refusal === undefined) return false
+    sendHostedError(res, 403, 'gate_forbidden', `Forbidden: ${refusal}`)
+    return true
+  }
+
+  /** POST, GET and DELETE /mcp (after `screen`). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const refusal = rebindingRefusal(req, this.#options.loopback, this.#origins)
-    if (refusal !== undefined) return sendHostedError(res, 403, 'gate_forbidden', `Forbidden: ${refusal}`)
     if (this.#draining) return this.#refuseDraining(res)
     const admitted = await this.#options.admission.admit(req.headers.authorization)
     if (!admitted.ok) return sendUnauthorized(res)
@@ -157,8 +171,16 @@ export class HostedEdge {
       const gateError = { code: GATE_INCOMPATIBLE_PEER, category: 'protocol', name: 'incompatible_peer', transient: false, message: `protocol version ${JSON.stringify(version)} is not supported`, supportedVersions: [HOSTED_PROTOCOL_VERSION] }
       return sendJsonRpcError(res, 200, ErrorCode.InvalidRequest, `Unsupported protocol version ${String(version)}: this edge speaks ${HOSTED_PROTOCOL_VERSION} only`, { id, data: { gateError } })
     }
-    if (this.#live.size >= this.#options.limits.maxSessions) {
-      return sendHostedError(res, 503, 'gate_capacity_exhausted', `Service Unavailable: ${this.#options.limits.maxSessions} sessions are open (the session cap)`, { 'retry-after': '1' })
+    const { maxSessions, maxSessionsPerCaller } = this.#options.limits
+    // the caller's own cap first: one token filling its share is its answer, not everyone's 503
+    if (this.#callers.count(principal) >= maxSessionsPerCaller) {
+      const waitMs = this.#callers.msToFirstExpiry(principal, this.#options.limits.idleMs, this.#now())
+      return sendHostedError(res, 429, 'gate_too_many_sessions', `Too Many Requests: this caller has ${maxSessionsPerCaller} sessions open (the per-caller cap); end one with DELETE /mcp`, {
+        'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))),
+      })
+    }
+    if (this.#live.size + this.#opening >= maxSessions) {
+      return sendHostedError(res, 503, 'gate_capacity_exhausted', `Service Unavailable: ${maxSessions} sessions are open (the session cap)`, { 'retry-after': '1' })
     }
     const now = this.#now()
     const clientInfo = params.clientInfo as { name?: unknown; version?: unknown } | undefined
@@ -172,7 +194,18 @@ export class HostedEdge {
       createdAt: now,
       lastActiveAt: now,
     }
-    const session = await this.#open(record, headerText(req.headers['x-gate-capability']))
+    // both places are taken before the first await, so concurrent initializes cannot pass the caps together
+    this.#opening++
+    this.#callers.add(record)
+    let session: LiveSession
+    try {
+      session = await this.#open(record, headerText(req.headers['x-gate-capability']), false)
+    } catch (err) {
+      if (!this.#live.has(record.id)) this.#callers.remove(record)
+      throw err
+    } finally {
+      this.#opening--
+    }
     await this.#options.store.put(record)
     this.#track(session, res, 'request')
     await session.transport.handleRequest(req, res, message)
@@ -248,7 +281,8 @@ export class HostedEdge {
     return session
   }
 
-  async #open(record: EdgeSessionRecord, capability: string | undefined, resumed = false): Promise<LiveSession> {
+  /** Opens a session's transport and Server; a resumed one takes its caller's place here (a new one took it in #initialize). */
+  async #open(record: EdgeSessionRecord, capability: string | undefined, resumed: boolean): Promise<LiveSession> {
     const events = await SessionEvents.open(record.id, this.#options.store, this.#options.limits.replayWindow)
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => record.id,
@@ -259,6 +293,7 @@ export class HostedEdge {
     server.registerCapabilities({ experimental: { gateProtocol: { selectedProtocolVersion: record.protocolVersion } } })
     const session: LiveSession = { record, transport, server, events, streams: 0, inFlight: 0, dirty: false }
     this.#live.set(record.id, session)
+    if (resumed) this.#callers.add(record)
     if (resumed) resumeSdkSession(transport, server, record)
     transport.onclose = () => {
       if (!this.#stopping && this.#live.get(record.id) === session) void this.end(record.id, 'closed')
@@ -305,6 +340,7 @@ export class HostedEdge {
       return true
     }
     this.#live.delete(id)
+    this.#callers.remove(session.record)
     session.record.state = state
     session.record.lastActiveAt = this.#now()
     await this.#options.store.put(session.record)
@@ -372,6 +408,7 @@ export class HostedEdge {
       await session.server.close().catch(() => {})
     }
     this.#live.clear()
+    this.#callers.clear()
   }
 }
 

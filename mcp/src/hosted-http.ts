@@ -1,8 +1,8 @@
 // The HTTP pieces of the hosted edge that come before the SDK transport: the answers it gives itself
-// (gate.hosted.error.v1 bodies with the spec's statuses; JSON-RPC errors for an accepted message), the request checks (Accept, Content-Type, Host and
-// Origin against DNS rebinding) and a body read with a byte limit.
+// (gate.hosted.error.v1 bodies with the spec's statuses; JSON-RPC errors for an accepted message), the
+// request checks (Accept, Content-Type) and a body read with a byte limit. Host and Origin are checked
+// before routing (rebinding-guard.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isIP } from 'node:net'
 
 /** The one protocol version the hosted edge speaks (spec 03, Versioning): exact match, no downgrade. */
 export const HOSTED_PROTOCOL_VERSION = '2025-11-25'
@@ -40,6 +40,7 @@ const HOSTED_ERRORS = {
   gate_payload_too_large: { transient: false, retry: 'send a smaller message' },
   gate_unsupported_media_type: { transient: false, retry: 'send Content-Type: application/json' },
   gate_capacity_exhausted: { transient: true, retry: 'retry after the Retry-After delay' },
+  gate_too_many_sessions: { transient: true, retry: 'end one of your sessions (DELETE /mcp), or retry after the Retry-After delay, when your oldest idle session expires' },
   gate_edge_draining: { transient: true, retry: 'retry against the next edge; the session resumes there' },
 } as const
 
@@ -100,38 +101,4 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   } catch {
     return { ok: false, status: 400, message: 'Parse error: the body is not JSON' }
   }
-}
-
-/** 127.0.0.0/8, ::1 and localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host
-  if (bare === 'localhost') return true
-  if (isIP(bare) === 4) return bare.startsWith('127.')
-  return bare === '::1'
-}
-
-function hostName(hostHeader: string): string {
-  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1)
-  const colon = hostHeader.lastIndexOf(':')
-  return colon === -1 ? hostHeader : hostHeader.slice(0, colon)
-}
-
-/**
- * Why a request is refused before anything else (403), or undefined. A browser page rebinding its name
- * to this host sends its own Origin and Host: on a loopback listener both must be loopback names unless
- * the operator allowed the origin; elsewhere a present Origin must be an allowed one.
- */
-export function rebindingRefusal(req: IncomingMessage, loopback: boolean, allowedOrigins: ReadonlySet<string>): string | undefined {
-  const origin = req.headers.origin
-  if (origin !== undefined && !allowedOrigins.has(origin)) {
-    let originHost: string | undefined
-    try {
-      originHost = new URL(origin).hostname
-    } catch {
-      originHost = undefined
-    }
-    if (!loopback || originHost === undefined || !isLoopbackHost(originHost)) return `Origin ${origin} is not allowed (--allow-origin)`
-  }
-  if (loopback && !isLoopbackHost(hostName(req.headers.host ?? ''))) return `Host ${req.headers.host ?? '(none)'} is not a loopback name`
-  return undefined
 }

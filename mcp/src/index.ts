@@ -13,6 +13,7 @@ export type { ToolCallDecider, ToolCallRequest, ToolCallVerdict, ToolPolicy } fr
 export { relayAgentMessages } from './passthrough.js'
 export { HostedEdge, type HostedEdgeOptions, type HostedLimits, type HostedSessionView } from './hosted-edge.js'
 export { createAdmission, type Admission, type AdmissionOptions, type AdmissionResult, type JwtAdmission } from './hosted-admission.js'
-export { HOSTED_PROTOCOL_VERSION, isLoopbackHost } from './hosted-http.js'
+export { HOSTED_PROTOCOL_VERSION } from './hosted-http.js'
+export { createRebindingGuard, isLoopbackHost, readAllowedHost, type RebindingGuard, type RebindingGuardOptions } from './rebinding-guard.js'
 export { SessionEvents, type ReplayRefusal } from './session-events.js'
 export { ENDED_STATES, MemoryEdgeSessionStore, type EdgeEvent, type EdgeSessionRecord, type EdgeSessionStore, type HostedSessionState } from './edge-session-store.js'

@@ -7,8 +7,10 @@
 //  - Letter case is ignored by default (`GET /REPORT` is `GET /report`), as Express and Koa route;
 //    a table built case-sensitive compares literals exactly (RFC 3986, OpenAPI).
 //  - Readings an upstream may apply beyond that (letter case in a case-sensitive table, `;` path
-//    parameters, a decoded `%2F` as a separator) never loosen a decision: when one of them reaches a
-//    stricter route, that route decides (its policy, its pattern in the receipt).
+//    parameters, a decoded `%2F` as a separator, a trailing slash, a format suffix, and their
+//    combinations: request-path.ts) never loosen a decision: when one of them reaches a stricter
+//    route, that route decides (its policy, its pattern in the receipt); when one of them is
+//    ambiguous, the request is DenyByDefault unless a stricter route already decides.
 //  - An ambiguous path (request-path.ts) matches no route and is DenyByDefault whatever the method
 //    (why `ambiguous_path`); an unmatched one gets the method rule, and a method outside
 //    GET/HEAD/OPTIONS is DenyByDefault.
@@ -53,18 +55,25 @@ export function createRouteTable(routes: readonly RouteEntry[], options: RouteTa
 export function matchRoute(table: RouteTable, method: string, path: string): RouteMatch {
   const raw = stripQuery(path)
   const normalized = normalizeRequestPath(raw)
-  if (normalized === AMBIGUOUS) return { matched: false, pattern: raw, decision: 'DenyByDefault', why: 'ambiguous_path' }
+  if (normalized === AMBIGUOUS) return ambiguous(raw)
   const methodRule: RouteMatch = { matched: false, pattern: raw, decision: classifyMethod(method), why: 'method' }
   if (normalized === null) return methodRule
   // the path as sent decides, exactly or, in a case-sensitive table, case-folded when nothing matches
   // exactly (the table's own routes stand; an unmatched path must not get the method rule when a
   // case-insensitive upstream would reach a stricter route)
   let best = findAsSent(table, method, normalized, methodRule) ?? methodRule
-  // other readings an upstream may apply only ever make the decision stricter
-  const other = otherReadings(normalized)
-  const found = other === undefined ? undefined : findAsSent(table, method, other, methodRule)
-  if (found !== undefined && strictnessOf(found) > strictnessOf(best)) best = found
+  // other readings an upstream may apply only ever make the decision stricter; stems come from the
+  // case-folded index when there is one, so a case-sensitive table's stems are a superset
+  const stemIndex = table.folded ?? table.index
+  for (const reading of otherReadings(normalized, segment => stemIndex.suffixStems(segment))) {
+    const found = reading === AMBIGUOUS ? ambiguous(raw) : findAsSent(table, method, reading, methodRule)
+    if (found !== undefined && strictnessOf(found) > strictnessOf(best)) best = found
+  }
   return best
+}
+
+function ambiguous(raw: string): RouteMatch {
+  return { matched: false, pattern: raw, decision: 'DenyByDefault', why: 'ambiguous_path' }
 }
 
 // A case-folded match stands in for the method rule only when it is stricter than it.

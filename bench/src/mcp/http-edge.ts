@@ -70,7 +70,7 @@ export async function runHttpEdge(): Promise<{ ok: boolean }> {
   const dir = mkdtempSync(join(tmpdir(), 'gate-mcp-http-bench-'))
   const direct = await start([CONFORMANCE_SERVER_PATH, '--http', '0'], /conformance server on (http:\/\/\S+)/)
   const edge = await start(
-    [GATE_MAIN, 'mcp', 'serve-http', '--listen', '127.0.0.1:0', '--receipt-store', join(dir, 'receipts.db'), '--allow-tool', TOOL, '--max-sessions', '200', '--', process.execPath, CONFORMANCE_SERVER_PATH],
+    [GATE_MAIN, 'mcp', 'serve-http', '--listen', '127.0.0.1:0', '--receipt-store', join(dir, 'receipts.db'), '--allow-tool', TOOL, '--max-sessions', '200', '--max-sessions-per-caller', '200', '--', process.execPath, CONFORMANCE_SERVER_PATH],
     /mcp edge listening on (http:\/\/[^\s"]+)/,
     { GATE_CONTROL_TOKEN: 'bench-control-token-0123456789' },
   )

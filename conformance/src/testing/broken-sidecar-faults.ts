@@ -94,6 +94,10 @@ export const SIDECAR_FAULTS = [
   'large-integers-500', // integers beyond 2^53 answer 500
   'deep-nesting-500', // deeply nested bodies answer 500
   'huge-headers-500', // headers over 16 KiB answer 500
+  'path-as-sent-only', // a path is matched as sent only: no trailing-slash or %2F reading reaches a stricter route
+  'format-suffix-ignored', // a format suffix (/admin/export.json) is matched as sent
+  // with an upstream (the proxy side) only:
+  'forward-routing-headers', // X-Original-URL, X-Forwarded-*, X-Gate-* and the like are forwarded as sent
   // with strictNonces only:
   'no-nonce-preflight', // deny-by-default requests are allowed without a nonce
   'nonce-never-accepted', // a presented nonce is never found

@@ -4,7 +4,7 @@
 // check aimed at that behaviour FAILS. It is not Gate's sidecar and shares no code with it beyond the
 // @gate/sdk protocol functions. Test support only. This module is its HTTP side; the fault table, its
 // state, its decisions and its receipts are in broken-sidecar-faults.ts, broken-state.ts,
-// broken-policy.ts and broken-receipts.ts.
+// broken-policy.ts and broken-receipts.ts; with an upstream, its proxy side is broken-proxy.ts.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { checkHttpReceipt, signCapability, uuidv7, type CapabilityToken, type GateHttpRequest, type HttpReceipt } from '@gate/sdk'
 import { validate } from '@gate/schemas'
@@ -13,6 +13,7 @@ import { listenOnLoopback } from '../fakes/loopback.js'
 import type { ReceiptStoreAccess } from '../receipt-store.js'
 import { coreReceiptOf } from './broken-capabilities.js'
 import { createBrokenPolicy } from './broken-policy.js'
+import { createBrokenProxy } from './broken-proxy.js'
 import { createBrokenReceipts } from './broken-receipts.js'
 import { createBrokenState, type BrokenSidecarOptions } from './broken-state.js'
 
@@ -49,6 +50,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
   const brokenReceipts = createBrokenReceipts(state)
   const { signReceipt, verifyReceipt } = brokenReceipts
   const { decide } = createBrokenPolicy(state, brokenReceipts)
+  const proxy = options.upstream === undefined ? undefined : createBrokenProxy(state, options.upstream, { decide, signReceipt })
   const server: Server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, (req, res) => {
     handle(req, res).catch(err => {
       if (err instanceof HttpFailure) return sendJson(res, err.status, { error: err.code, message: err.message, receipt_id: null, suggestion: null })
@@ -92,6 +94,7 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
         if (respond !== null) return respondRoute(req, res, decodeURIComponent(respond[1]!))
         const pointLoad = /^GET \/v1\/receipts\/([0-9a-f]{64})$/.exec(route)
         if (pointLoad !== null) return receiptByIdRoute(req, res, pointLoad[1]!)
+        if (proxy !== undefined && !url.pathname.startsWith('/gate/')) return proxy(req, res)
         drain(req)
         return sendJson(res, 404, { error: 'gate_not_found', message: `no route ${route}`, receipt_id: null, suggestion: null })
       }

@@ -19,6 +19,8 @@ export interface BrokenSidecarOptions {
   nonceTtlSeconds?: number
   /** Issuer keys trusted besides its own (Gate's `--trusted-issuer`). Default none. */
   trustedIssuers?: readonly string[]
+  /** Forward every request that is not one of its routes to this base URL, as `gate api protect` does. Default none (404). */
+  upstream?: string
 }
 
 /** The broken sidecar's settings and records, shared by its routes, policy and receipts. */

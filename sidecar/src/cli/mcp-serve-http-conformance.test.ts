@@ -51,7 +51,8 @@ t.test('the conformance suite ends the same through gate mcp serve-http as again
     direct.once('exit', code => reject(new Error(`the conformance server exited (${code}): ${out}`)))
   })
   const files = await gateFiles(t)
-  const gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--receipt-store', files.db, '--authority-seed-file', files.seed, ...TOOLS.flatMap(name => ['--allow-tool', name]), '--', process.execPath, CONFORMANCE_SERVER_PATH])
+  // the suite opens a session per scenario and ends few, all as the one anonymous loopback caller
+  const gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--receipt-store', files.db, '--authority-seed-file', files.seed, ...TOOLS.flatMap(name => ['--allow-tool', name]), '--max-sessions-per-caller', '1000', '--', process.execPath, CONFORMANCE_SERVER_PATH])
   const expected = await runSuite(directUrl)
   const guarded = await runSuite(gate.url)
   t.same([...guarded.keys()].sort(), [...expected.keys()].sort(), 'the same scenarios ran')

@@ -5,7 +5,7 @@
 // windows live in the edge-session store beside the receipt store, so a restarted edge resumes them.
 // /admin/* answers with --admin-token; the control routes (approvals, /v1) listen on --control-listen.
 
-import { createAdmission, createMcpEdge, HostedEdge, InputCheck, MemoryEdgeSessionStore, relayAgentMessages, type EdgeSessionStore } from '@gate/mcp'
+import { createAdmission, createMcpEdge, createRebindingGuard, HostedEdge, InputCheck, MemoryEdgeSessionStore, relayAgentMessages, type EdgeSessionStore } from '@gate/mcp'
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { GLOBAL_FLAGS_HELP } from '../config/global-flags.js'
 import { formatBaseUrl, parseListenAddress } from '../config/listen-address.js'
@@ -63,6 +63,11 @@ export async function run(argv: string[]): Promise<number> {
     if (!loopback && !admissionGiven) {
       throw new UsageError(`a hosted edge on ${listen.host} (not a loopback address) needs admission: --admission-token-file, GATE_MCP_ADMISSION_TOKENS or --jwt-key`)
     }
+    // DNS rebinding: a non-loopback listener answers only the names the operator says it serves
+    if (!loopback && settings.allowedHosts.length === 0) {
+      throw new UsageError(`a hosted edge on ${listen.host} (not a loopback address) needs --allowed-host NAME: the Host names it answers (DNS rebinding)`)
+    }
+    const rebinding = createRebindingGuard({ loopback, listenHost: listen.host, allowedHosts: settings.allowedHosts, allowedOrigins: settings.allowedOrigins })
     const admission = await createAdmission({ ...settings.admission, open: loopback })
     const tlsSettings = readTlsFlags(values, listen)
     const tls = await loadTls(tlsSettings)
@@ -90,8 +95,7 @@ export async function run(argv: string[]): Promise<number> {
       createSessionServer: session => createSessionServer(tools, session, inputCheck),
       store,
       admission,
-      loopback,
-      allowedOrigins: settings.allowedOrigins,
+      rebinding,
       limits: settings.limits,
       log,
     })
@@ -101,10 +105,11 @@ export async function run(argv: string[]): Promise<number> {
     // the methods it does not serve reach the edge too, which answers 405 in its own error body
     for (const method of ['POST', 'GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS']) router.add(method, '/mcp', mcp)
     if (settings.adminToken !== undefined) mountMcpAdminRoutes(router, { edge, auth: createControlAuth(settings.adminToken), tools })
-    const server = createGateServer({ router, tls, timeouts: readListenerTimeouts(values), onError: err => log(`request failed: ${(err as Error).message}`) })
+    const server = createGateServer({ router, tls, screen: (req, res) => edge.screen(req, res), timeouts: readListenerTimeouts(values), onError: err => log(`request failed: ${(err as Error).message}`) })
     let address
     try {
       address = await server.listen(listen.host, listen.port)
+      rebinding.bindPort(address.port)
     } catch (err) {
       await edge.close()
       await store.close()

@@ -1,11 +1,11 @@
 // The flags `gate mcp serve-http` adds to `gate mcp serve`'s (docs/mcp.md, "Hosted edge"): admission
 // (bearer tokens from a file or GATE_MCP_ADMISSION_TOKENS, a JWT key), the admin token, browser origins,
-// and the session, stream, body, idle, drain and replay limits. Tokens come from files or the
+// Host names, and the session (in all and per caller), stream, body, idle, drain and replay limits. Tokens come from files or the
 // environment; argv is readable by every local user (--admin-token is spec 03's name and is accepted,
 // with GATE_ADMIN_TOKEN preferred).
 import { readFile } from 'node:fs/promises'
 import { checkControlToken } from '@gate/sdk/server'
-import type { AdmissionOptions, HostedLimits } from '@gate/mcp'
+import { readAllowedHost, type AdmissionOptions, type HostedLimits } from '@gate/mcp'
 import { ConfigError, UsageError } from '../errors.js'
 
 export const MCP_HTTP_FLAG_OPTIONS = {
@@ -16,10 +16,12 @@ export const MCP_HTTP_FLAG_OPTIONS = {
   'jwt-audience': { type: 'string' },
   'admin-token': { type: 'string' },
   'allow-origin': { type: 'string', multiple: true },
+  'allowed-host': { type: 'string', multiple: true },
   'edge-session-store': { type: 'string' },
   'session-idle-secs': { type: 'string' },
   'drain-secs': { type: 'string' },
   'max-sessions': { type: 'string' },
+  'max-sessions-per-caller': { type: 'string' },
   'max-streams': { type: 'string' },
   'max-body-bytes': { type: 'string' },
   'replay-window': { type: 'string' },
@@ -30,6 +32,7 @@ export const MCP_HTTP_DEFAULTS = Object.freeze({
   idleSecs: 900,
   drainSecs: 25,
   maxSessions: 1000,
+  maxSessionsPerCaller: 16,
   maxStreams: 1000,
   maxBodyBytes: 4 * 1024 * 1024,
   replayWindow: 1000,
@@ -46,10 +49,15 @@ export const MCP_HTTP_FLAGS_HELP = `Hosted edge:
   --admin-token TOKEN         bearer token of /admin/* (GATE_ADMIN_TOKEN preferred); without it /admin is off
   --allow-origin ORIGIN       a browser origin allowed to call /mcp (repeatable; loopback origins are allowed
                               on a loopback listener)
+  --allowed-host NAME         a Host name this listener answers, with any port (repeatable; required on a
+                              non-loopback listener, which answers no other; a loopback listener also
+                              answers localhost, 127.0.0.1 and [::1] with no port or its own)
   --edge-session-store PATH   the edge-session store (default beside --receipt-store: PATH.edge_sessions.db)
   --session-idle-secs N       a session with no request and no open stream expires after N s (default ${MCP_HTTP_DEFAULTS.idleSecs})
   --drain-secs N              on SIGTERM, how long requests in flight may finish (default ${MCP_HTTP_DEFAULTS.drainSecs})
   --max-sessions N            live sessions at once (default ${MCP_HTTP_DEFAULTS.maxSessions})
+  --max-sessions-per-caller N live sessions one caller (admission token, JWT subject, or every anonymous
+                              loopback client together) holds at once; past it 429 (default ${MCP_HTTP_DEFAULTS.maxSessionsPerCaller})
   --max-streams N             open GET streams at once (default ${MCP_HTTP_DEFAULTS.maxStreams})
   --max-body-bytes N          largest POST body (default ${MCP_HTTP_DEFAULTS.maxBodyBytes})
   --replay-window N           events kept per session for Last-Event-ID (default ${MCP_HTTP_DEFAULTS.replayWindow})`
@@ -58,6 +66,8 @@ export interface McpHttpSettings {
   admission: Omit<AdmissionOptions, 'open'>
   adminToken: string | undefined
   allowedOrigins: string[]
+  /** --allowed-host names, lower-cased (checked by readAllowedHost). */
+  allowedHosts: string[]
   edgeSessionStore: string | undefined
   limits: HostedLimits
   drainMs: number
@@ -70,6 +80,15 @@ function readCount(value: unknown, flag: string, fallback: number, max: number):
     throw new UsageError(`${flag} must be a whole number from 1 to ${max}, got "${String(value)}"`)
   }
   return n
+}
+
+function readAllowedHosts(value: unknown): string[] {
+  const names = (value as string[] | undefined) ?? []
+  try {
+    return names.map(readAllowedHost)
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
 }
 
 async function readText(path: string, flag: string): Promise<string> {
@@ -98,9 +117,11 @@ export async function readMcpHttpFlags(values: Record<string, unknown>, env: Nod
     },
     adminToken,
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
+    allowedHosts: readAllowedHosts(values['allowed-host']),
     edgeSessionStore: values['edge-session-store'] as string | undefined,
     limits: {
       maxSessions,
+      maxSessionsPerCaller: readCount(values['max-sessions-per-caller'], '--max-sessions-per-caller', MCP_HTTP_DEFAULTS.maxSessionsPerCaller, 1_000_000),
       maxStreams: readCount(values['max-streams'], '--max-streams', MCP_HTTP_DEFAULTS.maxStreams, 1_000_000),
       maxBodyBytes: readCount(values['max-body-bytes'], '--max-body-bytes', MCP_HTTP_DEFAULTS.maxBodyBytes, 64 * 1024 * 1024),
       idleMs: idleSecs * 1000,

@@ -19,6 +19,8 @@ export interface GateServerOptions {
   fallback?: FallbackHandler
   /** Called with unexpected errors (never with the request's credentials). */
   onError?: (err: unknown) => void
+  /** Runs first for every request; returns true when it has answered (the hosted edge's Host check). */
+  screen?: (req: IncomingMessage, res: ServerResponse) => boolean
   /** Called as a routed request starts, with its route template (never the raw path): the HTTP metrics. */
   onRoute?: (route: string, req: IncomingMessage, res: ServerResponse) => void
   /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP without. */
@@ -72,6 +74,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
   }
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (options.screen?.(req, res) === true) return
     const target = req.url ?? '/'
     if (!target.startsWith('/')) return sendError(res, new TargetNotOriginFormError(target))
     // Routes are looked up by the path exactly as sent: a WHATWG URL would resolve `..` and `%2e%2e`

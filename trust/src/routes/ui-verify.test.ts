@@ -5,7 +5,7 @@
 // (sidecar/src/cli/receipt-explorer.test.ts) runs the same module in Chromium.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { canonicalJson as sdkCanonicalJson, signHttpReceiptJson, toCoreReceiptWithKeypair, verifyCoreReceipt } from '@gate/sdk'
+import { canonicalJson as sdkCanonicalJson, checkHttpReceipt, signHttpReceiptJson, toCoreReceiptWithKeypair, verifyCoreReceipt } from '@gate/sdk'
 import { exampleReceiptBody, exampleSigner } from '@gate/sdk/testing'
 import { ReceiptQueryEngine } from '../receipt-query.js'
 import type { CorpusRow, ReceiptCorpusPort } from '../ports.js'
@@ -55,6 +55,21 @@ t.test('tampering, an untrusted signer or a broken signature is never verified',
   t.match(await verifyReceipt(receipt, []), { state: 'not_verified' })
   t.match(await verifyReceipt({ ...receipt, id: undefined }, [key]), { state: 'not_verified' })
   t.match(await verifyReceipt([receipt], [key]), { state: 'not_verified', detail: 'not a JSON object' })
+})
+
+t.test('an HttpReceipt served as stored is checked as spec 02 signs it, as the SDK checks it', async t => {
+  const signer = exampleSigner()
+  const { receipt, json } = signHttpReceiptJson(exampleReceiptBody(), signer)
+  const served = JSON.parse(json) as Record<string, unknown>
+  t.equal(checkHttpReceipt(receipt, { trustedKeys: [signer.publicKey] }).response.ok, true, 'the SDK agrees')
+  t.match(await verifyReceipt(served, [signer.publicKey]), { state: 'verified' })
+  t.match(await verifyReceipt(served, ['a'.repeat(64)]), { state: 'not_verified', detail: /not a trusted authority key/ })
+  t.match(await verifyReceipt({ ...served, method: 'GEt' }, [signer.publicKey]), { state: 'not_verified', detail: /id is not the hash/ })
+  t.match(await verifyReceipt({ ...served, trust_level: 'advisory' }, [signer.publicKey]), { state: 'not_verified', detail: /trust_level must be mediated/ })
+  const signature = served.signature as string
+  t.match(await verifyReceipt({ ...served, signature: (signature[0] === '0' ? '1' : '0') + signature.slice(1) }, [signer.publicKey]), { state: 'not_verified', detail: /signature does not verify/ })
+  // a null observation_outcome is no member of the signed body (spec 02), so adding one changes nothing
+  t.match(await verifyReceipt({ ...served, observation_outcome: null }, [signer.publicKey]), { state: 'verified' })
 })
 
 t.test('a key form the browser cannot check is reported unchecked, not verified', async t => {
