@@ -65,8 +65,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       }
     }
     case 'crash':
-      process.exit(3)
-    // falls through: never reached
+      return process.exit(3)
     case 'garbage':
       process.stdout.write('this line is not JSON\n')
       return text('answered after garbage')

@@ -7,7 +7,6 @@
 import t from 'tap'
 import { once } from 'node:events'
 import { request as httpRequest } from 'node:http'
-import { join } from 'node:path'
 import { request } from 'undici'
 import { checkFinalReceipt, CONTROL_TOKEN, fixture, issueToken, MiB, revokeToken, sendLarge, startProtect, startUpstream } from '../testing/api-protect-fixture.js'
 import type { EchoBody } from '../testing/upstream-app.js'

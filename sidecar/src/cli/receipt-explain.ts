@@ -194,7 +194,7 @@ function coreLines(view: ExplainView, r: CoreReceipt): string[] {
         : d.verdict === 'deny'
           ? `deny by ${d.guard}: ${d.reason}`
           : `${d.verdict}: ${d.reason}`
-  const details = (r.metadata ?? {})['gate_deny_details'] as { reason_code?: unknown } | undefined
+  const details = r.metadata?.['gate_deny_details'] as { reason_code?: unknown } | undefined
   const reasonCode = typeof details?.reason_code === 'string' ? `, reason code ${details.reason_code}` : ''
   return [
     `receipt ${r.id}`,

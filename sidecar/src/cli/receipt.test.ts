@@ -31,7 +31,7 @@ const now = Math.floor(Date.now() / 1000)
 
 let sidecar!: GateProcess
 let trust!: GateProcess
-let rows: StoredReceipt[] = []
+const rows: StoredReceipt[] = []
 let decisionId = ''
 let finalId = ''
 let pendingId = ''

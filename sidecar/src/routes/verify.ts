@@ -1,7 +1,7 @@
 // POST /gate/verify (spec 02): 200 with a VerifyReceiptResponse; `signer_trusted` only for this
 // sidecar's own key (current or kept after rotation). A body that is not an HttpReceipt → 400.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { BadRequestError, GateError, verifyHttpReceipt } from '@gate/sdk'
+import { BadRequestError, verifyHttpReceipt } from '@gate/sdk'
 import { parseJsonBody, readBody } from '@gate/sdk/server'
 import { sendError, sendJson } from '@gate/sdk/server'
 import type { RouteContext } from './context.js'

@@ -22,7 +22,7 @@ import { openPgStores } from '@gate/trust/postgres'
 import type { TrustSuite, QueryBody, Predicate, SuiteStore } from './trust-suite-fixture.js'
 
 export function registerTrustRouteTests(s: TrustSuite): void {
-  const { pg, CONTROL_TOKEN, SERVICE_TOKEN, TENANT_TOKENS, DAY, dir, db, seedFile, seed, signer, agents, now, seedRow, loadModel, rowIdOf, auth, get, pageAll, lineageSubject, ingestBody, toolReceipt } = s
+  const { pg, CONTROL_TOKEN, SERVICE_TOKEN, TENANT_TOKENS, DAY, dir, db, seedFile, signer, agents, now, seedRow, loadModel, rowIdOf, auth, get, pageAll, lineageSubject, ingestBody, toolReceipt } = s
 
   t.test('analytics: metrics per spec, float metrics omitted when their denominator is zero', async t => {
     s.model = await loadModel()
