@@ -40,7 +40,7 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
 }
 
 /** The kernel ports and route admin views over opened stores; every receipt goes through `receipts`. */
-export function adaptStores(stores: SqliteStores, signer: Signer, receipts: ReceiptWriter, writing: string): ServiceStores {
+function adaptStores(stores: SqliteStores, signer: Signer, receipts: ReceiptWriter, writing: string): ServiceStores {
   const view = (r: ApprovalRecord, now: number): ApprovalView => ({
     ...r,
     decisionReceiptId: r.decisionReceiptId ?? '',

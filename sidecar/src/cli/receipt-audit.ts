@@ -14,7 +14,7 @@ import { auditLog, describeFinding, type AuditReport } from '../transparency/aud
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { escapeControls, escapeJsonControls } from './terminal-text.js'
 
-export const AUDIT_USAGE = `Usage: gate receipt audit (--receipt-db PATH | --database-url URL) [--trusted-key KEY ...] [--checkpoint FILE ...] [--tree-only] [--json]
+const AUDIT_USAGE = `Usage: gate receipt audit (--receipt-db PATH | --database-url URL) [--trusted-key KEY ...] [--checkpoint FILE ...] [--tree-only] [--json]
 
 Recomputes the Merkle tree over every stored receipt in commit order and checks it against each signed
 checkpoint the store holds and each one given with --checkpoint, and checks every row: its signed

@@ -108,7 +108,7 @@ function fromPointLoad(id: string, body: PointLoad): ExplainView {
   return { ...base, verification: verify(text) }
 }
 
-export function fromStored(row: StoredReceipt, finals: string[]): ExplainView {
+function fromStored(row: StoredReceipt, finals: string[]): ExplainView {
   const stored = readStoredReceipt(row)
   const form: ExplainView['form'] = !stored.ok
     ? { unreadable: stored.detail }

@@ -79,7 +79,7 @@ export async function verify(argv: string[]): Promise<number> {
 type Entry = { label: string; value: unknown } | { label: string; error: string }
 
 /** One line: `ok <id> (<form>, ...)` or `FAIL <id> <step>: <detail>`. */
-export function verifyOne(entry: Entry, trustedKeys: readonly string[]): string {
+function verifyOne(entry: Entry, trustedKeys: readonly string[]): string {
   if ('error' in entry) return `FAIL ${entry.label} parse: ${entry.error}`
   const receipt = entry.value
   if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) return `FAIL ${entry.label} shape: not a JSON object`
@@ -108,7 +108,7 @@ export function verifyOne(entry: Entry, trustedKeys: readonly string[]): string 
 }
 
 /** The receipts in `text`: a query response, an array, one object, or JSON lines. */
-export function splitReceipts(text: string): Entry[] {
+function splitReceipts(text: string): Entry[] {
   const trimmed = text.trim()
   if (trimmed === '') return []
   let whole: unknown

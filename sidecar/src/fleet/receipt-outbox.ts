@@ -12,7 +12,7 @@ import type { ControlConnection } from './control-connection.js'
 import type { KeyEnrolment } from './key-enrolment.js'
 
 /** Receipts per ingest request (~2.7 KB each: well under the route's 8 MiB and 1,000-receipt limits). */
-export const OUTBOX_BATCH = 250
+const OUTBOX_BATCH = 250
 const INGEST_TIMEOUT_MS = 15_000
 /** With nothing committed since, the log is looked at again this often (a commit wakes it sooner). */
 const IDLE_LOOK_MS = 1000

@@ -7,7 +7,7 @@ import { sendError, sendJson } from '@gate/sdk/server'
 import type { RouteContext } from './context.js'
 
 /** Spec 02, Limits: at most 1 MiB read. */
-export const VERIFY_BODY_LIMIT = 1024 * 1024
+const VERIFY_BODY_LIMIT = 1024 * 1024
 
 export function createVerifyRoute(ctx: RouteContext) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -28,7 +28,7 @@ export interface ReceiptStoreOptions extends DatabaseOptions {
 }
 
 /** Defaults of the receipt-specific options. */
-export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: GROUP_COMMIT_DEFAULTS.maxBatchSize, queryIndexes: false })
+const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: GROUP_COMMIT_DEFAULTS.maxBatchSize, queryIndexes: false })
 
 const OWN_KEYS = ['maxBatchSize', 'queryIndexes', 'onError', 'onRecover'] as const
 
