@@ -3,9 +3,8 @@
 // service trust-control mounts. Undefined where receipts are kept in memory (nothing outlives the
 // process to be audited) or the log is switched off.
 import type { Signer } from '@gate/sdk'
-import type { StoredReceiptStep } from '@gate/trust'
+import type { StoredReceiptStep, TransparencyLogBackend, TrustReceiptStore } from '@gate/trust'
 import type { TransparencySettings } from '../config/transparency-flags.js'
-import type { TransparencyLogBackend, TrustReceiptStore } from '@gate/trust'
 import { openTransparencyLogStore, type ReceiptWriter, type SqliteStores } from '../stores/index.js'
 import { Checkpointer } from '../transparency/checkpointer.js'
 import type { AcceptedSigners } from '../transparency/leaf-check.js'

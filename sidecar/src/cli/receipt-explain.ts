@@ -6,10 +6,9 @@
 // --trusted-key`). Exit 1 when it does not verify. Everything printed from a receipt goes through
 // terminal-text.ts.
 import { canonicalJson, describeUnixTime, readJson, EXACT_JSON_LIMITS, type CoreReceipt, type GuardEvidence, type HttpReceipt } from '@gate/sdk'
-import { checkStoredReceipt, readStoredReceipt, type StoredReceiptText, type UnverifiedReceipt } from '@gate/trust'
+import { checkStoredReceipt, readStoredReceipt, type StoredReceipt, type StoredReceiptText, type UnverifiedReceipt } from '@gate/trust'
 import { UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, readGlobalFlags } from '../config/global-flags.js'
-import type { StoredReceipt } from '../stores/index.js'
 import { createControlClient, describeRefusal } from './control-client.js'
 import { parseFlags } from './parse-flags.js'
 import { errorOf, openExistingStore, SOURCE_HELP } from './receipt-source.js'

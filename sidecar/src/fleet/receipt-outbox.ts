@@ -6,7 +6,8 @@
 // the cursor only after the acknowledgement, so every receipt is delivered at least once, also across
 // kill -9 and restarts; ingest is idempotent by receipt id, so a batch sent twice is stored once. A new
 // --control-url starts from seq 0 (the whole local log).
-import type { CommittedReceipts, ReceiptQuery, ReceiptWriter } from '../stores/index.js'
+import type { CommittedReceipts } from '@gate/trust'
+import type { ReceiptQuery, ReceiptWriter } from '../stores/index.js'
 import { openDatabase, type SqliteDatabase } from '../stores/sqlite-driver.js'
 import type { ControlConnection } from './control-connection.js'
 import type { KeyEnrolment } from './key-enrolment.js'

@@ -17,7 +17,8 @@ import {
 } from '@gate/sdk'
 import { runGate, spawnGate } from './spawn-gate.js'
 import { call, sendRawRequest, type JsonResponse } from './http-client.js'
-import { openAuthorityStore, openReceiptStore, type StoredReceipt } from '../stores/index.js'
+import type { StoredReceipt } from '@gate/trust'
+import { openAuthorityStore, openReceiptStore } from '../stores/index.js'
 import { openPgStores } from '@gate/trust/postgres'
 import type { TrustSuite, QueryBody, Predicate, SuiteStore } from './trust-suite-fixture.js'
 
