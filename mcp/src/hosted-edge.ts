@@ -46,11 +46,13 @@ export interface HostedLimits {
 
 export interface HostedEdgeOptions {
   /**
-   * Builds the MCP edge Server of one session (createMcpEdge and its relays); not yet connected.
-   * `capability` is the X-Gate-Capability the initialize carried (kept in memory only: a resumed
-   * session has none, and its client's per-request header serves instead).
+   * Builds the MCP edge Server of one session (createMcpEdge and its relays, and the session's own
+   * connection to a wrapped server); not yet connected. `capability` is the X-Gate-Capability the
+   * initialize carried (kept in memory only: a resumed session has none, and its client's per-request
+   * header serves instead); `clientCapabilities` what the session's client declared. Closing the
+   * Server releases what it holds.
    */
-  createSessionServer(session: { id: string; capability: string | undefined }): Server
+  createSessionServer(session: { id: string; capability: string | undefined; clientCapabilities: Record<string, unknown> }): Promise<Server>
   store: EdgeSessionStore
   admission: Admission
   /** Host and Origin against DNS rebinding: `screen` refuses what it refuses. */
@@ -202,7 +204,9 @@ export class HostedEdge {
       session = await this.#open(record, headerText(req.headers['x-gate-capability']), false)
     } catch (err) {
       if (!this.#live.has(record.id)) this.#callers.remove(record)
-      throw err
+      // the session's tool server could not start: the initialize is answered, no session is made
+      this.#options.log(`initialize failed: ${(err as Error).message}`)
+      return sendJsonRpcError(res, 200, ErrorCode.InternalError, `the tool server could not be started for this session: ${(err as Error).message}`, { id })
     } finally {
       this.#opening--
     }
@@ -284,12 +288,12 @@ export class HostedEdge {
   /** Opens a session's transport and Server; a resumed one takes its caller's place here (a new one took it in #initialize). */
   async #open(record: EdgeSessionRecord, capability: string | undefined, resumed: boolean): Promise<LiveSession> {
     const events = await SessionEvents.open(record.id, this.#options.store, this.#options.limits.replayWindow)
+    const server = await this.#options.createSessionServer({ id: record.id, capability, clientCapabilities: record.clientCapabilities })
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => record.id,
       eventStore: events,
       maxRequestBodySize: this.#options.limits.maxBodyBytes,
     })
-    const server = this.#options.createSessionServer({ id: record.id, capability })
     server.registerCapabilities({ experimental: { gateProtocol: { selectedProtocolVersion: record.protocolVersion } } })
     const session: LiveSession = { record, transport, server, events, streams: 0, inFlight: 0, dirty: false }
     this.#live.set(record.id, session)

@@ -25,6 +25,7 @@ export const MCP_HTTP_FLAG_OPTIONS = {
   'max-streams': { type: 'string' },
   'max-body-bytes': { type: 'string' },
   'replay-window': { type: 'string' },
+  'shared-server': { type: 'boolean' },
 } as const
 
 export const MCP_HTTP_DEFAULTS = Object.freeze({
@@ -60,7 +61,11 @@ export const MCP_HTTP_FLAGS_HELP = `Hosted edge:
                               loopback client together) holds at once; past it 429 (default ${MCP_HTTP_DEFAULTS.maxSessionsPerCaller})
   --max-streams N             open GET streams at once (default ${MCP_HTTP_DEFAULTS.maxStreams})
   --max-body-bytes N          largest POST body (default ${MCP_HTTP_DEFAULTS.maxBodyBytes})
-  --replay-window N           events kept per session for Last-Event-ID (default ${MCP_HTTP_DEFAULTS.replayWindow})`
+  --replay-window N           events kept per session for Last-Event-ID (default ${MCP_HTTP_DEFAULTS.replayWindow})
+  --shared-server             one wrapped server process for every session instead of one per session:
+                              for a stateless server; it is told no client capabilities, and what it
+                              sends on its own reaches a session only while that session alone has tool
+                              calls in flight on it`
 
 export interface McpHttpSettings {
   admission: Omit<AdmissionOptions, 'open'>
@@ -71,6 +76,8 @@ export interface McpHttpSettings {
   edgeSessionStore: string | undefined
   limits: HostedLimits
   drainMs: number
+  /** --shared-server: one wrapped server process for every session. */
+  sharedServer: boolean
 }
 
 function readCount(value: unknown, flag: string, fallback: number, max: number): number {
@@ -128,5 +135,6 @@ export async function readMcpHttpFlags(values: Record<string, unknown>, env: Nod
       replayWindow: readCount(values['replay-window'], '--replay-window', MCP_HTTP_DEFAULTS.replayWindow, 1_000_000),
     },
     drainMs: readCount(values['drain-secs'], '--drain-secs', MCP_HTTP_DEFAULTS.drainSecs, 3600) * 1000,
+    sharedServer: values['shared-server'] === true,
   }
 }
