@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { scopedSignalFetch } from '@gate/mcp'
 import { CONFORMANCE_SERVER_PATH } from '@gate/mcp/testing'
 import { GATE_MAIN } from '@gate/sidecar/testing'
 import { median, printTable, quantile } from '../measure.js'
@@ -42,7 +43,8 @@ async function sessions(url: string, count: number): Promise<Client[]> {
   return Promise.all(
     Array.from({ length: count }, async () => {
       const client = new Client({ name: 'gate-bench-http', version: '1.0.0' })
-      await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+      // each request its own abort signal: the transport's long-lived one collects a listener per request until GC
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: scopedSignalFetch() }))
       return client
     }),
   )
