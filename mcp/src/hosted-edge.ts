@@ -132,7 +132,7 @@ export class HostedEdge {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (this.#draining) return this.#refuseDraining(res)
     const admitted = await this.#options.admission.admit(req.headers.authorization)
-    if (!admitted.ok) return sendUnauthorized(res)
+    if (!admitted.ok) return sendUnauthorized(res, admitted)
     if (req.method === 'POST') return this.#post(req, res, admitted.principal)
     if (req.method === 'GET') return this.#get(req, res, admitted.principal)
     if (req.method === 'DELETE') return this.#delete(req, res, admitted.principal)

@@ -19,3 +19,4 @@ export { createRebindingGuard, isLoopbackHost, readAllowedHost, type RebindingGu
 export { SessionEvents, type ReplayRefusal } from './session-events.js'
 export { ENDED_STATES, MemoryEdgeSessionStore, type EdgeEvent, type EdgeSessionRecord, type EdgeSessionStore, type HostedSessionState } from './edge-session-store.js'
 export { scopedSignalFetch } from './client-fetch.js'
+export { createOAuthResourceServer, readOAuthUrl, type OAuthRefusal, type OAuthResourceOptions, type OAuthResourceServer } from './oauth-resource.js'

@@ -9,6 +9,7 @@
 import {
   createAdmission,
   createMcpEdge,
+  createOAuthResourceServer,
   createRebindingGuard,
   HostedEdge,
   InputCheck,
@@ -33,6 +34,7 @@ import { Router } from '../http/router.js'
 import { createGateServer } from '../http/server.js'
 import { edgeSessionPathBeside, openEdgeSessionStore } from '../stores/edge-session-store.js'
 import { UsageError } from '../errors.js'
+import { sendJson } from '@gate/sdk/server'
 import { SERVICE_POLICY_FLAGS_HELP } from './sidecar.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { checkWrappedServer, MCP_TOOL_SERVER_FLAG_OPTIONS, MCP_TOOL_SERVER_FLAGS_HELP, shutdownMcpToolService, signalled, startMcpToolService, type McpToolService } from './mcp-tool-server.js'
@@ -73,16 +75,22 @@ export async function run(argv: string[]): Promise<number> {
     const listen = parseListenAddress((values.listen as string | undefined) ?? MCP_HTTP_DEFAULTS.listen)
     const loopback = isLoopback(listen.host)
     const settings = await readMcpHttpFlags(values)
-    const admissionGiven = (settings.admission.tokens?.length ?? 0) > 0 || settings.admission.jwt !== undefined
+    const admissionGiven = (settings.admission.tokens?.length ?? 0) > 0 || settings.admission.jwt !== undefined || settings.oauth !== undefined
     if (!loopback && !admissionGiven) {
-      throw new UsageError(`a hosted edge on ${listen.host} (not a loopback address) needs admission: --admission-token-file, GATE_MCP_ADMISSION_TOKENS or --jwt-key`)
+      throw new UsageError(`a hosted edge on ${listen.host} (not a loopback address) needs admission: --admission-token-file, GATE_MCP_ADMISSION_TOKENS, --jwt-key or --oauth-issuer`)
+    }
+    // the audience of access tokens: a non-loopback listener's own address is rarely the name clients use
+    if (!loopback && settings.oauth !== undefined && settings.oauth.resourceUrl === undefined) {
+      throw new UsageError(`--oauth-issuer on ${listen.host} (not a loopback address) needs --resource-url: the edge's canonical URL, the audience of its access tokens`)
     }
     // DNS rebinding: a non-loopback listener answers only the names the operator says it serves
     if (!loopback && settings.allowedHosts.length === 0) {
       throw new UsageError(`a hosted edge on ${listen.host} (not a loopback address) needs --allowed-host NAME: the Host names it answers (DNS rebinding)`)
     }
     const rebinding = createRebindingGuard({ loopback, listenHost: listen.host, allowedHosts: settings.allowedHosts, allowedOrigins: settings.allowedOrigins })
-    const admission = await createAdmission({ ...settings.admission, open: loopback })
+    // the authorization server's metadata is read now: an issuer that cannot be reached fails the start
+    const oauth = settings.oauth === undefined ? undefined : await createOAuthResourceServer({ issuer: settings.oauth.issuer, scopes: settings.oauth.scopes })
+    const admission = await createAdmission({ ...settings.admission, oauth, open: loopback })
     const tlsSettings = readTlsFlags(values, listen)
     const tls = await loadTls(tlsSettings)
     await checkCanListen(listen)
@@ -128,6 +136,12 @@ export async function run(argv: string[]): Promise<number> {
     const mcp = (req: Parameters<HostedEdge['handle']>[0], res: Parameters<HostedEdge['handle']>[1]) => edge.handle(req, res)
     // the methods it does not serve reach the edge too, which answers 405 in its own error body
     for (const method of ['POST', 'GET', 'DELETE', 'PUT', 'PATCH', 'OPTIONS']) router.add(method, '/mcp', mcp)
+    if (oauth !== undefined) {
+      // RFC 9728: at the root well-known path, and the path-suffixed form for the /mcp resource
+      const metadata = (_req: unknown, res: Parameters<HostedEdge['handle']>[1]) => void sendJson(res, 200, oauth.metadata())
+      router.add('GET', '/.well-known/oauth-protected-resource', metadata)
+      router.add('GET', '/.well-known/oauth-protected-resource/mcp', metadata)
+    }
     if (settings.adminToken !== undefined) mountMcpAdminRoutes(router, { edge, auth: createControlAuth(settings.adminToken), tools, wrappedConnections: () => sessions.connections + (shared === undefined ? 0 : 1) })
     const server = createGateServer({ router, tls, screen: (req, res) => edge.screen(req, res), timeouts: readListenerTimeouts(values), onError: err => log(`request failed: ${(err as Error).message}`) })
     let address
@@ -141,11 +155,12 @@ export async function run(argv: string[]): Promise<number> {
       throw listenFailure(listen, err)
     }
     const url = formatBaseUrl(address.address, address.port).replace(/^http:/, tls === undefined ? 'http:' : 'https:')
+    oauth?.bindResource(settings.oauth?.resourceUrl ?? `${url}/mcp`)
     log(`edge sessions: ${storeLocation}`)
     log(
       admission.mode === 'open'
         ? 'admission: open (loopback listener, no --admission-token-file or --jwt-key): every session is admitted; the capability token still decides every call'
-        : `admission: required (${[settings.admission.tokens?.length ? `${settings.admission.tokens.length} bearer token(s)` : '', settings.admission.jwt ? 'JWT' : ''].filter(Boolean).join(' or ')})`,
+        : `admission: required (${[settings.admission.tokens?.length ? `${settings.admission.tokens.length} bearer token(s)` : '', settings.admission.jwt ? 'JWT' : '', oauth ? `OAuth access tokens of ${oauth.issuer} for ${oauth.resource()}` : ''].filter(Boolean).join(' or ')})`,
     )
     if (tls === undefined && !loopback) log('transport: plaintext on a non-loopback address (--allow-plaintext-remote)')
     log(`admin routes: ${settings.adminToken === undefined ? 'off (no --admin-token)' : `${url}/admin/* (the admin token)`}`)
