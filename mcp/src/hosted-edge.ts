@@ -27,7 +27,9 @@ import {
   sendUnauthorized,
 } from './hosted-http.js'
 import type { RebindingGuard } from './rebinding-guard.js'
+import { EventWriter } from './event-writer.js'
 import { SessionEvents } from './session-events.js'
+import { dispatchByShape } from './shape-dispatch.js'
 
 export interface HostedLimits {
   /** Live sessions at once; an initialize past it is 503. */
@@ -92,6 +94,8 @@ export class HostedEdge {
   // initializes between the cap checks and their session's entry in #live
   #opening = 0
   readonly #now: () => number
+  // the sessions' events go to the store behind the answers, in batches
+  readonly #events: EventWriter
   readonly #sweeper: NodeJS.Timeout
   #streams = 0
   #inFlight = 0
@@ -102,6 +106,7 @@ export class HostedEdge {
   constructor(options: HostedEdgeOptions) {
     this.#options = options
     this.#now = options.now ?? Date.now
+    this.#events = new EventWriter(options.store, options.limits.replayWindow, options.log)
     const every = Math.max(100, Math.min(15_000, Math.floor(options.limits.idleMs / 4)))
     this.#sweeper = setInterval(() => void this.sweep().catch(err => options.log(`session sweep failed: ${(err as Error).message}`)), every)
     this.#sweeper.unref()
@@ -287,7 +292,7 @@ export class HostedEdge {
 
   /** Opens a session's transport and Server; a resumed one takes its caller's place here (a new one took it in #initialize). */
   async #open(record: EdgeSessionRecord, capability: string | undefined, resumed: boolean): Promise<LiveSession> {
-    const events = await SessionEvents.open(record.id, this.#options.store, this.#options.limits.replayWindow)
+    const events = await SessionEvents.open(record.id, this.#options.store, this.#events, this.#options.limits.replayWindow)
     const server = await this.#options.createSessionServer({ id: record.id, capability, clientCapabilities: record.clientCapabilities })
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => record.id,
@@ -304,6 +309,7 @@ export class HostedEdge {
     }
     transport.onerror = err => this.#options.log(`session ${record.id}: ${err.message}`)
     await server.connect(transport)
+    dispatchByShape(server as never, transport)
     return session
   }
 
@@ -348,6 +354,8 @@ export class HostedEdge {
     session.record.state = state
     session.record.lastActiveAt = this.#now()
     await this.#options.store.put(session.record)
+    // a batch still pending would put the events back after the drop
+    await this.#events.flush()
     await this.#options.store.dropEvents(id)
     await session.server.close().catch(() => {})
     this.#options.log(`session ${id} ${state}`)
@@ -406,6 +414,7 @@ export class HostedEdge {
   async close(): Promise<void> {
     this.#stopping = true
     clearInterval(this.#sweeper)
+    await this.#events.flush()
     for (const session of this.#live.values()) {
       if (session.record.state === 'draining') session.record.state = 'ready'
       await this.#options.store.put(session.record).catch(() => {})

@@ -17,6 +17,7 @@ import {
   type Notification,
 } from '@modelcontextprotocol/sdk/types.js'
 import { CallsInFlight, type ToolCallContext } from './calls-in-flight.js'
+import { shapeDispatcher } from './shape-dispatch.js'
 import { McpConfigError, ToolServerError } from './errors.js'
 import type { ServedTool, ToolCallOptions, ToolServer } from './tool-server.js'
 import type { ToolPolicy } from './ports.js'
@@ -145,7 +146,7 @@ export class StdioToolServer implements ToolServer {
   // call gone. Progress goes to the SDK's progress path; other notifications (but cancellation, which
   // the SDK handles) to the relay; a request is tagged with the calls in flight, then handed on.
   #tapMessages(transport: StdioClientTransport, log: (line: string) => void): void {
-    const sdkOnMessage = transport.onmessage
+    const sdkOnMessage = shapeDispatcher(this.client as never, transport.onmessage)
     const client = this.client as unknown as { _onprogress(notification: unknown): void }
     const onProgress = client._onprogress.bind(this.client)
     transport.onmessage = (message: JSONRPCMessage) => {
@@ -165,7 +166,7 @@ export class StdioToolServer implements ToolServer {
           this.#attributions.set(message, this.calls.snapshot())
         }
       }
-      sdkOnMessage?.(message)
+      sdkOnMessage(message)
     }
   }
 }

@@ -10,6 +10,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { ErrorCode, type InitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { dispatchByShape } from './shape-dispatch.js'
 
 /** Builds the edge for the agent's initialize params (its capabilities and client info). */
 export type EdgeBuilder = (initialize: InitializeRequest['params']) => Promise<Server>
@@ -42,6 +43,7 @@ export async function serveStdio(build: EdgeBuilder, log: (line: string) => void
     }
     server.onclose = () => onClosed()
     await server.connect(transport)
+    dispatchByShape(server as never, transport)
   }
   await stdio.start()
   // stdin's end is the agent hanging up: the SDK's transport does not watch for it
