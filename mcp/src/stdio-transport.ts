@@ -16,12 +16,14 @@ import { dispatchByShape } from './shape-dispatch.js'
 export type EdgeBuilder = (initialize: InitializeRequest['params']) => Promise<Server>
 
 /** Connects the edge `build` makes to this process's stdin/stdout; resolves when the agent's side closes. */
-export async function serveStdio(build: EdgeBuilder, log: (line: string) => void): Promise<{ closed: Promise<void>; server(): Server | undefined }> {
+/** `failed()`: the edge could not be built for the agent's initialize (the agent was answered with why). */
+export async function serveStdio(build: EdgeBuilder, log: (line: string) => void): Promise<{ closed: Promise<void>; server(): Server | undefined; failed(): boolean }> {
   const stdio = new StdioServerTransport()
   const transport = new DeferredTransport(stdio)
   let onClosed!: () => void
   const closed = new Promise<void>(resolve => (onClosed = resolve))
   let server: Server | undefined
+  let failed = false
   stdio.onclose = () => onClosed()
   stdio.onerror = err => {
     const code = err.name === 'SyntaxError' ? ErrorCode.ParseError : err.name === 'ZodError' ? ErrorCode.InvalidRequest : undefined
@@ -35,6 +37,7 @@ export async function serveStdio(build: EdgeBuilder, log: (line: string) => void
       server = await build(params)
     } catch (err) {
       // the agent hears why, then Gate stops: there is nothing to serve
+      failed = true
       log(`mcp: ${(err as Error).message}`)
       const id = 'id' in message ? message.id : null
       await stdio.send({ jsonrpc: '2.0', id, error: { code: ErrorCode.InternalError, message: (err as Error).message } } as unknown as JSONRPCMessage).catch(() => {})
@@ -48,7 +51,7 @@ export async function serveStdio(build: EdgeBuilder, log: (line: string) => void
   await stdio.start()
   // stdin's end is the agent hanging up: the SDK's transport does not watch for it
   process.stdin.once('end', () => void (server === undefined ? onClosed() : server.close()))
-  return { closed, server: () => server }
+  return { closed, server: () => server, failed: () => failed }
 }
 
 // A Transport over the started stdio transport that holds what is read until a Server connects: the

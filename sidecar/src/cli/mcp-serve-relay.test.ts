@@ -11,7 +11,7 @@ import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { gateFiles } from '../testing/gate-files.js'
-import { startGateMcpHttp } from '../testing/mcp-http-session.js'
+import { rawRequest, rawSession, startGateMcpHttp } from '../testing/mcp-http-session.js'
 import { startGateMcp } from '../testing/mcp-session.js'
 import { runGate } from '../testing/spawn-gate.js'
 
@@ -111,4 +111,23 @@ t.test('gate mcp serve-http: each session relays its own calls\' requests and lo
 
   const plain = await gate.connect()
   t.notOk((await plain.client.listTools()).tools.some(tool => tool.name === 'consult'), 'a session without sampling: the server was not told of any')
+})
+
+t.test('gate mcp serve-http: a session\'s server process ends with the session; --shared-server keeps one for all', async t => {
+  const admin = 'admin-token-for-mcp-relay-tests'
+  const health = async (base: string) => (await rawRequest(`${base}/admin/health`, 'GET', { authorization: `Bearer ${admin}` })).json() as unknown as { sessions: number; wrappedConnections: number }
+  const own = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--allow-ephemeral-receipts', '--allow-tool', 'echo', '--', process.execPath, FIXTURE_SERVER_PATH], { env: { GATE_ADMIN_TOKEN: admin } })
+  const ids = await Promise.all([1, 2, 3].map(() => rawSession(own.url)))
+  t.match(await health(own.base), { sessions: 3, wrappedConnections: 3 }, 'one server process per session')
+  for (const id of ids) t.equal((await rawRequest(own.url, 'DELETE', { 'mcp-session-id': id })).status, 200)
+  t.match(await health(own.base), { sessions: 0, wrappedConnections: 0 }, 'each ended with its session')
+
+  const shared = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--allow-ephemeral-receipts', '--allow-tool', 'log', '--shared-server', '--', process.execPath, FIXTURE_SERVER_PATH], { env: { GATE_ADMIN_TOKEN: admin } })
+  const { client } = await shared.connect({ capabilities: CAPABILITIES })
+  const logs = answerAsAgent(client)
+  await shared.connect()
+  t.match(await health(shared.base), { sessions: 2, wrappedConnections: 1 }, 'one process for every session')
+  t.match(await client.callTool({ name: 'log', arguments: { message: 'mine' } }), { content: [{ text: 'logged' }] })
+  t.same(logs, ['mine'], 'a log line during the call reaches the one session with a call in flight')
+  t.notOk((await client.listTools()).tools.some(tool => tool.name === 'consult'), 'the shared server is told no client capabilities')
 })

@@ -77,7 +77,7 @@ export async function run(argv: string[]): Promise<number> {
       await wrapped?.close()
     })
     // a wrapped server that could not start for the agent ends the command with an error (logged)
-    if (tools.startWrapped !== undefined && wrapped === undefined) return 1
+    if (stdio.failed()) return 1
     return 0
   })
 }
