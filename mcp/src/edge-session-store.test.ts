@@ -16,7 +16,7 @@ const record = (id: string, state: EdgeSessionRecord['state'] = 'ready', lastAct
 
 t.test('the window keeps the last N events of a session, in order', async t => {
   const store = new MemoryEdgeSessionStore()
-  for (let n = 1; n <= 5; n++) await store.appendEvent({ sessionId: 's', sequence: n, streamId: 'a', message: {} }, 3)
+  for (let n = 1; n <= 5; n++) await store.appendEvents([{ sessionId: 's', sequence: n, streamId: 'a', message: {} }], 3)
   t.same(await store.sequenceRange('s'), { first: 3, last: 5 })
   t.same((await store.eventsAfter('s', 3)).map(e => e.sequence), [4, 5])
   t.same(await store.sequenceRange('other'), { first: 0, last: 0 })
@@ -36,7 +36,7 @@ t.test('prune forgets records idle before the time, with their events', async t 
   const store = new MemoryEdgeSessionStore()
   await store.put(record('old', 'ready', 10))
   await store.put(record('new', 'ready', 5000))
-  await store.appendEvent({ sessionId: 'old', sequence: 1, streamId: 'a', message: {} }, 10)
+  await store.appendEvents([{ sessionId: 'old', sequence: 1, streamId: 'a', message: {} }], 10)
   t.equal(await store.prune(1000), 1)
   t.equal(await store.get('old'), undefined)
   t.same(await store.eventsAfter('old', 0), [])

@@ -51,17 +51,23 @@ export type HostedErrorCode = keyof typeof HOSTED_ERRORS
  * A plain-HTTP failure of the hosted edge, in the `gate.hosted.error.v1` body (the code under `error`,
  * as on every Gate service). Failures of a JSON-RPC message the edge accepted stay JSON-RPC errors.
  */
-export function sendHostedError(res: ServerResponse, status: number, code: HostedErrorCode, message: string, headers: Record<string, string> = {}): void {
+export function sendHostedError(res: ServerResponse, status: number, code: HostedErrorCode, message: string, headers: Record<string, string> = {}, retryGuidance?: string): void {
   if (res.headersSent) return void res.end()
-  const { transient, retry } = HOSTED_ERRORS[code]
+  const { transient } = HOSTED_ERRORS[code]
+  const retry = retryGuidance ?? HOSTED_ERRORS[code].retry
   const body = JSON.stringify({ error: code, message, transient, retry_guidance: retry })
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers })
   res.end(body)
 }
 
-/** spec 03's 401: `www-authenticate: Bearer`, the same answer for absent and unknown tokens. */
-export function sendUnauthorized(res: ServerResponse): void {
-  sendHostedError(res, 401, 'gate_unauthorized', 'missing or invalid bearer token: a session needs an admission token or JWT', { 'www-authenticate': 'Bearer' })
+/**
+ * spec 03's 401 (`www-authenticate: Bearer`, the same answer for absent and unknown tokens; with OAuth
+ * the challenge names the protected-resource metadata), or 403 for an access token without a required
+ * scope (RFC 6750 §3.1 insufficient_scope).
+ */
+export function sendUnauthorized(res: ServerResponse, refusal: { status: 401 | 403; reason: string; challenge: string }): void {
+  if (refusal.status === 403) return sendHostedError(res, 403, 'gate_forbidden', `Forbidden: ${refusal.reason}`, { 'www-authenticate': refusal.challenge }, 'obtain an access token with the scopes named in WWW-Authenticate')
+  sendHostedError(res, 401, 'gate_unauthorized', 'missing or invalid bearer token: a session needs an admission token, JWT or OAuth access token', { 'www-authenticate': refusal.challenge })
 }
 
 export function acceptsPost(req: IncomingMessage): boolean {
