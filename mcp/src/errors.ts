@@ -68,11 +68,11 @@ export class HostedEdgeError extends GateError {
   /** Headers the answer carries (Allow, Retry-After, WWW-Authenticate). */
   readonly headers: Readonly<Record<string, string>>
 
-  constructor(code: HostedErrorCode, message: string, options: { status?: number; headers?: Record<string, string> } = {}) {
+  constructor(code: HostedErrorCode, message: string, options: { status?: number; headers?: Record<string, string>; retryGuidance?: string } = {}) {
     super(code, message, { status: options.status })
     this.name = 'HostedEdgeError'
     this.transient = HOSTED_RETRY[code].transient
-    this.retryGuidance = HOSTED_RETRY[code].retry
+    this.retryGuidance = options.retryGuidance ?? HOSTED_RETRY[code].retry
     this.headers = Object.freeze({ ...options.headers })
   }
 }
@@ -93,11 +93,19 @@ export class HostedMethodNotAllowedError extends HostedEdgeError {
   }
 }
 
-/** Absent or unknown admission credentials: 401, the same answer for both. */
+/** Absent or unknown admission credentials: 401, the same answer for both; with OAuth the challenge names the resource metadata. */
 export class HostedUnauthorizedError extends HostedEdgeError {
-  constructor() {
-    super('gate_unauthorized', 'missing or invalid bearer token: a session needs an admission token or JWT', { headers: { 'www-authenticate': 'Bearer' } })
+  constructor(challenge = 'Bearer') {
+    super('gate_unauthorized', 'missing or invalid bearer token: a session needs an admission token, JWT or OAuth access token', { headers: { 'www-authenticate': challenge } })
     this.name = 'HostedUnauthorizedError'
+  }
+}
+
+/** An OAuth access token without a scope the edge requires: 403 (RFC 6750 §3.1 insufficient_scope). */
+export class InsufficientScopeError extends HostedEdgeError {
+  constructor(reason: string, challenge: string) {
+    super('gate_forbidden', `Forbidden: ${reason}`, { headers: { 'www-authenticate': challenge }, retryGuidance: 'obtain an access token with the scopes named in WWW-Authenticate' })
+    this.name = 'InsufficientScopeError'
   }
 }
 

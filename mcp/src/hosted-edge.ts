@@ -43,7 +43,9 @@ import {
   sendUnauthorized,
 } from './hosted-http.js'
 import type { RebindingGuard } from './rebinding-guard.js'
+import { EventWriter } from './event-writer.js'
 import { SessionEvents } from './session-events.js'
+import { dispatchByShape } from './shape-dispatch.js'
 
 export interface HostedLimits {
   /** Live sessions at once; an initialize past it is 503. */
@@ -62,11 +64,13 @@ export interface HostedLimits {
 
 export interface HostedEdgeOptions {
   /**
-   * Builds the MCP edge Server of one session (createMcpEdge and its relays); not yet connected.
-   * `capability` is the X-Gate-Capability the initialize carried (kept in memory only: a resumed
-   * session has none, and its client's per-request header serves instead).
+   * Builds the MCP edge Server of one session (createMcpEdge and its relays, and the session's own
+   * connection to a wrapped server); not yet connected. `capability` is the X-Gate-Capability the
+   * initialize carried (kept in memory only: a resumed session has none, and its client's per-request
+   * header serves instead); `clientCapabilities` what the session's client declared. Closing the
+   * Server releases what it holds.
    */
-  createSessionServer(session: { id: string; capability: string | undefined }): Server
+  createSessionServer(session: { id: string; capability: string | undefined; clientCapabilities: Record<string, unknown> }): Promise<Server>
   store: EdgeSessionStore
   admission: Admission
   /** Host and Origin against DNS rebinding: `screen` refuses what it refuses. */
@@ -106,6 +110,8 @@ export class HostedEdge {
   // initializes between the cap checks and their session's entry in #live
   #opening = 0
   readonly #now: () => number
+  // the sessions' events go to the store behind the answers, in batches
+  readonly #events: EventWriter
   readonly #sweeper: NodeJS.Timeout
   #streams = 0
   #inFlight = 0
@@ -116,6 +122,7 @@ export class HostedEdge {
   constructor(options: HostedEdgeOptions) {
     this.#options = options
     this.#now = options.now ?? Date.now
+    this.#events = new EventWriter(options.store, options.limits.replayWindow, options.log)
     const every = Math.max(100, Math.min(15_000, Math.floor(options.limits.idleMs / 4)))
     this.#sweeper = setInterval(() => void this.sweep().catch(err => options.log(`session sweep failed: ${(err as Error).message}`)), every)
     this.#sweeper.unref()
@@ -146,7 +153,7 @@ export class HostedEdge {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (this.#draining) return this.#refuseDraining(res)
     const admitted = await this.#options.admission.admit(req.headers.authorization)
-    if (!admitted.ok) return sendUnauthorized(res)
+    if (!admitted.ok) return sendUnauthorized(res, admitted)
     if (req.method === 'POST') return this.#post(req, res, admitted.principal)
     if (req.method === 'GET') return this.#get(req, res, admitted.principal)
     if (req.method === 'DELETE') return this.#delete(req, res, admitted.principal)
@@ -216,7 +223,9 @@ export class HostedEdge {
       session = await this.#open(record, headerText(req.headers['x-gate-capability']), false)
     } catch (err) {
       if (!this.#live.has(record.id)) this.#callers.remove(record)
-      throw err
+      // the session's tool server could not start: the initialize is answered, no session is made
+      this.#options.log(`initialize failed: ${(err as Error).message}`)
+      return sendJsonRpcError(res, 200, ErrorCode.InternalError, `the tool server could not be started for this session: ${(err as Error).message}`, { id })
     } finally {
       this.#opening--
     }
@@ -297,13 +306,13 @@ export class HostedEdge {
 
   /** Opens a session's transport and Server; a resumed one takes its caller's place here (a new one took it in #initialize). */
   async #open(record: EdgeSessionRecord, capability: string | undefined, resumed: boolean): Promise<LiveSession> {
-    const events = await SessionEvents.open(record.id, this.#options.store, this.#options.limits.replayWindow)
+    const events = await SessionEvents.open(record.id, this.#options.store, this.#events, this.#options.limits.replayWindow)
+    const server = await this.#options.createSessionServer({ id: record.id, capability, clientCapabilities: record.clientCapabilities })
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => record.id,
       eventStore: events,
       maxRequestBodySize: this.#options.limits.maxBodyBytes,
     })
-    const server = this.#options.createSessionServer({ id: record.id, capability })
     server.registerCapabilities({ experimental: { gateProtocol: { selectedProtocolVersion: record.protocolVersion } } })
     const session: LiveSession = { record, transport, server, events, streams: 0, inFlight: 0, dirty: false }
     this.#live.set(record.id, session)
@@ -314,6 +323,7 @@ export class HostedEdge {
     }
     transport.onerror = err => this.#options.log(`session ${record.id}: ${err.message}`)
     await server.connect(transport)
+    dispatchByShape(server as never, transport)
     return session
   }
 
@@ -358,6 +368,8 @@ export class HostedEdge {
     session.record.state = state
     session.record.lastActiveAt = this.#now()
     await this.#options.store.put(session.record)
+    // a batch still pending would put the events back after the drop
+    await this.#events.flush()
     await this.#options.store.dropEvents(id)
     await session.server.close().catch(() => {})
     this.#options.log(`session ${id} ${state}`)
@@ -416,6 +428,7 @@ export class HostedEdge {
   async close(): Promise<void> {
     this.#stopping = true
     clearInterval(this.#sweeper)
+    await this.#events.flush()
     for (const session of this.#live.values()) {
       if (session.record.state === 'draining') session.record.state = 'ready'
       await this.#options.store.put(session.record).catch(() => {})

@@ -3,7 +3,7 @@
 // request checks (Accept, Content-Type) and a body read with a byte limit. Host and Origin are checked
 // before routing (rebinding-guard.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { HostedBadRequestError, HostedPayloadTooLargeError, HostedUnauthorizedError, type HostedEdgeError } from './errors.js'
+import { HostedBadRequestError, HostedPayloadTooLargeError, HostedUnauthorizedError, InsufficientScopeError, type HostedEdgeError } from './errors.js'
 
 /** The one protocol version the hosted edge speaks (spec 03, Versioning): exact match, no downgrade. */
 export const HOSTED_PROTOCOL_VERSION = '2025-11-25'
@@ -43,9 +43,13 @@ export function hostedErrorBody(err: HostedEdgeError): { error: string; message:
   return { error: err.code, message: err.message, transient: err.transient, retry_guidance: err.retryGuidance }
 }
 
-/** spec 03's 401: `www-authenticate: Bearer`, the same answer for absent and unknown tokens. */
-export function sendUnauthorized(res: ServerResponse): void {
-  sendHostedError(res, new HostedUnauthorizedError())
+/**
+ * spec 03's 401 (`www-authenticate: Bearer`, the same answer for absent and unknown tokens; with OAuth
+ * the challenge names the protected-resource metadata), or 403 for an access token without a required
+ * scope (RFC 6750 §3.1 insufficient_scope).
+ */
+export function sendUnauthorized(res: ServerResponse, refusal: { status: 401 | 403; reason: string; challenge: string }): void {
+  sendHostedError(res, refusal.status === 403 ? new InsufficientScopeError(refusal.reason, refusal.challenge) : new HostedUnauthorizedError(refusal.challenge))
 }
 
 export function acceptsPost(req: IncomingMessage): boolean {

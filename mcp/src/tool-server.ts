@@ -1,6 +1,7 @@
 // One interface for the two kinds of tool server behind the MCP edge: a wrapped MCP server (a child
 // process over stdio) and an OpenAPI API (HTTP requests with undici).
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js'
+import type { ToolCallContext } from './calls-in-flight.js'
 import type { ToolPolicy } from './ports.js'
 
 /** A tool as the edge lists it, with the policy its server gives it (before operator overrides). */
@@ -21,6 +22,8 @@ export interface ToolCallOptions {
    * (`isStreamedResult`) whose parts were all delivered here. Without it the answer is read whole.
    */
   onChunk?: (data: unknown) => void
+  /** The call as the relay sees it: what a wrapped server sends during the call is attributed to it. */
+  context?: ToolCallContext
 }
 
 /** Marks a result whose content went out through `onChunk` (a symbol: no tool server can send it). */

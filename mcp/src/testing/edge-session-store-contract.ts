@@ -35,7 +35,9 @@ export function testEdgeSessionStoreContract(t: Test, open: (t: Test) => Promise
   t.test('edge sessions: the replay window keeps the last events of a session, in order', async t => {
     const store = await open(t)
     await store.put(record('s'))
-    for (let n = 1; n <= 5; n++) await store.appendEvent({ sessionId: 's', sequence: n, streamId: n % 2 === 0 ? 'get' : 'post', message: message(n) }, 3)
+    for (let n = 1; n <= 3; n++) await store.appendEvents([{ sessionId: 's', sequence: n, streamId: n % 2 === 0 ? 'get' : 'post', message: message(n) }], 3)
+    // several in one call (one transaction), the window counted from the last of them
+    await store.appendEvents([4, 5].map(n => ({ sessionId: 's', sequence: n, streamId: n % 2 === 0 ? 'get' : 'post', message: message(n) })), 3)
     t.same(await store.sequenceRange('s'), { first: 3, last: 5 })
     t.same((await store.eventsAfter('s', 3)).map(e => [e.sequence, e.streamId, e.message]), [[4, 'get', message(4)], [5, 'post', message(5)]])
     t.same(await store.sequenceRange('other'), { first: 0, last: 0 })
@@ -49,7 +51,7 @@ export function testEdgeSessionStoreContract(t: Test, open: (t: Test) => Promise
     const store = await open(t)
     await store.put(record('old', { state: 'expired', lastActiveAt: 10 }))
     await store.put(record('new', { lastActiveAt: 5000 }))
-    await store.appendEvent({ sessionId: 'old', sequence: 1, streamId: 'a', message: message(1) }, 10)
+    await store.appendEvents([{ sessionId: 'old', sequence: 1, streamId: 'a', message: message(1) }], 10)
     t.equal(await store.prune(1000), 1)
     t.equal(await store.get('old'), undefined)
     t.same(await store.eventsAfter('old', 0), [])

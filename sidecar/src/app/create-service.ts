@@ -75,6 +75,8 @@ export interface RunningService {
   socketPath: string | null
   kernel: Kernel
   server: GateServer
+  /** Tool and child receipts (the receipt store's `listed_receipts`): the MCP edges record relayed requests here. */
+  listedReceipts: Pick<ServiceStores['raw']['receipts']['listed'], 'append'>
   /** Drains in-flight requests, then flushes and closes the stores. */
   close(graceMs?: number): Promise<void>
 }
@@ -215,6 +217,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ...bound,
     kernel,
     server,
+    listedReceipts: stores.raw.receipts.listed,
     async close(graceMs = 25_000) {
       await server.drain(graceMs)
       // a last checkpoint, so every receipt this process committed is covered by one

@@ -1,7 +1,9 @@
 // End to end: memory of the real `gate mcp serve-http` stays bounded under many short sessions. 10,000
 // sessions (GATE_MCP_RSS_SESSIONS to change it), each initialize, notifications/initialized, one
 // tools/call and DELETE over loopback, 8 at a time (receipts and sessions in SQLite files, so what is
-// measured is the edge, not an in-memory receipt store). After them, read from /admin/health after a full
+// measured is the edge, not an in-memory receipt store; one wrapped server for every session,
+// --shared-server, so what is measured is the edge, not 10,000 process starts: the per-session
+// processes are checked to end with their sessions in mcp-serve-relay.test.ts). After them, read from /admin/health after a full
 // collection and compared with the readings after the first 500: the live heap may grow by at most
 // 24 MiB (a retained session of a few KiB would add tens of MiB), RSS by at most 160 MiB (native memory:
 // SQLite's page caches fill as the files grow and freed memory stays with the allocator, so RSS moved
@@ -23,7 +25,7 @@ t.setTimeout(900_000)
 
 t.test(`memory after ${SESSIONS} short sessions stays within bounds of the warmed-up edge`, async t => {
   const files = await gateFiles(t)
-  const gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--receipt-store', files.db, '--authority-seed-file', files.seed, '--allow-tool', 'echo', '--', process.execPath, FIXTURE_SERVER_PATH], {
+  const gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--receipt-store', files.db, '--authority-seed-file', files.seed, '--allow-tool', 'echo', '--shared-server', '--', process.execPath, FIXTURE_SERVER_PATH], {
     // each health reading follows a full collection (mcp-http-admin.ts): live memory, not garbage the
     // collector has not got round to (unforced, the heap after the run was 110 to 216 MiB in one CI run)
     env: { GATE_ADMIN_TOKEN: ADMIN_TOKEN, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --expose-gc`.trim() },

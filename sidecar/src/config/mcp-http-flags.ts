@@ -5,7 +5,7 @@
 // with GATE_ADMIN_TOKEN preferred).
 import { readFile } from 'node:fs/promises'
 import { checkControlToken } from '@gate/sdk/server'
-import { readAllowedHost, type AdmissionOptions, type HostedLimits } from '@gate/mcp'
+import { readAllowedHost, readOAuthUrl, type AdmissionOptions, type HostedLimits } from '@gate/mcp'
 import { ConfigError, UsageError } from '../errors.js'
 
 export const MCP_HTTP_FLAG_OPTIONS = {
@@ -25,6 +25,10 @@ export const MCP_HTTP_FLAG_OPTIONS = {
   'max-streams': { type: 'string' },
   'max-body-bytes': { type: 'string' },
   'replay-window': { type: 'string' },
+  'shared-server': { type: 'boolean' },
+  'oauth-issuer': { type: 'string' },
+  'resource-url': { type: 'string' },
+  'oauth-scope': { type: 'string', multiple: true },
 } as const
 
 export const MCP_HTTP_DEFAULTS = Object.freeze({
@@ -46,6 +50,13 @@ export const MCP_HTTP_FLAGS_HELP = `Hosted edge:
                               comma-separated)
   --jwt-key PATH              admit a session with a JWT verified by this key: PEM public key, JWK or JWK Set
   --jwt-issuer ISS            required JWT iss          --jwt-audience AUD   required JWT aud
+  --oauth-issuer URL          admit a session with an OAuth 2.1 access token of this authorization server
+                              (its metadata and JWKS are discovered from it; https, or http on loopback);
+                              GET /.well-known/oauth-protected-resource names it (RFC 9728)
+  --resource-url URL          this edge's canonical URL, the audience access tokens must name (default
+                              the listener's URL and /mcp; required on a non-loopback listener)
+  --oauth-scope SCOPE         a scope every access token must carry (repeatable; published as
+                              scopes_supported); default none
   --admin-token TOKEN         bearer token of /admin/* (GATE_ADMIN_TOKEN preferred); without it /admin is off
   --allow-origin ORIGIN       a browser origin allowed to call /mcp (repeatable; loopback origins are allowed
                               on a loopback listener)
@@ -60,10 +71,16 @@ export const MCP_HTTP_FLAGS_HELP = `Hosted edge:
                               loopback client together) holds at once; past it 429 (default ${MCP_HTTP_DEFAULTS.maxSessionsPerCaller})
   --max-streams N             open GET streams at once (default ${MCP_HTTP_DEFAULTS.maxStreams})
   --max-body-bytes N          largest POST body (default ${MCP_HTTP_DEFAULTS.maxBodyBytes})
-  --replay-window N           events kept per session for Last-Event-ID (default ${MCP_HTTP_DEFAULTS.replayWindow})`
+  --replay-window N           events kept per session for Last-Event-ID (default ${MCP_HTTP_DEFAULTS.replayWindow})
+  --shared-server             one wrapped server process for every session instead of one per session:
+                              for a stateless server; it is told no client capabilities, and what it
+                              sends on its own reaches a session only while that session alone has tool
+                              calls in flight on it`
 
 export interface McpHttpSettings {
-  admission: Omit<AdmissionOptions, 'open'>
+  admission: Omit<AdmissionOptions, 'open' | 'oauth'>
+  /** --oauth-issuer, --resource-url and --oauth-scope: the edge as an OAuth 2.1 resource server. */
+  oauth: { issuer: string; resourceUrl: string | undefined; scopes: string[] } | undefined
   adminToken: string | undefined
   allowedOrigins: string[]
   /** --allowed-host names, lower-cased (checked by readAllowedHost). */
@@ -71,6 +88,8 @@ export interface McpHttpSettings {
   edgeSessionStore: string | undefined
   limits: HostedLimits
   drainMs: number
+  /** --shared-server: one wrapped server process for every session. */
+  sharedServer: boolean
 }
 
 function readCount(value: unknown, flag: string, fallback: number, max: number): number {
@@ -99,6 +118,24 @@ async function readText(path: string, flag: string): Promise<string> {
   }
 }
 
+function readOAuthFlags(values: Record<string, unknown>): McpHttpSettings['oauth'] {
+  const issuer = values['oauth-issuer'] as string | undefined
+  const resourceUrl = values['resource-url'] as string | undefined
+  const scopes = (values['oauth-scope'] as string[] | undefined) ?? []
+  if (issuer === undefined) {
+    if (resourceUrl !== undefined || scopes.length > 0) throw new UsageError('--resource-url and --oauth-scope need --oauth-issuer')
+    return undefined
+  }
+  try {
+    readOAuthUrl(issuer, '--oauth-issuer')
+    if (resourceUrl !== undefined) readOAuthUrl(resourceUrl, '--resource-url')
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+  for (const scope of scopes) if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) throw new UsageError(`--oauth-scope takes one scope token (RFC 6749 §3.3), got "${scope}"`)
+  return { issuer, resourceUrl, scopes }
+}
+
 export async function readMcpHttpFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<McpHttpSettings> {
   const tokenFile = values['admission-token-file'] as string | undefined
   const tokenText = tokenFile !== undefined ? await readText(tokenFile, '--admission-token-file') : (env.GATE_MCP_ADMISSION_TOKENS ?? '').replaceAll(',', '\n')
@@ -115,6 +152,7 @@ export async function readMcpHttpFlags(values: Record<string, unknown>, env: Nod
       tokens,
       jwt: jwtKey === undefined ? undefined : { keyText: await readText(jwtKey, '--jwt-key'), issuer: values['jwt-issuer'] as string | undefined, audience: values['jwt-audience'] as string | undefined },
     },
+    oauth: readOAuthFlags(values),
     adminToken,
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     allowedHosts: readAllowedHosts(values['allowed-host']),
@@ -128,5 +166,6 @@ export async function readMcpHttpFlags(values: Record<string, unknown>, env: Nod
       replayWindow: readCount(values['replay-window'], '--replay-window', MCP_HTTP_DEFAULTS.replayWindow, 1_000_000),
     },
     drainMs: readCount(values['drain-secs'], '--drain-secs', MCP_HTTP_DEFAULTS.drainSecs, 3600) * 1000,
+    sharedServer: values['shared-server'] === true,
   }
 }
