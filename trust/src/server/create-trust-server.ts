@@ -14,7 +14,7 @@ import { createRevocationFeed } from '../fleet/revocation-notifier.js'
 import { TRUST_RESPONSE_HEADERS, withTrustHeaders } from '../routes/route-table.js'
 import { createIssuer, createRevoker, createTrustDeps, mountTrustRoutes } from '../trust-wiring.js'
 import { ClusterNode } from './cluster-node.js'
-import type { HostRoute, TransparencyService } from './host-ports.js'
+import type { HostRoute, TransparencyService, TrustListener } from './host-ports.js'
 import { methodNotAllowedRoutes } from './method-not-allowed.js'
 import { storeCoreForms } from './store-core-forms.js'
 import { openPostgresBackend, openSqliteBackend, type TrustBackend } from './trust-backend.js'
@@ -44,8 +44,11 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
       : await openPostgresBackend({ url: store.url, poolSize: store.poolSize })
   const { stores } = backend
   let transparency: TransparencyService | undefined
+  let listener: TrustListener | undefined
   let clusterNode: ClusterNode | undefined
+  // a start that fails part way leaves nothing open behind it
   const closeAll = async () => {
+    await listener?.drain(0).catch(() => undefined)
     await clusterNode?.stop().catch(() => undefined)
     await transparency?.close().catch(() => undefined)
     await backend.close().catch(() => undefined)
@@ -77,7 +80,7 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
       log,
     })
     transparency = receipts.transparency
-    const listener = await host.serve({
+    listener = await host.serve({
       // spec 03 error bodies everywhere on this service, unknown routes included
       fallback: (req, res, url) => {
         for (const [name, value] of Object.entries(TRUST_RESPONSE_HEADERS)) res.setHeader(name, value)
@@ -142,12 +145,13 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
       const block = clusterNode.block()
       log(`cluster: node ${block.selfUrl}, ${block.peerCount} peer(s) ${cluster.peers === undefined ? 'seen in the heartbeat table' : 'configured'}, quorum ${block.quorumSize}, lease ${clusterNode.leaseMs} ms`)
     }
-    log(`listening on ${listener.url}`)
+    const serving = listener
+    log(`listening on ${serving.url}`)
     return {
-      url: listener.url,
-      inFlight: () => listener.inFlight(),
+      url: serving.url,
+      inFlight: () => serving.inFlight(),
       async close(graceMs = 25_000) {
-        await listener.drain(graceMs)
+        await serving.drain(graceMs)
         await node?.stop()
         await transparency?.flush(CHECKPOINT_ON_CLOSE_TIMEOUT_MS).catch(err => log(`transparency log: final checkpoint failed: ${(err as Error).message}`))
         await transparency?.close()
