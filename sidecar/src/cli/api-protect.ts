@@ -10,7 +10,7 @@ import type { Evaluation } from '../kernel/kernel.js'
 import { createProxy, DEFAULTS as PROXY_DEFAULTS, EGRESS_DEFAULTS, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
 import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
 import { parseFlags, readSecondsFlag, runWithExitCodes } from './parse-flags.js'
-import { createGateLogger, lineLogger } from '../observability/logger.js'
+import { createGateLogger, errorFields, lineLogger } from '../observability/logger.js'
 import { readObservabilityFlags } from '../config/observability-flags.js'
 
 export const API_PROTECT_USAGE = `Usage: gate api protect --upstream URL [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [--upstream-timeout-secs N] [--spec-sha256 HEX] [options]
@@ -90,7 +90,11 @@ export async function run(argv: string[]): Promise<number> {
       },
       fallback: kernel => {
         if (upstream === undefined) throw new ConfigError('internal: the upstream was not resolved before the proxy was created')
-        proxy = createProxy<Evaluation>(kernel, { upstream: upstream.href, upstreamTimeoutMs: timeoutSecs * 1000 })
+        proxy = createProxy<Evaluation>(
+          kernel,
+          { upstream: upstream.href, upstreamTimeoutMs: timeoutSecs * 1000 },
+          { onUnexpectedError: err => logger.error({ event: 'proxy_relay_failed', ...errorFields(err) }, 'upstream relay failed; answered 502') },
+        )
         return (req, res) => (proxy as GateProxy).handle(req, res)
       },
     })
