@@ -128,7 +128,12 @@ export async function startFromFlags(
   const policy = await (policyLoader?.(routeOptions) ?? loadPolicyFile(config.spec, routeOptions))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
-    log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
+    // what to do, in words a first run can act on (issue 45)
+    log(
+      'warning: no --authority-seed-file, so this process signs with a key made at start: its receipts and tokens will not verify after a restart. ' +
+        'To keep one key, create it once with `npx gate keygen .gate/authority.seed` and start with `--authority-seed-file .gate/authority.seed` ' +
+        '(npm start: `npm start -- --authority-seed-file .gate/authority.seed`)',
+    )
   }
   // before any store file is created: a start that cannot bind leaves nothing behind
   if (listen.kind === 'tcp') await checkCanListen(listen)
