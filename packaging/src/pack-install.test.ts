@@ -79,6 +79,22 @@ t.test('every package packs with its built files, types, exports, bin, README an
   })
 })
 
+t.test('the README installs exactly the packages @gate/sidecar and @gate/express need', async t => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+  const listed = /gate-\{([a-z,]+)\}-[0-9.]+\.tgz/.exec(readme)?.[1]?.split(',').map(name => `@gate/${name}`)
+  const needed = new Set<string>()
+  const visit = (name: string) => {
+    if (needed.has(name)) return
+    needed.add(name)
+    const dir = packages.find(p => p.name === name)?.dir
+    const manifest = JSON.parse(readFileSync(join(ROOT, dir!, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> }
+    for (const dep of Object.keys(manifest.dependencies ?? {})) if (dep.startsWith('@gate/')) visit(dep)
+  }
+  visit('@gate/sidecar')
+  visit('@gate/express')
+  t.same(new Set(listed), needed, 'the npm install line of "Gate in your own project"')
+})
+
 t.test('installed from the tarballs in a fresh project: npx gate, gate sidecar and an Express app', async t => {
   const project = join(work, 'my-app')
   mkdirSync(project)
