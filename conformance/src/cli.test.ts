@@ -123,8 +123,11 @@ t.test('a required failure exits 1 and the table shows it; an advisory failure a
   t.match(r.stdout, /receipt\.policy-hash\s+FAIL\s[^\n]*\n[^\n]*\(advisory\)/)
   t.match(r.stdout, 'failure: POST /pets (route /pets): expected deny, got allow')
   t.match(r.stdout, 'NOT CONFORMANT')
+  t.match(r.stdout, /^0 passed, 2 failed \(1 required, 1 advisory\), 0 skipped in /m, 'the summary counts them in plain words')
   const advisory = await runCli(['--sidecar', url, '--only', 'receipt.policy-hash'])
   t.equal(advisory.code, 0)
+  const passing = await runCli(['--sidecar', url, '--only', 'evaluate.allow-safe-get'])
+  t.match(passing.stdout, /^1 passed, none failed, 0 skipped in /m)
 })
 
 t.test('--strict-nonces runs the nonces.* checks and skips the rest; a reusable nonce exits 1', async t => {

@@ -70,6 +70,18 @@ t.test('an unmatched path falls back to the method rule and records the raw path
   t.same(matchRoute(table, 'GET', '*'), { matched: false, pattern: '*', decision: 'SessionAllow', why: 'method' })
 })
 
+t.test('denyUnmatched: an unmatched path is DenyByDefault whatever the method; matched routes keep theirs', async t => {
+  const strict = createRouteTable([route('GET', '/pets/{id}', 'SessionAllow'), route('POST', '/pets')], { denyUnmatched: true })
+  t.ok(strict.denyUnmatched)
+  for (const method of ['GET', 'HEAD', 'OPTIONS', 'POST']) {
+    t.same(matchRoute(strict, method, '/secret?x=1'), { matched: false, pattern: '/secret', decision: 'DenyByDefault', why: 'unmatched' }, `${method} /secret`)
+  }
+  t.match(matchRoute(strict, 'GET', '/pets/7'), { matched: true, decision: 'SessionAllow' })
+  t.match(matchRoute(strict, 'HEAD', '/pets/7'), { matched: true, decision: 'SessionAllow' }, 'HEAD is still decided as GET')
+  t.match(matchRoute(strict, 'GET', '/pets/./7'), { decision: 'DenyByDefault', why: 'ambiguous_path' }, 'an ambiguous path stays ambiguous')
+  t.notOk(createRouteTable([]).denyUnmatched, 'off by default')
+})
+
 t.test('a matched route carries its own decision and why', async t => {
   const m = matchRoute(table, 'POST', '/pets')
   t.same([m.matched, m.decision, m.why, m.pattern], [true, 'DenyByDefault', 'side_effects', '/pets'])

@@ -13,7 +13,8 @@
 //    ambiguous, the request is DenyByDefault unless a stricter route already decides.
 //  - An ambiguous path (request-path.ts) matches no route and is DenyByDefault whatever the method
 //    (why `ambiguous_path`); an unmatched one gets the method rule, and a method outside
-//    GET/HEAD/OPTIONS is DenyByDefault.
+//    GET/HEAD/OPTIONS is DenyByDefault; a table built with `denyUnmatched` makes every unmatched
+//    request DenyByDefault (why `unmatched`): the document is then the list of what is reachable.
 import { classifyMethod } from './classify-policy.js'
 import { AMBIGUOUS, normalizeRequestPath, otherReadings, stripQuery, type NormalizedPath } from './request-path.js'
 import { RouteIndex, strictness } from './route-index.js'
@@ -25,12 +26,16 @@ export { RouteIndex }
 export interface RouteTableOptions {
   /** Compare literal path segments with their letter case. Default false (Express and Koa ignore it). */
   caseSensitive?: boolean
+  /** A request matching no operation is DenyByDefault whatever its method. Default false: the method rule. */
+  denyUnmatched?: boolean
 }
 
 /** A route table: its rows in path then method order, and the indexes `matchRoute` searches. */
 export interface RouteTable {
   readonly routes: readonly RouteEntry[]
   readonly caseSensitive: boolean
+  /** Unmatched requests are DenyByDefault (why `unmatched`) instead of getting the method rule. */
+  readonly denyUnmatched: boolean
   readonly index: RouteIndex
   /** A case-sensitive table's routes again, case-folded: what a case-insensitive upstream reaches. */
   readonly folded: RouteIndex | undefined
@@ -43,20 +48,23 @@ export function createRouteTable(routes: readonly RouteEntry[], options: RouteTa
   return Object.freeze({
     routes: frozen,
     caseSensitive,
+    denyUnmatched: options.denyUnmatched === true,
     index: new RouteIndex(frozen, caseSensitive),
     folded: caseSensitive ? new RouteIndex(frozen, false) : undefined,
   })
 }
 
 /**
- * Matches a request against the table. An unmatched path gets the method rule and its raw path as
- * `pattern`; an ambiguous path is DenyByDefault.
+ * Matches a request against the table. An unmatched path gets the method rule (DenyByDefault when the
+ * table denies unmatched paths) and its raw path as `pattern`; an ambiguous path is DenyByDefault.
  */
 export function matchRoute(table: RouteTable, method: string, path: string): RouteMatch {
   const raw = stripQuery(path)
   const normalized = normalizeRequestPath(raw)
   if (normalized === AMBIGUOUS) return ambiguous(raw)
-  const methodRule: RouteMatch = { matched: false, pattern: raw, decision: classifyMethod(method), why: 'method' }
+  const methodRule: RouteMatch = table.denyUnmatched
+    ? { matched: false, pattern: raw, decision: 'DenyByDefault', why: 'unmatched' }
+    : { matched: false, pattern: raw, decision: classifyMethod(method), why: 'method' }
   if (normalized === null) return methodRule
   // the path as sent decides, exactly or, in a case-sensitive table, case-folded when nothing matches
   // exactly (the table's own routes stand; an unmatched path must not get the method rule when a

@@ -3,11 +3,17 @@
 // server, an OpenAPI API, the native wire's `--tool-server ID`). A tool names its server: a bare tool
 // name is refused rather than given a server it might not mean. The portable constraint flags
 // (spec 03: decided from call arguments) and --max-invocations apply to every grant of the token.
+// A `--grant` that is a bare name ("read_text_file") is an operationId of server "http": issue 45 found
+// one meant for an MCP server's tool, so it is said which server it is for; with `--spec FILE` every
+// `--grant` must cover a route of that document.
 import type { ToolGrant } from '@gate/sdk'
 import { UsageError } from '../errors.js'
+import { loadPolicyFile } from '../app/load-policy.js'
+import { grantWarnings } from '../app/grant-warnings.js'
 
 export const GRANT_FLAG_OPTIONS = {
   grant: { type: 'string', multiple: true },
+  spec: { type: 'string' },
   tool: { type: 'string', multiple: true },
   'max-invocations': { type: 'string' },
   'path-prefix': { type: 'string' },
@@ -22,6 +28,7 @@ export const GRANT_FLAG_OPTIONS = {
 
 export const GRANT_FLAGS_HELP = `  --grant SPEC            an HTTP route the token may call: "METHOD /route", an operationId or a
                           wildcard (repeatable; server_id "http")
+  --spec FILE             refuse a --grant that covers no route of this OpenAPI document
   --tool SERVER:TOOL      a tool of tool server SERVER (its server_id; TOOL may be "*"), repeatable
   --max-invocations N     cap on uses of each grant
 Constraints on the call's arguments, added to every grant (docs/capabilities.md):
@@ -50,6 +57,29 @@ export function readGrants(values: Record<string, unknown>): ToolGrant[] {
     ...(constraints.length === 0 ? {} : { constraints }),
   })
   return [...routes.map(g => grant('http', g.trim())), ...tools.map(t => grant(...splitTool(t)))]
+}
+
+/**
+ * With --spec FILE, refuses (UsageError) the HTTP grants that cover no route of the document; without
+ * it, returns a note for each bare-name grant saying it is for server "http", not a tool server.
+ */
+export async function checkHttpGrants(values: Record<string, unknown>, grants: readonly ToolGrant[]): Promise<string[]> {
+  const spec = values.spec as string | undefined
+  if (spec !== undefined) {
+    const { routeTable } = await loadPolicyFile(spec)
+    const uncovered = grantWarnings({ grants: [...grants] }, routeTable)
+    if (uncovered.length > 0) {
+      const names = grants.filter(g => g.server_id === 'http' && uncovered.some(w => w.startsWith(`grant ${JSON.stringify(g.tool_name)} `)))
+      throw new UsageError(
+        `${names.map(g => `--grant ${JSON.stringify(g.tool_name)}`).join(', ')} ${names.length === 1 ? 'covers' : 'cover'} no route of ${spec} ` +
+          `(its routes: gate check --spec ${spec}); a tool of an MCP or wire tool server is --tool SERVER:TOOL`,
+      )
+    }
+    return []
+  }
+  return grants
+    .filter(g => g.server_id === 'http' && /^[^\s/*]+$/.test(g.tool_name))
+    .map(g => `--grant ${JSON.stringify(g.tool_name)} is for HTTP (server "http": the route whose operationId it is); a tool of an MCP or wire tool server is --tool SERVER:${g.tool_name}`)
 }
 
 function splitTool(value: string): [string, string] {

@@ -47,3 +47,27 @@ t.test('a tool that names no server, a bad flag value, or both ways to sign are 
   const none = await runGate(['capability', 'issue', '--subject', subject, '--authority-seed-file', seed])
   t.match(none.stderr, 'at least one --grant')
 })
+
+t.test('a usage error prints the synopsis and where the options are, not the whole help', async t => {
+  const { seed } = await gateFiles(t)
+  const r = await runGate(['capability', 'issue', '--subject', subject, '--tool', 'read_file', '--authority-seed-file', seed])
+  t.equal(r.code, 2)
+  t.match(r.stderr, /^gate capability issue: --tool "read_file" names no tool server[^\n]*\nUsage: gate capability issue --subject HEX/)
+  t.match(r.stderr, '(every option: gate capability issue --help)')
+  t.notMatch(r.stderr, 'Options:', 'not the whole help')
+})
+
+t.test('issue 45: a bare --grant is said to be for server "http"; with --spec a grant outside the document is refused', async t => {
+  const { seed, spec } = await gateFiles(t)
+  const bare = await runGate(['capability', 'issue', '--subject', subject, '--grant', 'read_text_file', '--authority-seed-file', seed])
+  t.equal(bare.code, 0, 'issued: an operationId is a valid HTTP grant')
+  t.match(bare.stderr, 'gate capability issue: note: --grant "read_text_file" is for HTTP (server "http": the route whose operationId it is); a tool of an MCP or wire tool server is --tool SERVER:read_text_file')
+  t.same((JSON.parse(bare.stdout.split('\n')[0]!) as CapabilityToken).scope.grants, [{ server_id: 'http', tool_name: 'read_text_file' }])
+  const routes = await runGate(['capability', 'issue', '--subject', subject, '--grant', 'POST /pets', '--grant', 'createPet', '--grant', 'GET /pets/*', '--spec', spec, '--authority-seed-file', seed])
+  t.equal(routes.code, 0, routes.stderr)
+  t.equal(routes.stderr, '', 'routes and operationIds of the document: no note, no refusal')
+  const outside = await runGate(['capability', 'issue', '--subject', subject, '--grant', 'read_text_file', '--grant', 'POST /pet', '--grant', 'POST /pets', '--spec', spec, '--authority-seed-file', seed])
+  t.equal(outside.code, 2, 'refused')
+  t.match(outside.stderr, `--grant "read_text_file", --grant "POST /pet" cover no route of ${spec} (its routes: gate check --spec ${spec}); a tool of an MCP or wire tool server is --tool SERVER:TOOL`)
+  t.equal(outside.stdout, '', 'no token')
+})

@@ -6,7 +6,7 @@ import { canonicalJson, signCapability, uuidv7 } from '@gate/sdk'
 import { UsageError } from '../errors.js'
 import { loadAuthority } from '../config/authority-seed.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
-import { GRANT_FLAG_OPTIONS, GRANT_FLAGS_HELP, readGrants } from './capability-grants.js'
+import { checkHttpGrants, GRANT_FLAG_OPTIONS, GRANT_FLAGS_HELP, readGrants } from './capability-grants.js'
 import { createControlClient } from './control-client.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { escapeControls, escapeJsonControls } from './terminal-text.js'
@@ -20,7 +20,9 @@ A grant is "METHOD /route" as written in the OpenAPI document (e.g. "POST /pets"
 an operationId, or a wildcard ("*", "POST *", "POST /pets/*"), or a tool as SERVER:TOOL; see
 docs/capabilities.md. Prints the token as one line of canonical JSON (what an agent of gate run puts
 in capability_token as is), then the X-Gate-Capability header value (base64url) on its own line. A
-grant that covers no route of the sidecar's OpenAPI document is issued with a warning on stderr.
+grant that covers no route of the sidecar's OpenAPI document is issued with a warning on stderr; with
+--spec FILE it is refused. A --grant that is a bare name is an operationId of an HTTP route (server
+"http"), which stderr says: a tool of an MCP server is --tool SERVER:TOOL.
 
 Options:
   --subject HEX           the agent's Ed25519 public key (64 hex characters)
@@ -62,6 +64,7 @@ async function issue(argv: string[]): Promise<number> {
   const subject = values.subject
   if (typeof subject !== 'string' || !/^[0-9a-f]{64}$/.test(subject)) throw new UsageError('--subject must be 64 lowercase hex characters (an Ed25519 public key)')
   const grants = readGrants(values)
+  for (const note of await checkHttpGrants(values, grants)) process.stderr.write(`gate capability issue: note: ${escapeControls(note)}\n`)
   const ttl = values.ttl === undefined ? 3600 : Number(values.ttl)
   if (!Number.isSafeInteger(ttl) || ttl < 1) throw new UsageError(`--ttl must be a positive integer, got "${String(values.ttl)}"`)
   const global = readGlobalFlags(values)

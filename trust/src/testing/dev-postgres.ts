@@ -2,9 +2,11 @@
 // developer trying `gate trust serve --database-url` (README, docs/postgres.md). The same server the tests
 // start (postgres-server.ts: the Debian `postgresql` package's binaries, a fresh data directory, password
 // authentication on loopback only), with one database `gate`. Its URL, password included, goes to a file
-// of mode 0600 (default .gate/postgres.url), never to the terminal. It runs until SIGINT or SIGTERM, then
-// stops the server and deletes the data directory: nothing outlives it.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+// of mode 0600 (default .gate/postgres.url), never to the terminal. The file appears whole (written
+// aside, then renamed) and only once the database accepts connections, and an old one is removed at
+// the start: a reader who started this in the background waits for the file (README). It runs until
+// SIGINT or SIGTERM, then stops the server and deletes the data directory: nothing outlives it.
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -29,6 +31,8 @@ async function main(argv: string[]): Promise<number> {
     return 2
   }
   const urlFile = values['url-file'] ?? '.gate/postgres.url'
+  // a file left by a run that was killed must not pass for this one's
+  rmSync(urlFile, { force: true })
   const server = await startPostgres({ port: Number(listen[1]), own: true })
   let stopping: Promise<void> | undefined
   const stop = () => {
@@ -46,9 +50,10 @@ async function main(argv: string[]): Promise<number> {
       await admin.end()
     }
     mkdirSync(dirname(urlFile), { recursive: true })
-    // a new file, so that its mode is 0600 whatever an older one had
-    rmSync(urlFile, { force: true })
-    writeFileSync(urlFile, server.url('gate') + '\n', { mode: 0o600 })
+    // written aside (a new file: mode 0600) and renamed: a waiting reader never sees it half written
+    const aside = `${urlFile}.${process.pid}.tmp`
+    writeFileSync(aside, server.url('gate') + '\n', { mode: 0o600 })
+    renameSync(aside, urlFile)
   } catch (err) {
     await stop()
     throw err
