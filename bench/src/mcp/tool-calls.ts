@@ -19,13 +19,12 @@ import { baselineGateMain } from '../baseline.js'
 import { median, printTable, quantile } from '../measure.js'
 import { cpuMicros } from '../proc-stats.js'
 import { runHttpEdge } from './http-edge.js'
+import { TARGET_CPU_MICROS, TARGET_RATIO } from './targets.js'
 
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
 const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 3)
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2))
 const CONCURRENCY = 8
-export const TARGET_RATIO = 0.8
-export const TARGET_CPU_MICROS = 500
 
 interface Side {
   label: string
