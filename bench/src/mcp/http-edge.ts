@@ -19,7 +19,7 @@ import { GATE_MAIN } from '@gate/sidecar/testing'
 import { baselineGateMain } from '../baseline.js'
 import { median, printTable, quantile } from '../measure.js'
 import { cpuMicros } from '../proc-stats.js'
-import { TARGET_CPU_MICROS, TARGET_RATIO } from './goals.js'
+import { TARGET_CPU_MICROS, TARGET_RATIO } from './targets.js'
 
 const DURATION_SECS = Number(process.env.BENCH_DURATION_SECS ?? 5)
 const WARMUP_SECS = Number(process.env.BENCH_WARMUP_SECS ?? 3)
