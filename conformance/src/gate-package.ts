@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path'
 import { UsageError } from './errors.js'
 
 /** The path of @gate/sidecar's package.json; a UsageError naming `what` needs it when it is not installed. */
-export function sidecarPackageJson(what: string): string {
+function sidecarPackageJson(what: string): string {
   try {
     return createRequire(import.meta.url).resolve('@gate/sidecar/package.json')
   } catch (err) {

@@ -13,6 +13,22 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import { CallerSessions } from './caller-sessions.js'
+import {
+  CapacityExhaustedError,
+  EdgeDrainingError,
+  HostedBadRequestError,
+  HostedForbiddenError,
+  HostedMethodNotAllowedError,
+  NotAcceptableError,
+  ProtocolVersionMismatchError,
+  ReplayWindowExceededError,
+  SessionNotFoundError,
+  SessionNotReadyError,
+  SessionTerminatedError,
+  StreamAlreadyOpenError,
+  TooManySessionsError,
+  UnsupportedMediaTypeError,
+} from './errors.js'
 import { ENDED_STATES, type EdgeSessionRecord, type EdgeSessionStore, type HostedSessionState } from './edge-session-store.js'
 import type { Admission } from './hosted-admission.js'
 import {
@@ -129,7 +145,7 @@ export class HostedEdge {
   screen(req: IncomingMessage, res: ServerResponse): boolean {
     const refusal = this.#options.rebinding.refusal(req)
     if (refusal === undefined) return false
-    sendHostedError(res, 403, 'gate_forbidden', `Forbidden: ${refusal}`)
+    sendHostedError(res, new HostedForbiddenError(refusal))
     return true
   }
 
@@ -141,20 +157,20 @@ export class HostedEdge {
     if (req.method === 'POST') return this.#post(req, res, admitted.principal)
     if (req.method === 'GET') return this.#get(req, res, admitted.principal)
     if (req.method === 'DELETE') return this.#delete(req, res, admitted.principal)
-    return sendHostedError(res, 405, 'gate_bad_request', 'Method not allowed: POST, GET or DELETE', { allow: 'GET, POST, DELETE' })
+    return sendHostedError(res, new HostedMethodNotAllowedError())
   }
 
   async #post(req: IncomingMessage, res: ServerResponse, principal: string): Promise<void> {
-    if (!acceptsPost(req)) return sendHostedError(res, 406, 'gate_not_acceptable', 'Not Acceptable: Accept must list both application/json and text/event-stream')
-    if (!isJsonContentType(req)) return sendHostedError(res, 415, 'gate_unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json')
+    if (!acceptsPost(req)) return sendHostedError(res, new NotAcceptableError('both application/json and text/event-stream'))
+    if (!isJsonContentType(req)) return sendHostedError(res, new UnsupportedMediaTypeError())
     const body = await readJsonBody(req, this.#options.limits.maxBodyBytes)
-    if (!body.ok) return sendHostedError(res, body.status, body.status === 413 ? 'gate_payload_too_large' : 'gate_bad_request', body.message)
-    if (Array.isArray(body.value)) return sendHostedError(res, 400, 'gate_bad_request', `Invalid Request: batches are not part of protocol ${HOSTED_PROTOCOL_VERSION}; send one message per POST`)
+    if (!body.ok) return sendHostedError(res, body.error)
+    if (Array.isArray(body.value)) return sendHostedError(res, new HostedBadRequestError(`Invalid Request: batches are not part of protocol ${HOSTED_PROTOCOL_VERSION}; send one message per POST`))
     const parsed = JSONRPCMessageSchema.safeParse(body.value)
-    if (!parsed.success) return sendHostedError(res, 400, 'gate_bad_request', 'Invalid Request: not a JSON-RPC 2.0 message')
+    if (!parsed.success) return sendHostedError(res, new HostedBadRequestError('Invalid Request: not a JSON-RPC 2.0 message'))
     const message = parsed.data as JSONRPCMessage & { method?: string; id?: string | number; params?: Record<string, unknown> }
     if (message.method !== undefined && message.id === undefined && !message.method.startsWith('notifications/')) {
-      return sendHostedError(res, 400, 'gate_bad_request', `Invalid Request: ${message.method} is a request and needs an id`)
+      return sendHostedError(res, new HostedBadRequestError(`Invalid Request: ${message.method} is a request and needs an id`))
     }
     if (message.method === 'initialize') return this.#initialize(req, res, principal, message)
     const session = await this.#session(req, res, principal)
@@ -163,7 +179,7 @@ export class HostedEdge {
       session.record.state = 'ready'
       await this.#options.store.put(session.record)
     } else if (message.method !== undefined && message.id !== undefined && !READY_EXEMPT.has(message.method) && session.record.state !== 'ready') {
-      return sendHostedError(res, 409, 'gate_session_not_ready', `${message.method} waits for notifications/initialized`)
+      return sendHostedError(res, new SessionNotReadyError(message.method))
     }
     this.#track(session, res, 'request')
     await session.transport.handleRequest(req, res, body.value)
@@ -171,7 +187,7 @@ export class HostedEdge {
 
   async #initialize(req: IncomingMessage, res: ServerResponse, principal: string, message: { id?: string | number; params?: Record<string, unknown> }): Promise<void> {
     const id = message.id ?? null
-    if (req.headers['mcp-session-id'] !== undefined) return sendHostedError(res, 400, 'gate_bad_request', 'Invalid Request: initialize must not carry MCP-Session-Id')
+    if (req.headers['mcp-session-id'] !== undefined) return sendHostedError(res, new HostedBadRequestError('Invalid Request: initialize must not carry MCP-Session-Id'))
     const params = message.params ?? {}
     const version = params.protocolVersion
     if (version !== HOSTED_PROTOCOL_VERSION) {
@@ -182,12 +198,10 @@ export class HostedEdge {
     // the caller's own cap first: one token filling its share is its answer, not everyone's 503
     if (this.#callers.count(principal) >= maxSessionsPerCaller) {
       const waitMs = this.#callers.msToFirstExpiry(principal, this.#options.limits.idleMs, this.#now())
-      return sendHostedError(res, 429, 'gate_too_many_sessions', `Too Many Requests: this caller has ${maxSessionsPerCaller} sessions open (the per-caller cap); end one with DELETE /mcp`, {
-        'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))),
-      })
+      return sendHostedError(res, new TooManySessionsError(maxSessionsPerCaller, Math.max(1, Math.ceil(waitMs / 1000))))
     }
     if (this.#live.size + this.#opening >= maxSessions) {
-      return sendHostedError(res, 503, 'gate_capacity_exhausted', `Service Unavailable: ${maxSessions} sessions are open (the session cap)`, { 'retry-after': '1' })
+      return sendHostedError(res, new CapacityExhaustedError('sessions', maxSessions))
     }
     const now = this.#now()
     const clientInfo = params.clientInfo as { name?: unknown; version?: unknown } | undefined
@@ -221,7 +235,7 @@ export class HostedEdge {
   }
 
   async #get(req: IncomingMessage, res: ServerResponse, principal: string): Promise<void> {
-    if (!acceptsStream(req)) return sendHostedError(res, 406, 'gate_not_acceptable', 'Not Acceptable: Accept must list text/event-stream')
+    if (!acceptsStream(req)) return sendHostedError(res, new NotAcceptableError('text/event-stream'))
     const session = await this.#session(req, res, principal)
     if (session === undefined) return
     const lastEventId = req.headers['last-event-id']
@@ -229,12 +243,12 @@ export class HostedEdge {
       const refused = await session.events.refusal(lastEventId)
       if (refused !== undefined) {
         const why = refused === 'foreign' ? 'is not an event of this session' : `is outside the retained window of ${this.#options.limits.replayWindow} events`
-        return sendHostedError(res, 409, 'gate_replay_window_exceeded', `Conflict: Last-Event-ID ${lastEventId} ${why}; initialize a new session to start over`)
+        return sendHostedError(res, new ReplayWindowExceededError(lastEventId, why))
       }
     }
-    if (session.streams > 0) return sendHostedError(res, 409, 'gate_stream_already_open', 'Conflict: this session already has its GET stream open (one per session)')
+    if (session.streams > 0) return sendHostedError(res, new StreamAlreadyOpenError())
     if (this.#streams >= this.#options.limits.maxStreams) {
-      return sendHostedError(res, 503, 'gate_capacity_exhausted', `Service Unavailable: ${this.#options.limits.maxStreams} streams are open (the stream cap)`, { 'retry-after': '1' })
+      return sendHostedError(res, new CapacityExhaustedError('streams', this.#options.limits.maxStreams))
     }
     this.#track(session, res, 'stream')
     await session.transport.handleRequest(req, res)
@@ -251,12 +265,12 @@ export class HostedEdge {
   async #session(req: IncomingMessage, res: ServerResponse, principal: string): Promise<LiveSession | undefined> {
     const id = req.headers['mcp-session-id']
     if (typeof id !== 'string' || id === '') {
-      sendHostedError(res, 400, 'gate_bad_request', 'Bad Request: MCP-Session-Id header is required')
+      sendHostedError(res, new HostedBadRequestError('Bad Request: MCP-Session-Id header is required'))
       return undefined
     }
     const notFound = (why?: string) => {
-      if (why === undefined) sendHostedError(res, 404, 'gate_session_not_found', 'Session not found: initialize a new session')
-      else sendHostedError(res, 404, 'gate_session_terminated', `${why}: initialize a new session`)
+      if (why === undefined) sendHostedError(res, new SessionNotFoundError())
+      else sendHostedError(res, new SessionTerminatedError(why))
       return undefined
     }
     let session = this.#live.get(id)
@@ -282,7 +296,7 @@ export class HostedEdge {
     }
     const supplied = req.headers['mcp-protocol-version']
     if (supplied !== undefined && supplied !== session.record.protocolVersion) {
-      sendHostedError(res, 400, 'gate_protocol_version_mismatch', `Bad Request: MCP-Protocol-Version ${String(supplied)} differs from the session's ${session.record.protocolVersion}`)
+      sendHostedError(res, new ProtocolVersionMismatchError(String(supplied), session.record.protocolVersion))
       return undefined
     }
     session.record.lastActiveAt = this.#now()
@@ -336,7 +350,7 @@ export class HostedEdge {
   }
 
   #refuseDraining(res: ServerResponse): void {
-    sendHostedError(res, 503, 'gate_edge_draining', 'Service Unavailable: this edge is draining; retry against the next one (your session resumes there)', { 'retry-after': '1' })
+    sendHostedError(res, new EdgeDrainingError())
   }
 
   /** Ends a live session for good (DELETE, expiry, admin): its record says why, its events go. */

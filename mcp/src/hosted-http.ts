@@ -3,6 +3,7 @@
 // request checks (Accept, Content-Type) and a body read with a byte limit. Host and Origin are checked
 // before routing (rebinding-guard.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { HostedBadRequestError, HostedPayloadTooLargeError, HostedUnauthorizedError, InsufficientScopeError, type HostedEdgeError } from './errors.js'
 
 /** The one protocol version the hosted edge speaks (spec 03, Versioning): exact match, no downgrade. */
 export const HOSTED_PROTOCOL_VERSION = '2025-11-25'
@@ -25,39 +26,21 @@ export function sendJsonRpcError(
   res.end(body)
 }
 
-/** The codes of `gate.hosted.error.v1` the edge answers with, and whether a later retry may succeed. */
-const HOSTED_ERRORS = {
-  gate_bad_request: { transient: false, retry: 'fix the request; sending it unchanged fails again' },
-  gate_protocol_version_mismatch: { transient: false, retry: 'send the MCP-Protocol-Version the session was initialized with, or initialize a new session' },
-  gate_unauthorized: { transient: false, retry: 'send a valid admission bearer token or JWT' },
-  gate_forbidden: { transient: false, retry: 'send the request from an allowed Origin and Host' },
-  gate_session_not_found: { transient: false, retry: 'initialize a new session' },
-  gate_session_terminated: { transient: false, retry: 'the session ended: initialize a new session' },
-  gate_session_not_ready: { transient: true, retry: 'send notifications/initialized, then repeat the request' },
-  gate_not_acceptable: { transient: false, retry: 'list application/json and text/event-stream in Accept (text/event-stream for GET)' },
-  gate_replay_window_exceeded: { transient: false, retry: 'the missed events are gone: initialize a new session' },
-  gate_stream_already_open: { transient: true, retry: 'close the open stream first, or reconnect with Last-Event-ID once it has closed' },
-  gate_payload_too_large: { transient: false, retry: 'send a smaller message' },
-  gate_unsupported_media_type: { transient: false, retry: 'send Content-Type: application/json' },
-  gate_capacity_exhausted: { transient: true, retry: 'retry after the Retry-After delay' },
-  gate_too_many_sessions: { transient: true, retry: 'end one of your sessions (DELETE /mcp), or retry after the Retry-After delay, when your oldest idle session expires' },
-  gate_edge_draining: { transient: true, retry: 'retry against the next edge; the session resumes there' },
-} as const
-
-/** A code of `gate.hosted.error.v1` that the edge sends. */
-export type HostedErrorCode = keyof typeof HOSTED_ERRORS
-
 /**
- * A plain-HTTP failure of the hosted edge, in the `gate.hosted.error.v1` body (the code under `error`,
- * as on every Gate service). Failures of a JSON-RPC message the edge accepted stay JSON-RPC errors.
+ * A plain-HTTP refusal of the hosted edge, in the `gate.hosted.error.v1` body (the code under `error`, as
+ * on every Gate service), with the error's status and headers. The one place these bodies are made;
+ * failures of a JSON-RPC message the edge accepted stay JSON-RPC errors.
  */
-export function sendHostedError(res: ServerResponse, status: number, code: HostedErrorCode, message: string, headers: Record<string, string> = {}, retryGuidance?: string): void {
+export function sendHostedError(res: ServerResponse, err: HostedEdgeError): void {
   if (res.headersSent) return void res.end()
-  const { transient } = HOSTED_ERRORS[code]
-  const retry = retryGuidance ?? HOSTED_ERRORS[code].retry
-  const body = JSON.stringify({ error: code, message, transient, retry_guidance: retry })
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers })
+  const body = JSON.stringify(hostedErrorBody(err))
+  res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...err.headers })
   res.end(body)
+}
+
+/** The `gate.hosted.error.v1` body of a refusal. */
+export function hostedErrorBody(err: HostedEdgeError): { error: string; message: string; transient: boolean; retry_guidance: string } {
+  return { error: err.code, message: err.message, transient: err.transient, retry_guidance: err.retryGuidance }
 }
 
 /**
@@ -66,8 +49,7 @@ export function sendHostedError(res: ServerResponse, status: number, code: Hoste
  * scope (RFC 6750 §3.1 insufficient_scope).
  */
 export function sendUnauthorized(res: ServerResponse, refusal: { status: 401 | 403; reason: string; challenge: string }): void {
-  if (refusal.status === 403) return sendHostedError(res, 403, 'gate_forbidden', `Forbidden: ${refusal.reason}`, { 'www-authenticate': refusal.challenge }, 'obtain an access token with the scopes named in WWW-Authenticate')
-  sendHostedError(res, 401, 'gate_unauthorized', 'missing or invalid bearer token: a session needs an admission token, JWT or OAuth access token', { 'www-authenticate': refusal.challenge })
+  sendHostedError(res, refusal.status === 403 ? new InsufficientScopeError(refusal.reason, refusal.challenge) : new HostedUnauthorizedError(refusal.challenge))
 }
 
 export function acceptsPost(req: IncomingMessage): boolean {
@@ -83,11 +65,11 @@ export function isJsonContentType(req: IncomingMessage): boolean {
   return /^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')
 }
 
-export type BodyRead = { ok: true; value: unknown } | { ok: false; status: 413 | 400; message: string }
+export type BodyRead = { ok: true; value: unknown } | { ok: false; error: HostedEdgeError }
 
 /** Reads and parses the body; stops reading past `maxBytes` (a declared length over it is refused unread). */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
-  const tooLarge = { ok: false as const, status: 413 as const, message: `Payload Too Large: the body must not exceed ${maxBytes} bytes` }
+  const tooLarge = { ok: false as const, error: new HostedPayloadTooLargeError(maxBytes) }
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) {
     req.resume()
     return tooLarge
@@ -105,6 +87,6 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   try {
     return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) }
   } catch {
-    return { ok: false, status: 400, message: 'Parse error: the body is not JSON' }
+    return { ok: false, error: new HostedBadRequestError('Parse error: the body is not JSON') }
   }
 }

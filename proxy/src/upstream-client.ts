@@ -147,7 +147,7 @@ class RelayHandler implements Dispatcher.DispatchHandler, GuardedExchange {
             const error = this.#deferredError
             this.res.flushHeaders()
             const socket = this.res.socket
-            if (socket !== null && socket.writable) socket.write('', () => this.res.destroy(error))
+            if (socket?.writable) socket.write('', () => this.res.destroy(error))
             else this.res.destroy(error)
             return this.#done({ kind: 'cut', error })
           }

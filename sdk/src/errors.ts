@@ -29,6 +29,18 @@ export const ERROR_STATUS = Object.freeze({
   gate_unauthorized: 401,
   gate_forbidden: 403,
   gate_conflict: 409,
+  // the hosted MCP edge's plain-HTTP refusals (spec 03, Hosted session transport; gate.hosted.error.v1)
+  gate_protocol_version_mismatch: 400,
+  gate_not_acceptable: 406,
+  gate_unsupported_media_type: 415,
+  gate_session_not_found: 404,
+  gate_session_terminated: 404,
+  gate_session_not_ready: 409,
+  gate_replay_window_exceeded: 409,
+  gate_stream_already_open: 409,
+  gate_too_many_sessions: 429,
+  gate_capacity_exhausted: 503,
+  gate_edge_draining: 503,
   // the native wire (spec 03, Errors): each closes the transport, with no in-band resynchronization
   gate_wire_message_too_large: 413,
   gate_wire_deserialization_failed: 400,

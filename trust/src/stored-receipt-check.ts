@@ -26,7 +26,7 @@ export interface StoredReceiptFailure {
 }
 
 /** A stored receipt, parsed: which form, the object, the exact text, and the key it names. */
-export interface StoredReceipt {
+export interface ParsedStoredReceipt {
   ok: true
   form: 'http' | 'core'
   receipt: Record<string, unknown>
@@ -41,7 +41,7 @@ export type TrustedKeys = readonly string[] | ReadonlySet<string>
 export type StoredReceiptCheck = { ok: true } | StoredReceiptFailure
 
 /** Parses a row's signed text; what is not a receipt object naming its id and kernel_key fails at `shape`. */
-export function readStoredReceipt(row: StoredReceiptText): StoredReceipt | StoredReceiptFailure {
+export function readStoredReceipt(row: StoredReceiptText): ParsedStoredReceipt | StoredReceiptFailure {
   const form = row.httpJson === null ? 'core' : 'http'
   const text = row.httpJson ?? row.coreJson
   if (text === null) return { ok: false, step: 'shape', detail: 'the row holds no receipt' }
@@ -60,7 +60,7 @@ export function readStoredReceipt(row: StoredReceiptText): StoredReceipt | Store
 }
 
 /** Checks a parsed stored receipt against `trustedKeys`, on this thread. Never throws. */
-export function checkStoredReceipt(row: StoredReceiptText, stored: StoredReceipt, trustedKeys: TrustedKeys): StoredReceiptCheck {
+export function checkStoredReceipt(row: StoredReceiptText, stored: ParsedStoredReceipt, trustedKeys: TrustedKeys): StoredReceiptCheck {
   const mismatch = idColumnMismatch(row, stored)
   if (mismatch !== undefined) return mismatch
   if (stored.form === 'core') return coreOutcome(stored, trustedKeys)
@@ -68,7 +68,7 @@ export function checkStoredReceipt(row: StoredReceiptText, stored: StoredReceipt
 }
 
 /** `checkStoredReceipt` with an HttpReceipt's signature verified off the event loop (batches: the transparency log). */
-export async function checkStoredReceiptOffThread(row: StoredReceiptText, stored: StoredReceipt, trustedKeys: TrustedKeys): Promise<StoredReceiptCheck> {
+export async function checkStoredReceiptOffThread(row: StoredReceiptText, stored: ParsedStoredReceipt, trustedKeys: TrustedKeys): Promise<StoredReceiptCheck> {
   const mismatch = idColumnMismatch(row, stored)
   if (mismatch !== undefined) return mismatch
   if (stored.form === 'core') return coreOutcome(stored, trustedKeys)
@@ -77,7 +77,7 @@ export async function checkStoredReceiptOffThread(row: StoredReceiptText, stored
 
 // A genuine receipt filed under another receipt's id (two rows' texts swapped) verifies on its own: the
 // row would then serve, and a core form would sign, a decision that is not the one the id names.
-function idColumnMismatch(row: StoredReceiptText, stored: StoredReceipt): StoredReceiptFailure | undefined {
+function idColumnMismatch(row: StoredReceiptText, stored: ParsedStoredReceipt): StoredReceiptFailure | undefined {
   if (stored.receipt.id === row.receiptId) return undefined
   return { ok: false, step: 'receipt_id', detail: `the row's receipt id ${row.receiptId} is not the stored receipt's id ${String(stored.receipt.id)}` }
 }
@@ -87,7 +87,7 @@ function httpOutcome(check: HttpReceiptCheck): StoredReceiptCheck {
 }
 
 // A core-only receipt may be evidence (a trace or advisory kind): its checks passing is enough here.
-function coreOutcome(stored: StoredReceipt, trustedKeys: TrustedKeys): StoredReceiptCheck {
+function coreOutcome(stored: ParsedStoredReceipt, trustedKeys: TrustedKeys): StoredReceiptCheck {
   const check = verifyCoreReceipt(stored.receipt, { trustedKeys })
   return check.failedStep === null ? { ok: true } : { ok: false, step: check.failedStep, detail: check.detail }
 }

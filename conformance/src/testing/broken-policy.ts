@@ -250,7 +250,7 @@ export function createBrokenPolicy(state: BrokenState, receipts: Pick<BrokenRece
     const method = String(request.method)
     if (has('allow-any-token')) return { denial: undefined }
     if (has('deny-all-tokens')) return { denial: 'this sidecar denies every token' }
-    if (has('base64-tokens-only') && header !== undefined && header.trim().startsWith('{')) return { denial: 'tokens must be base64url' }
+    if (has('base64-tokens-only') && header?.trim().startsWith('{')) return { denial: 'tokens must be base64url' }
     const now = Math.floor(Date.now() / 1000)
     if (has('skip-token-signature')) {
       if (token.issuer !== signer.publicKey) return { denial: 'untrusted issuer' }

@@ -86,8 +86,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text(`sampled: ${(sampled.content as { text: string }).text}; answer: ${answer.action} ${JSON.stringify(answer.content ?? {})}; roots: ${roots.join(',')}`)
     }
     case 'crash':
-      process.exit(3)
-    // falls through: never reached
+      return process.exit(3)
     case 'garbage':
       process.stdout.write('this line is not JSON\n')
       return text('answered after garbage')

@@ -212,6 +212,15 @@ export interface CapturePlan {
   costs: CostCapture[]
 }
 
+/**
+ * What capturing a plan did: every counter's and cost total's new value in the plan's order, or the
+ * first one that refused it (an exhausted counter, a counter created with another fixed maximum, a
+ * cost cap), in which case nothing was captured.
+ */
+export type CaptureResult =
+  | { allowed: true; used: number[]; costUnits: number[] }
+  | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; index: number; units: number } }
+
 /** The budget key of a grant (its index and tool name). */
 export function grantBudgetKey(index: number, grant: ToolGrant): string {
   return `${index}:${grant.tool_name}`

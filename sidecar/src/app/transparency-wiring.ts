@@ -3,12 +3,11 @@
 // service trust-control mounts. Undefined where receipts are kept in memory (nothing outlives the
 // process to be audited) or the log is switched off.
 import type { Signer } from '@gate/sdk'
-import type { StoredReceiptStep } from '@gate/trust'
+import type { StoredReceiptStep, TransparencyLogBackend, TrustReceiptStore } from '@gate/trust'
 import type { TransparencySettings } from '../config/transparency-flags.js'
-import { openTransparencyLogStore, type ReceiptWriter, type Stores, type TrustReceiptStore } from '../stores/index.js'
+import { openTransparencyLogStore, type ReceiptWriter, type SqliteStores } from '../stores/index.js'
 import { Checkpointer } from '../transparency/checkpointer.js'
 import type { AcceptedSigners } from '../transparency/leaf-check.js'
-import type { TransparencyLogBackend } from '../transparency/log-backend.js'
 import { TransparencyLog } from '../transparency/transparency-log.js'
 
 export interface StartTransparencyLogOptions {
@@ -31,7 +30,7 @@ export interface StartTransparencyLogOptions {
 }
 
 /** The SQLite backend, in the receipt file of `stores`. */
-export function sqliteTransparencyBackend(stores: Pick<Stores, 'paths'>): () => Promise<TransparencyLogBackend> {
+export function sqliteTransparencyBackend(stores: Pick<SqliteStores, 'paths'>): () => Promise<TransparencyLogBackend> {
   return () => openTransparencyLogStore(stores.paths.receipts)
 }
 

@@ -58,7 +58,7 @@ export async function listenWire(settings: WireListenSettings, endpoint: WireEnd
 }
 
 /** The mTLS client as a caller (spec 02 CallerIdentity, auth method mtls_certificate). */
-export function certificateCaller(socket: TLSSocket): CallerIdentity {
+function certificateCaller(socket: TLSSocket): CallerIdentity {
   const cert = socket.getPeerCertificate()
   const dn = Object.entries(cert.subject ?? {}).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join('+') : v}`).join(',') || 'unknown'
   const fingerprint = (cert.fingerprint256 ?? '').replace(/:/g, '').toLowerCase()

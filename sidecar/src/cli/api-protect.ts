@@ -104,7 +104,7 @@ export async function run(argv: string[]): Promise<number> {
     })
     // spec 01: the proxy logs the route count, upstream URL and bound address
     log(`protecting ${upstream?.href} with ${routes} routes on ${service.url}`)
-    await waitForShutdown(service)
+    await waitForShutdown({ logger: service.logger, inFlight: () => service.server.inFlight(), close: () => service.close() })
     await proxy?.close()
     return process.exitCode === 1 ? 1 : 0
   })

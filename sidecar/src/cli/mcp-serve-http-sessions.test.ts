@@ -225,7 +225,7 @@ t.test('the per-caller cap defaults to 16 and counts the anonymous loopback call
   t.equal(refused.status, 429)
   t.match(refused.json(), { error: 'gate_too_many_sessions', message: /16 sessions/ })
   const help = await runGate(['mcp', 'serve-http', '--help'])
-  t.match(help.stdout, /--max-sessions-per-caller N\s+live sessions one caller [^]*?past it 429 \(default 16\)/)
+  t.match(help.stdout, /--max-sessions-per-caller N\s+live sessions one caller [\s\S]*?past it 429 \(default 16\)/)
 })
 
 t.test('an expired session frees its place under the per-caller cap', async t => {

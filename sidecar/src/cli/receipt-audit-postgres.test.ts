@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import pg from 'pg'
 import { call } from '../testing/http-client.js'
-import { postgresSkipReason, startPostgres } from '../testing/postgres-server.js'
+import { postgresSkipReason, startPostgres } from '@gate/trust/testing'
 import { runGate, spawnGate } from '../testing/spawn-gate.js'
 import { evaluate, FLEET_TOKEN, fleetHealth, issueCentrally, startFleetSidecar, waitUntil } from '../testing/fleet.js'
 

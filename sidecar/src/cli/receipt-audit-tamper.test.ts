@@ -91,7 +91,7 @@ t.test('gate receipt audit reports every tamper of a store real processes wrote'
     t.equal(report.findings.length, 2, 'nothing else: the tree goes on past the deleted row with the leaf it recorded')
     const text = await audit(db)
     t.equal(text.code, 1)
-    t.match(text.stdout, /^FAIL: .*\n(?:.*\n)*first bad index: 299\n  missing_row at index 299: no receipt at seq 300 .*\n  altered_row at index 1299: seq 1300: /)
+    t.match(text.stdout, /^FAIL: .*\n(?:.*\n)*first bad index: 299\n {2}missing_row at index 299: no receipt at seq 300 .*\n {2}altered_row at index 1299: seq 1300: /)
   })
 
   t.test('a row inserted mid-log prints a range, not a line per row', async t => {

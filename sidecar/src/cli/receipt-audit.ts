@@ -9,12 +9,12 @@ import { parseJsonExact } from '@gate/sdk'
 import { validate } from '@gate/schemas'
 import { ConfigError, UsageError } from '../errors.js'
 import { openTransparencyLogStore } from '../stores/index.js'
-import type { TransparencyLogBackend } from '../transparency/log-backend.js'
+import type { TransparencyLogBackend } from '@gate/trust'
 import { auditLog, describeFinding, type AuditReport } from '../transparency/audit.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { escapeControls, escapeJsonControls } from './terminal-text.js'
 
-export const AUDIT_USAGE = `Usage: gate receipt audit (--receipt-db PATH | --database-url URL) [--trusted-key KEY ...] [--checkpoint FILE ...] [--tree-only] [--json]
+const AUDIT_USAGE = `Usage: gate receipt audit (--receipt-db PATH | --database-url URL) [--trusted-key KEY ...] [--checkpoint FILE ...] [--tree-only] [--json]
 
 Recomputes the Merkle tree over every stored receipt in commit order and checks it against each signed
 checkpoint the store holds and each one given with --checkpoint, and checks every row: its signed
@@ -75,7 +75,7 @@ async function openBackend(path: string | undefined, flagUrl: string | undefined
     return { backend, close: () => backend.close() }
   }
   // loaded only here: auditing a file needs no PostgreSQL driver
-  const { checkDatabaseUrl, PgDatabase, PgTransparencyLogStore } = await import('../stores/postgres/index.js')
+  const { checkDatabaseUrl, PgDatabase, PgTransparencyLogStore } = await import('@gate/trust/postgres')
   try {
     checkDatabaseUrl(url, '--database-url')
   } catch (err) {

@@ -6,10 +6,9 @@
 // --trusted-key`). Exit 1 when it does not verify. Everything printed from a receipt goes through
 // terminal-text.ts.
 import { canonicalJson, describeUnixTime, readJson, EXACT_JSON_LIMITS, type CoreReceipt, type GuardEvidence, type HttpReceipt } from '@gate/sdk'
-import { checkStoredReceipt, readStoredReceipt, type StoredReceiptText, type UnverifiedReceipt } from '@gate/trust'
+import { checkStoredReceipt, readStoredReceipt, type StoredReceipt, type StoredReceiptText, type UnverifiedReceipt } from '@gate/trust'
 import { UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, readGlobalFlags } from '../config/global-flags.js'
-import type { StoredReceipt } from '../stores/index.js'
 import { createControlClient, describeRefusal } from './control-client.js'
 import { parseFlags } from './parse-flags.js'
 import { errorOf, openExistingStore, SOURCE_HELP } from './receipt-source.js'
@@ -108,7 +107,7 @@ function fromPointLoad(id: string, body: PointLoad): ExplainView {
   return { ...base, verification: verify(text) }
 }
 
-export function fromStored(row: StoredReceipt, finals: string[]): ExplainView {
+function fromStored(row: StoredReceipt, finals: string[]): ExplainView {
   const stored = readStoredReceipt(row)
   const form: ExplainView['form'] = !stored.ok
     ? { unreadable: stored.detail }
@@ -194,7 +193,7 @@ function coreLines(view: ExplainView, r: CoreReceipt): string[] {
         : d.verdict === 'deny'
           ? `deny by ${d.guard}: ${d.reason}`
           : `${d.verdict}: ${d.reason}`
-  const details = (r.metadata ?? {})['gate_deny_details'] as { reason_code?: unknown } | undefined
+  const details = r.metadata?.['gate_deny_details'] as { reason_code?: unknown } | undefined
   const reasonCode = typeof details?.reason_code === 'string' ? `, reason code ${details.reason_code}` : ''
   return [
     `receipt ${r.id}`,

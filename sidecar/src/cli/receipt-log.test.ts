@@ -4,7 +4,7 @@
 import t from 'tap'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createSigner, hexToBytes, verifyCheckpointStatement, verifyConsistencyProofRecord, type CheckpointStatement, type HttpReceipt } from '@gate/sdk'
+import { createSigner, hexToBytes, verifyCheckpointStatement, verifyConsistencyProofRecord, type CheckpointStatement } from '@gate/sdk'
 import { gateFiles } from '../testing/gate-files.js'
 import { runGate, spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { call, schemaErrors } from '../testing/http-client.js'

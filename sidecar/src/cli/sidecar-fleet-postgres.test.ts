@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createSigner, generateSecret } from '@gate/sdk'
 import { delegatedSiblings } from '../testing/delegated-siblings.js'
-import { postgresSkipReason, startPostgres } from '../testing/postgres-server.js'
+import { postgresSkipReason, startPostgres } from '@gate/trust/testing'
 import { spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { evaluate, FLEET_TOKEN, fleetHealth, issueCentrally, receiptIdsAtControl, revokeCentrally, startFleetSidecar, waitUntil } from '../testing/fleet.js'
 

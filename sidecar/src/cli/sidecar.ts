@@ -10,7 +10,7 @@ import { provideServiceControlToken } from '../config/control-token.js'
 import { readServiceConfig, SERVICE_DEFAULTS } from '../config/service-config.js'
 import { loadPolicyFile } from '../app/load-policy.js'
 import type { RouteTableOptions } from '@gate/openapi'
-import { openServiceStores } from '../app/open-stores.js'
+import { openServiceStores } from '../app/open-service-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP, type TransparencySettings } from '../config/transparency-flags.js'
@@ -101,7 +101,7 @@ export async function run(argv: string[]): Promise<number> {
       throw new UsageError('--deny-unmatched needs --spec FILE: without a document no path matches an operation')
     }
     const service = await startFromFlags(values, 'sidecar')
-    await waitForShutdown(service)
+    await waitForShutdown({ logger: service.logger, inFlight: () => service.server.inFlight(), close: () => service.close() })
     return 0
   })
 }
@@ -192,15 +192,23 @@ export async function startFromFlags(
   return { ...service, logger }
 }
 
+/** What the shutdown needs of a running service (`gate sidecar`, `gate api protect`, `gate trust serve`). */
+export interface ShutdownTarget {
+  logger: Logger
+  inFlight(): number
+  /** Drains in-flight requests, then flushes and closes the stores. */
+  close(): Promise<void>
+}
+
 /** Resolves on SIGTERM/SIGINT after draining in-flight requests and flushing the stores. */
-export function waitForShutdown(service: RunningService & { logger: Logger }): Promise<void> {
+export function waitForShutdown(service: ShutdownTarget, stoppedMessage = 'receipts flushed, stopped'): Promise<void> {
   const { logger } = service
   return new Promise(resolve => {
     const stop = (signal: string) => {
-      logger.info({ event: 'shutdown', signal }, `${signal} received, draining ${service.server.inFlight()} in-flight request(s)`)
+      logger.info({ event: 'shutdown', signal }, `${signal} received, draining ${service.inFlight()} in-flight request(s)`)
       service.close().then(
         () => {
-          logger.info({ event: 'stopped' }, 'receipts flushed, stopped')
+          logger.info({ event: 'stopped' }, stoppedMessage)
           resolve()
         },
         err => {

@@ -13,9 +13,10 @@ import { spawnGate } from '../testing/spawn-gate.js'
 import { call } from '../testing/http-client.js'
 import { evaluateMany } from '../testing/evaluate-requests.js'
 import { metricValue, parseMetrics } from '../testing/metrics-text.js'
-import { postgresSkipReason, startPostgres, type PostgresServer } from '../testing/postgres-server.js'
-import { openReceiptStore, type StoredReceipt } from '../stores/index.js'
-import { openPgStores } from '../stores/postgres/index.js'
+import { postgresSkipReason, startPostgres, type PostgresServer } from '@gate/trust/testing'
+import type { StoredReceipt } from '@gate/trust'
+import { openReceiptStore } from '../stores/index.js'
+import { openPgStores } from '@gate/trust/postgres'
 
 const SERVICE_TOKEN = 'trust-service-token-0123456789abcdef'
 const admin = { authorization: `Bearer ${SERVICE_TOKEN}` }

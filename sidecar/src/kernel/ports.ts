@@ -1,7 +1,7 @@
 // What the kernel needs from storage, declared here so the kernel depends on nothing concrete: the
 // sidecar wires the SQLite stores in, tests may wire in-memory ones. Receipts go through the one
 // ReceiptWriter (stores/receipt-writer.ts).
-import type { CapabilityToken, CapturePlan } from '@gate/sdk'
+import type { CapabilityToken, CaptureResult, CapturePlan } from '@gate/sdk'
 import type { ReceiptWriter } from '../stores/receipt-writer.js'
 
 export interface RevocationPort {
@@ -20,14 +20,6 @@ export interface RevocationPort {
    */
   onRevoked?(listener: (capabilityId: string) => void): () => void
 }
-
-/**
- * What a capture decided: every counter advanced (their new values, and each cost total after the
- * charge, in the plan's order), or the first that could not (its index in `invocations` or `costs`).
- */
-export type CaptureResult =
-  | { allowed: true; used: number[]; costUnits: number[] }
-  | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; index: number; units: number } }
 
 /** A capture that could not be decided: the budget is held elsewhere and could not be reached (the call is denied). */
 export type UnavailableCapture = { allowed: false; failed: { kind: 'unavailable'; reason: string } }

@@ -11,7 +11,6 @@ import {
   sha256Hex,
   uuidv7,
   verdictToDecision,
-  type CallerIdentity,
   type CoreReceipt,
   type GuardEvidence,
   type ToolCall,

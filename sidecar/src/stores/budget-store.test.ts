@@ -1,9 +1,9 @@
 // The budget store: invocation counting that is atomic under concurrency, committed before it answers,
-// and exact across a reopen; cost usage for reports; the capture contract shared with PostgreSQL.
+// and exact across a reopen; cost usage for reports. The contract shared with PostgreSQL runs in
+// store-contracts.test.ts.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { openBudgetStore } from './budget-store.js'
-import { testCaptureContract } from '../testing/budget-capture-contract.js'
 
 const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
 
@@ -122,8 +122,4 @@ t.test('two stores on one file capture together without overspending', async t =
   const results = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).capture(plan)))
   t.equal(results.filter(r => r.allowed).length, 25)
   t.same((await a.usage('cap-3')).grants.map(g => g.used), [25], 'the grant counted only the captures that happened')
-})
-
-t.test('the capture contract (delegation links shared by siblings), two stores on one file', async t => {
-  testCaptureContract(t, async t => [...(await twoStores(t))])
 })

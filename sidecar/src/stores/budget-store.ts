@@ -11,9 +11,8 @@ import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 import { TransactionalStore } from './transactional-store.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
-import type { CapturePlan } from '@gate/sdk'
-import type { CostUsageRow, GrantUsageRow } from '@gate/trust'
-import type { CaptureResult } from '../kernel/ports.js'
+import type { CaptureResult, CapturePlan } from '@gate/sdk'
+import { checkCapturePlan, type CapabilityUsage, type CostUsageRow, type GrantUsageRow, type TrustBudgetStore } from '@gate/trust'
 
 /** Options of `openBudgetStore`. */
 export interface BudgetStoreOptions extends DatabaseOptions {
@@ -27,19 +26,6 @@ export interface BudgetStoreOptions extends DatabaseOptions {
 export interface ConsumeResult {
   allowed: boolean
   used: number
-}
-
-// Usage rows are trust-control's budget-report port types (this store implements that port).
-/** Invocation usage of one grant. */
-export type GrantUsage = GrantUsageRow
-/** Cost usage of one grant in one currency (minor units). */
-export type CostUsage = CostUsageRow
-
-/** Everything recorded for one capability. */
-export interface CapabilityUsage {
-  capabilityId: string
-  grants: GrantUsage[]
-  costs: CostUsage[]
 }
 
 /** A cost to add to a grant's totals. */
@@ -110,7 +96,7 @@ export async function openBudgetStore(path: string, options: BudgetStoreOptions 
 }
 
 /** Durable invocation and cost accounting for capability grants. */
-export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
+export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> implements TrustBudgetStore {
   readonly #now: () => number
 
   constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number) {
@@ -160,12 +146,12 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
 
   /** Committed invocation and cost usage of one capability. */
   async usage(capabilityId: string): Promise<CapabilityUsage> {
-    const grants = await this.db.all<GrantUsage>(
+    const grants = await this.db.all<GrantUsageRow>(
       `SELECT capability_id AS capabilityId, grant_key AS grantKey, used, max_invocations AS maxInvocations, updated_at AS updatedAt
        FROM invocation_budgets WHERE capability_id = ? ORDER BY grant_key`,
       [capabilityId],
     )
-    const costs = await this.db.all<CostUsage>(
+    const costs = await this.db.all<CostUsageRow>(
       `SELECT capability_id AS capabilityId, grant_key AS grantKey, currency, units, attempted_units AS attemptedUnits, updated_at AS updatedAt
        FROM cost_usage WHERE capability_id = ? ORDER BY grant_key, currency`,
       [capabilityId],
@@ -174,9 +160,9 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
   }
 
   /** Invocation usage of every grant, most recently used first (the operator report's budget rows). */
-  async listGrants(limit = 50): Promise<GrantUsage[]> {
+  async listGrants(limit = 50): Promise<GrantUsageRow[]> {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new StoreInputError('limit', 'a positive integer', limit)
-    return this.db.all<GrantUsage>(
+    return this.db.all<GrantUsageRow>(
       `SELECT capability_id AS capabilityId, grant_key AS grantKey, used, max_invocations AS maxInvocations, updated_at AS updatedAt
        FROM invocation_budgets ORDER BY updated_at DESC, capability_id, grant_key LIMIT ?`,
       [limit],
@@ -239,35 +225,6 @@ async function commitCapture(tx: SqliteExecutor, plan: CapturePlan, at: number):
   for (const c of plan.invocations) await tx.get(CONSUME_SQL, [c.owner, c.key, c.max, at])
   for (const cost of plan.costs) await tx.run(COST_SQL, [cost.owner, cost.key, cost.currency, cost.units, 0, at])
   return { allowed: true, used, costUnits }
-}
-
-/**
- * Refuses a capture plan with an empty key, a negative or fractional maximum or amount, a bad currency,
- * or one counter twice (each counter is read once, before any is advanced: a repeat would count twice).
- */
-export function checkCapturePlan(plan: CapturePlan): void {
-  if (typeof plan !== 'object' || plan === null || !Array.isArray(plan.invocations) || !Array.isArray(plan.costs)) throw new StoreInputError('plan', 'an object with invocations and costs', plan)
-  const counters = new Set<string>()
-  for (const c of plan.invocations) {
-    checkKey('owner', c.owner)
-    checkKey('key', c.key)
-    if (!Number.isSafeInteger(c.max) || c.max < 0) throw new StoreInputError('max', 'a non-negative integer', c.max)
-    const id = `${c.owner}\u0000${c.key}`
-    if (counters.has(id)) throw new StoreInputError('invocations', 'each counter once', `${c.owner} ${c.key}`)
-    counters.add(id)
-  }
-  const totals = new Set<string>()
-  for (const cost of plan.costs) {
-    checkKey('owner', cost.owner)
-    checkKey('key', cost.key)
-    if (typeof cost.currency !== 'string' || !CURRENCY.test(cost.currency)) throw new StoreInputError('currency', 'three uppercase ASCII letters', cost.currency)
-    for (const [field, value] of [['units', cost.units], ['maxUnits', cost.maxUnits]] as const) {
-      if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(field, 'a non-negative integer', value)
-    }
-    const id = `${cost.owner}\u0000${cost.key}\u0000${cost.currency}`
-    if (totals.has(id)) throw new StoreInputError('costs', 'each cost total once', `${cost.owner} ${cost.key} ${cost.currency}`)
-    totals.add(id)
-  }
 }
 
 function checkKey(field: string, value: unknown): void {

@@ -10,7 +10,7 @@ import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase } fro
 import { isInMemoryPath } from './store-paths.js'
 
 /** Schema revision 1. */
-export const EDGE_SESSION_SCHEMA: StoreSchema = Object.freeze({
+const EDGE_SESSION_SCHEMA: StoreSchema = Object.freeze({
   store: 'edge_sessions',
   create: [
     `CREATE TABLE edge_sessions (

@@ -7,7 +7,7 @@ import { createSigner, signCoreReceiptJson, signHttpReceiptJson } from '@gate/sd
 import type { ThreadReady } from '../worker-threads.js'
 import { appendRows, createCoreReceiptRow, createReceiptRow, rowValues, type ReceiptRow } from './receipt-log.js'
 import { bindCoreReceiptContext, bindReceiptContext } from './receipt-columns.js'
-import { openDatabase, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
+import { openDatabase, type DatabaseOptions } from './sqlite-driver.js'
 import type { WriterAnswer, WriterRequest, WriterResult } from './threaded-receipt-writer.js'
 
 type Batch = Exclude<WriterRequest, 'close'>

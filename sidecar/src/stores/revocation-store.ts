@@ -4,6 +4,7 @@
 // SQLite's `PRAGMA data_version`, which changes only when another connection committed, and then reads
 // the rows past the last seq seen. The kernel awaits it before deciding a request that presents a
 // capability, so a revocation made elsewhere is honoured on the next such request, no restart.
+import type { RevocationRecord, RevokeResult, TrustRevocationStore } from '@gate/trust'
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
@@ -13,19 +14,6 @@ import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
 export interface RevocationStoreOptions extends DatabaseOptions {
   /** Clock in Unix seconds, default the system clock. */
   now?: () => number
-}
-
-/** One revoked capability; `seq` orders revocations (a replication cursor). */
-export interface RevocationRecord {
-  seq: number
-  capabilityId: string
-  revokedAt: number
-}
-
-/** What `revoke` reports: `newlyRevoked` is false when the capability was already revoked. */
-export interface RevokeResult {
-  revoked: true
-  newlyRevoked: boolean
 }
 
 /** Schema revision 2. */
@@ -62,7 +50,7 @@ async function readDataVersion(db: SqliteDatabase): Promise<number> {
 }
 
 /** Durable capability revocations with a synchronous membership test. */
-export class RevocationStore {
+export class RevocationStore implements TrustRevocationStore {
   readonly #db: SqliteDatabase
   readonly #revoked: Set<string>
   readonly #now: () => number

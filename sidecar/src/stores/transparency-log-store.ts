@@ -12,8 +12,7 @@
 import { randomBytes } from 'node:crypto'
 import { bytesToHex, type CheckpointStatement, type TreeNode, type TreeNodeRef } from '@gate/sdk'
 import { StoreFailedError, StoreInputError } from '../errors.js'
-import type { AuditedReceipt, LogReceipt, TransparencyLogBackend } from '../transparency/log-backend.js'
-import { AUDITED_COLUMNS } from './receipt-columns.js'
+import { AUDITED_COLUMNS, type AuditedReceipt, type LogReceipt, type TransparencyLogBackend } from '@gate/trust'
 import { openDatabase, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
 
 const SCHEMA = [

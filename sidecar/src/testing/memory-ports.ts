@@ -3,7 +3,7 @@
 // an array.
 import type { CapabilityToken, Signer } from '@gate/sdk'
 import type { KernelPorts, NewApprovalRecord } from '../kernel/ports.js'
-import type { ReceiptRow } from '../stores/receipt-log.js'
+import type { ReceiptRow } from '@gate/trust'
 import { createInlineReceiptWriter } from '../stores/receipt-writer.js'
 
 export interface ApprovalRecord extends NewApprovalRecord {

@@ -24,18 +24,10 @@ import { exampleCoreReceiptDraft } from '@gate/sdk/testing'
 import { PETS_SPEC_YAML } from './pets-spec.js'
 import { spawnGate, type GateProcess } from './spawn-gate.js'
 import { call, type JsonResponse } from './http-client.js'
-import {
-  createReceiptRow,
-  deriveStorePaths,
-  openBudgetStore,
-  openReceiptStore,
-  type ReceiptOutcome,
-  type ReceiptStore,
-  type StoredReceipt,
-  type TrustReceiptStore,
-} from '../stores/index.js'
-import { openPgStores, type PgStores } from '../stores/postgres/index.js'
-import { startPostgres, type PostgresServer } from './postgres-server.js'
+import { createReceiptRow, type ReceiptOutcome, type StoredReceipt, type TrustReceiptStore } from '@gate/trust'
+import { deriveStorePaths, openBudgetStore, openReceiptStore, type ReceiptStore } from '../stores/index.js'
+import { openPgStores, type PgStores } from '@gate/trust/postgres'
+import { startPostgres, type PostgresServer } from '@gate/trust/testing'
 import { receiptBody } from './receipt-rows.js'
 
 /** Which store `gate trust serve` runs on. */

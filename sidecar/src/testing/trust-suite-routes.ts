@@ -17,12 +17,13 @@ import {
 } from '@gate/sdk'
 import { runGate, spawnGate } from './spawn-gate.js'
 import { call, sendRawRequest, type JsonResponse } from './http-client.js'
-import { openAuthorityStore, openReceiptStore, type StoredReceipt } from '../stores/index.js'
-import { openPgStores } from '../stores/postgres/index.js'
+import type { StoredReceipt } from '@gate/trust'
+import { openAuthorityStore, openReceiptStore } from '../stores/index.js'
+import { openPgStores } from '@gate/trust/postgres'
 import type { TrustSuite, QueryBody, Predicate, SuiteStore } from './trust-suite-fixture.js'
 
 export function registerTrustRouteTests(s: TrustSuite): void {
-  const { pg, CONTROL_TOKEN, SERVICE_TOKEN, TENANT_TOKENS, DAY, dir, db, seedFile, seed, signer, agents, now, seedRow, loadModel, rowIdOf, auth, get, pageAll, lineageSubject, ingestBody, toolReceipt } = s
+  const { pg, CONTROL_TOKEN, SERVICE_TOKEN, TENANT_TOKENS, DAY, dir, db, seedFile, signer, agents, now, seedRow, loadModel, rowIdOf, auth, get, pageAll, lineageSubject, ingestBody, toolReceipt } = s
 
   t.test('analytics: metrics per spec, float metrics omitted when their denominator is zero', async t => {
     s.model = await loadModel()
@@ -320,11 +321,11 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     t.equal(acme.ids.length, 41, 'ingested receipts are queryable, by tenant and agent')
 
     const limits: [unknown, RegExp][] = [
-      [{ receipts: [] }, /receipts must be an array of 1 to 1000 items/],
-      [{ receipts: Array.from({ length: 1001 }, () => batch[0]) }, /receipts must be an array of 1 to 1000/],
-      [{ receipts: [{ ...batch[0], surprise: 1 }] }, /unknown member "surprise"/],
-      [{ receipts: [{ ...batch[0], costCurrency: 'eur' }] }, /costCurrency must be three uppercase/],
-      [{ receipts: [{ receipt: 'x' }] }, /receipt must be a signed HttpReceipt object/],
+      [{ receipts: [] }, /body is not a gate\.fleet\.ingest_request\.v1: \/receipts: must NOT have fewer than 1 items/],
+      [{ receipts: Array.from({ length: 1001 }, () => batch[0]) }, /\/receipts: must NOT have more than 1000 items/],
+      [{ receipts: [{ ...batch[0], surprise: 1 }] }, /\/receipts\/0: must not have member "surprise"/],
+      [{ receipts: [{ ...batch[0], costCurrency: 'eur' }] }, /\/receipts\/0\/costCurrency: must match pattern/],
+      [{ receipts: [{ receipt: 'x' }] }, /\/receipts\/0\/receipt: must be object/],
     ]
     for (const [body, message] of limits) {
       const r = await ingest(body)
@@ -365,14 +366,14 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     const refused: [unknown, RegExp][] = [
       [{ ...item, coreReceipt: { ...core, tool_name: 'write_file' } }, /receipts\[0\] rejected: receipt_id: /],
       [{ ...item, coreReceipt: wrongSignature }, /receipts\[0\] rejected: signature: /],
-      [{ ...item, coreReceipt: { ...core, decision: { verdict: 'maybe' } } }, /receipts\[0\]\.coreReceipt is not a gate\.receipt\.v1: \/decision/],
-      [{ ...item, coreReceipt: { ...core, timestamp: 'yesterday' } }, /coreReceipt is not a gate\.receipt\.v1: \/timestamp/],
-      [{ ...item, coreReceipt: [core] }, /receipts\[0\]\.coreReceipt must be a signed gate\.receipt\.v1 object/],
-      [{ coreReceipt: core, tenant: 'acme' }, /receipts\[0\]\.requestId is required with a coreReceipt/],
-      [{ ...item, requestId: '' }, /requestId must be a non-empty string/],
-      [{ ...item, receipt: http.receipt }, /must carry one of receipt \(an HttpReceipt\) or coreReceipt \(a gate\.receipt\.v1\), not both/],
-      [{ ...http, requestId: 'x' }, /unknown member "requestId" \(only a coreReceipt item names its request id\)/],
-      [{ ...http, receipt: { ...http.receipt, verdict: 'allow' } }, /receipts\[0\]\.receipt is not a gate\.http\.receipt\.v1: \/verdict/],
+      [{ ...item, coreReceipt: { ...core, decision: { verdict: 'maybe' } } }, /\/receipts\/0\/coreReceipt\/decision: unknown verdict/],
+      [{ ...item, coreReceipt: { ...core, timestamp: 'yesterday' } }, /\/receipts\/0\/coreReceipt\/timestamp: must be integer/],
+      [{ ...item, coreReceipt: [core] }, /\/receipts\/0\/coreReceipt: must be object/],
+      [{ coreReceipt: core, tenant: 'acme' }, /\/receipts\/0: must have required property 'requestId'/],
+      [{ ...item, requestId: '' }, /\/receipts\/0\/requestId: must NOT have fewer than 1 characters/],
+      [{ ...item, receipt: http.receipt }, /\/receipts\/0: must not have member "receipt"/],
+      [{ ...http, requestId: 'x' }, /\/receipts\/0: must not have member "requestId"/],
+      [{ ...http, receipt: { ...http.receipt, verdict: 'allow' } }, /\/receipts\/0\/receipt\/verdict: must be object/],
     ]
     for (const [bad, message] of refused) {
       const r = await ingest({ receipts: [bad, { ...http, receipt: JSON.parse(signHttpReceiptJson(ingestBody(901), edgeSigner).json) }] })
@@ -392,14 +393,14 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     t.same(allowed.map(b => b.used![0]).sort((a, b) => a! - b!), Array.from({ length: 12 }, (_, i) => i + 1))
     t.match(results.find(r => !(r.body as { allowed: boolean }).allowed)!.body, { allowed: false, failed: { kind: 'invocation', index: 0, used: 12 } })
     const bad: [unknown, RegExp][] = [
-      [{ invocations: [{ owner: '', key: 'k', max: 1, fixedMax: false, kind: 'grant' }] }, /owner must be a non-empty string/],
-      [{ invocations: [{ owner: 'o', key: 'k', max: -1, fixedMax: false, kind: 'grant' }] }, /max must be a non-negative integer/],
-      [{ invocations: [], costs: [{ owner: 'o', key: 'k', units: 1, currency: 'usd', maxUnits: 5 }] }, /currency must be three uppercase/],
-      [{ invocations: [], cost: { owner: 'o', key: 'k', units: 1, currency: 'USD', maxUnits: 5 } }, /unknown member "cost"/],
+      [{ invocations: [{ owner: '', key: 'k', max: 1, fixedMax: false, kind: 'grant' }] }, /\/invocations\/0\/owner: must NOT have fewer than 1 characters/],
+      [{ invocations: [{ owner: 'o', key: 'k', max: -1, fixedMax: false, kind: 'grant' }] }, /\/invocations\/0\/max: must be >= 0/],
+      [{ invocations: [], costs: [{ owner: 'o', key: 'k', units: 1, currency: 'usd', maxUnits: 5 }] }, /\/costs\/0\/currency: must match pattern/],
+      [{ invocations: [], cost: { owner: 'o', key: 'k', units: 1, currency: 'USD', maxUnits: 5 } }, /\(root\): must not have member "cost"/],
       [{ invocations: [{ owner: 'o', key: 'k', max: 1, fixedMax: false, kind: 'grant' }, { owner: 'o', key: 'k', max: 2, fixedMax: false, kind: 'grant' }] }, /names a counter twice/],
-      [{ invocations: [{ owner: 'o', key: 'k', max: 1, fixedMax: false, kind: 'grant', link: 4 }] }, /delegation_chain index/],
+      [{ invocations: [{ owner: 'o', key: 'k', max: 1, fixedMax: false, kind: 'grant', link: 4 }] }, /\/invocations\/0\/link: must be <= 3/],
       [{ invocations: [] }, /at least one counter or a cost/],
-      [{ invocations: [], extra: true }, /unknown member "extra"/],
+      [{ invocations: [], extra: true }, /\(root\): must not have member "extra"/],
     ]
     for (const [body, message] of bad) {
       const r = await capture(body)

@@ -17,10 +17,8 @@ import {
   type CoreReceipt,
   type HttpReceipt,
 } from '@gate/sdk'
-import { isLegacyCoreForm } from '@gate/trust'
-import { columnMismatches, signedCoreColumns, signedHttpColumns, type SignedColumns } from '../stores/receipt-columns.js'
+import { columnMismatches, isLegacyCoreForm, signedCoreColumns, signedHttpColumns, type AuditedReceipt, type SignedColumns } from '@gate/trust'
 import type { RowProblem } from './audit-findings.js'
-import type { AuditedReceipt } from './log-backend.js'
 
 // receipt signatures verified at once (the libuv pool runs them in parallel)
 const VERIFY_CONCURRENCY = 64

@@ -28,7 +28,7 @@ import {
 } from '@gate/sdk'
 import { AuditFindings, type AuditFinding, type RowProblem } from './audit-findings.js'
 import { checkAuditedRows } from './audit-receipts.js'
-import type { TransparencyLogBackend } from './log-backend.js'
+import type { TransparencyLogBackend } from '@gate/trust'
 
 export { describeFinding, type AuditFinding, type AuditFindingKind } from './audit-findings.js'
 

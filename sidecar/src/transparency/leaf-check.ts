@@ -7,9 +7,7 @@
 // and its signer is a key this log accepts. The first row that fails stops the log there, as a missing
 // row does; it is never skipped. Only this process's own rows are cheap; the others cost one signature
 // verification each, off the event loop.
-import { checkStoredReceiptOffThread, readStoredReceipt, type StoredReceiptStep } from '@gate/trust'
-import type { CommittedReceipts } from '../stores/receipt-log.js'
-import type { LogReceipt, TransparencyLogBackend } from './log-backend.js'
+import { checkStoredReceiptOffThread, readStoredReceipt, type CommittedReceipts, type LogReceipt, type StoredReceiptStep, type TransparencyLogBackend } from '@gate/trust'
 
 /** Of `keys`, those whose receipts the log accepts (the authority's trusted keys, keys enrolled for ingest, this process's own). */
 export type AcceptedSigners = (keys: readonly string[]) => Promise<ReadonlySet<string>>

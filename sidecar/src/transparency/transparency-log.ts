@@ -15,10 +15,9 @@ import {
   type ConsistencyProofRecord,
   type InclusionProofRecord,
 } from '@gate/sdk'
-import type { TransparencyStatus } from '@gate/trust'
+import type { TransparencyLogBackend, TransparencyStatus } from '@gate/trust'
 import { LogIntegrityError, NotCheckpointedError } from '../errors.js'
 import type { Checkpointer, CheckpointResult } from './checkpointer.js'
-import type { TransparencyLogBackend } from './log-backend.js'
 
 export interface TransparencyLogOptions {
   backend: TransparencyLogBackend
