@@ -8,7 +8,7 @@ export { CheckFailure, CheckSkipped, fail, skip } from './check-outcome.js'
 export type CheckResultKind = 'PASS' | 'FAIL' | 'SKIP'
 
 /** What a check needs besides the sidecar URL; a run without it skips the check with a reason. */
-export type CheckNeed = 'control-token' | 'sdk-under-test' | 'strict-nonces' | 'issuer-key'
+export type CheckNeed = 'control-token' | 'sdk-under-test' | 'strict-nonces' | 'issuer-key' | 'receipt-store' | 'proxy'
 
 /** One behaviour observable from outside the sidecar. */
 export interface CheckDefinition {

@@ -1,7 +1,10 @@
 // The gate-conformance command through its public surface: a child process per case, exit codes
 // 0 / 1 / 2, the table and the JSON report, against the fault-free and a faulty broken sidecar.
 import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { writeFile } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
@@ -29,7 +32,16 @@ async function fake(t: Test, faults: SidecarFault[] = [], strictNonces = false):
 }
 
 t.test('usage errors exit 2 and print the usage', async t => {
-  for (const args of [[], ['--bogus'], ['--sidecar'], ['--sidecar', 'ftp://x'], ['--sidecar', 'http://127.0.0.1:9', '--only', 'no.such-check'], ['--sidecar', 'http://127.0.0.1:9', '--request-timeout-ms', '5s']]) {
+  for (const args of [
+    [],
+    ['--bogus'],
+    ['--sidecar'],
+    ['--sidecar', 'ftp://x'],
+    ['--sidecar', 'http://127.0.0.1:9', '--only', 'no.such-check'],
+    ['--sidecar', 'http://127.0.0.1:9', '--request-timeout-ms', '5s'],
+    ['--sidecar', 'http://127.0.0.1:9', '--proxy-upstream', 'http://127.0.0.1:9'],
+    ['--start-sidecar', '--proxy-upstream', '127.0.0.1:9'],
+  ]) {
     const r = await runCli(args)
     t.equal(r.code, 2, `gate-conformance ${args.join(' ')} exits 2`)
     t.match(r.stderr, 'gate-conformance:')
@@ -54,6 +66,22 @@ t.test('--issuer-seed-file signs the delegation checks with a key the sidecar tr
   t.same(without.results.map(x => [x.result, x.detail]), [['SKIP', 'needs --issuer-seed-file'], ['SKIP', 'needs --issuer-seed-file']])
   const withSeed = JSON.parse((await runCli(['--sidecar', sidecar.url, '--json', '--no-sdk', '--issuer-seed-file', join(dir, 'issuer.seed'), ...only])).stdout) as Report
   t.same(withSeed.results.map(x => x.result), ['PASS', 'PASS'])
+})
+
+t.test('--proxy-upstream: the suite is the upstream of the proxy under test and runs the proxy.* checks', async t => {
+  // a free port for the suite's recording upstream, named to the proxy before the suite listens on it
+  const probe = createServer().listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const { port } = probe.address() as AddressInfo
+  await new Promise(resolve => probe.close(resolve))
+  const proxy = await startBrokenSidecar({ controlToken: TOKEN, upstream: `http://127.0.0.1:${port}` })
+  t.teardown(() => proxy.close())
+  const only = ['--only', 'proxy.routing-headers-dropped,proxy.path-variants-not-forwarded']
+  const without = JSON.parse((await runCli(['--sidecar', proxy.url, '--json', '--no-sdk', ...only])).stdout) as Report
+  t.ok(without.results.every(x => x.result === 'SKIP' && /needs --proxy-upstream HOST:PORT/.test(x.detail ?? '')), 'skipped without it, saying why')
+  const r = await runCli(['--sidecar', proxy.url, '--json', '--no-sdk', '--proxy-upstream', `127.0.0.1:${port}`, ...only])
+  t.equal(r.code, 0, r.stderr)
+  t.same((JSON.parse(r.stdout) as Report).results.map(x => x.result), ['PASS', 'PASS'])
 })
 
 t.test('--help, --list and --print-default-spec exit 0', async t => {
@@ -95,8 +123,11 @@ t.test('a required failure exits 1 and the table shows it; an advisory failure a
   t.match(r.stdout, /receipt\.policy-hash\s+FAIL\s[^\n]*\n[^\n]*\(advisory\)/)
   t.match(r.stdout, 'failure: POST /pets (route /pets): expected deny, got allow')
   t.match(r.stdout, 'NOT CONFORMANT')
+  t.match(r.stdout, /^0 passed, 2 failed \(1 required, 1 advisory\), 0 skipped in /m, 'the summary counts them in plain words')
   const advisory = await runCli(['--sidecar', url, '--only', 'receipt.policy-hash'])
   t.equal(advisory.code, 0)
+  const passing = await runCli(['--sidecar', url, '--only', 'evaluate.allow-safe-get'])
+  t.match(passing.stdout, /^1 passed, none failed, 0 skipped in /m)
 })
 
 t.test('--strict-nonces runs the nonces.* checks and skips the rest; a reusable nonce exits 1', async t => {

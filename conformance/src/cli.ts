@@ -5,12 +5,14 @@
 import { isGateError } from '@gate/sdk'
 import { parseCliArgs, USAGE } from './cli-args.js'
 import { DEFAULT_SPEC_TEXT } from './default-spec.js'
+import { startRecordingUpstream } from './fakes/recording-upstream.js'
 import { loadIssuerSeed } from './issuer-seed.js'
 import { formatJson, formatTable } from './report.js'
 import { CHECKS, runConformance } from './run-conformance.js'
 import { loadGateSdkCore } from './sdk-under-test.js'
 import { runAgainstStartedSidecars } from './start-sidecar.js'
 import { runToolCallConformance } from './tool-calls/run-tool-calls.js'
+import { runWireConformance } from './wire/run-wire.js'
 
 async function main(argv: readonly string[]): Promise<number> {
   let command
@@ -35,6 +37,11 @@ async function main(argv: readonly string[]): Promise<number> {
       process.stdout.write(command.json ? formatJson(report) : formatTable(report))
       return report.ok ? 0 : 1
     }
+    case 'run-wire': {
+      const report = await runWireConformance({ target: command.target, only: command.only, timeoutMs: command.requestTimeoutMs })
+      process.stdout.write(command.json ? formatJson(report) : formatTable(report))
+      return report.ok ? 0 : 1
+    }
     case 'run':
       break
   }
@@ -45,13 +52,16 @@ async function main(argv: readonly string[]): Promise<number> {
     if ('sdk' in loaded) sdkUnderTest = loaded.sdk
     else sdkNote = `no SDK under test: ${loaded.missing}`
   }
+  let proxyUpstream = null
   try {
     const issuer = command.issuerSeedFile === undefined ? null : await loadIssuerSeed(command.issuerSeedFile)
     const common = { spec: command.spec, only: command.only, sdkUnderTest, sdkNote, strictNonces: command.strictNonces, requestTimeoutMs: command.requestTimeoutMs, issuer }
+    // listening before the first check: the proxy under test connects on its first forward
+    if (command.proxyUpstream !== undefined) proxyUpstream = await startRecordingUpstream(command.proxyUpstream)
     const report =
       command.sidecarUrl === null
         ? await runAgainstStartedSidecars({ ...common, log: line => process.stderr.write(`gate-conformance: ${line}\n`) })
-        : await runConformance({ ...common, sidecarUrl: command.sidecarUrl, controlToken: command.controlToken })
+        : await runConformance({ ...common, sidecarUrl: command.sidecarUrl, controlToken: command.controlToken, proxyUpstream })
     process.stdout.write(command.json ? formatJson(report) : formatTable(report))
     return report.ok ? 0 : 1
   } catch (err) {
@@ -60,6 +70,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return 2
     }
     throw err
+  } finally {
+    await proxyUpstream?.close()
   }
 }
 

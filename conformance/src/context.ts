@@ -5,8 +5,10 @@ import type { CallerIdentity, CapabilityToken, EvaluateResponse, GateHttpRequest
 import { fail, skip } from './check-outcome.js'
 import { ControlClient, createUntrustedSigner } from './capability-tokens.js'
 import { bearerCaller, buildRequest, callersOfEveryKind } from './gate-request.js'
+import type { RecordingUpstream } from './fakes/recording-upstream.js'
 import type { HttpAnswer, HttpClient, RequestBody } from './http-client.js'
 import { concretePath, unmatchedPath, type PolicyDocument, type PolicyRoute } from './policy.js'
+import type { ReceiptStoreAccess } from './receipt-store.js'
 import type { SdkUnderTest } from './sdk-under-test.js'
 
 /** The parsed 200 answer of /gate/evaluate (plus Gate's additive `approval`). */
@@ -51,6 +53,10 @@ export interface CheckContextInit {
   strictNonces?: boolean
   /** A signer whose key the sidecar trusts as a capability issuer (delegation and token-field checks). */
   issuer?: Signer | null
+  /** The sidecar's receipt store, where the suite owns it (the checks that alter a stored receipt). */
+  receiptStore?: ReceiptStoreAccess | null
+  /** The upstream the sidecar under test forwards to as a proxy (proxy.* checks), recording what arrives. */
+  proxyUpstream?: RecordingUpstream | null
 }
 
 export class CheckContext {
@@ -62,6 +68,10 @@ export class CheckContext {
   readonly strictNonces: boolean
   /** A key the sidecar trusts as an issuer, or null (the checks needing one are skipped). */
   readonly issuer: Signer | null
+  /** The sidecar's receipt store, or null (the checks that alter a stored receipt are skipped). */
+  readonly receiptStore: ReceiptStoreAccess | null
+  /** The recording upstream the sidecar forwards to as a proxy, or null (the proxy.* checks are skipped). */
+  readonly proxyUpstream: RecordingUpstream | null
   /** A key the sidecar does not trust: for locally minted tokens and foreign-signed receipts. */
   readonly untrustedSigner: Signer = createUntrustedSigner()
   #samples: Promise<Samples> | undefined
@@ -77,6 +87,8 @@ export class CheckContext {
     this.sdkNote = init.sdkNote
     this.strictNonces = init.strictNonces === true
     this.issuer = init.issuer ?? null
+    this.receiptStore = init.receiptStore ?? null
+    this.proxyUpstream = init.proxyUpstream ?? null
   }
 
   /** The OpenAPI document the expectations come from; reading it marks the running check as depending on it. */
@@ -171,6 +183,12 @@ export class CheckContext {
     return new ControlClient(this.http, this.controlToken)
   }
 
+  /** The recording upstream behind the proxy under test; skips the check without one. */
+  upstream(): RecordingUpstream {
+    if (this.proxyUpstream === null) skip(NEEDS_PROXY)
+    return this.proxyUpstream
+  }
+
   /** The trusted issuer's signer; skips the check without one. */
   trustedIssuer(): Signer {
     if (this.issuer === null) skip('needs --issuer-seed-file (a key the sidecar trusts as a capability issuer)')
@@ -216,6 +234,9 @@ export class CheckContext {
     return { allow, deny, matched, all: [allow, deny, ...(matched === undefined ? [] : [matched])] }
   }
 }
+
+/** Why a proxy.* check is skipped without a recording upstream. */
+export const NEEDS_PROXY = 'needs --proxy-upstream HOST:PORT and a proxy (gate api protect) forwarding there (or run gate-conformance --start-sidecar)'
 
 /** Asserts an evaluate answer is 200 with a verdict object and a receipt object, and returns it. */
 export function expectEvaluateAnswer(http: HttpAnswer, what: string): EvaluateAnswer {

@@ -58,24 +58,9 @@ export function expectCapabilityDeny(e: Evaluation, what: string): void {
   }
 }
 
-/** Deep equality by canonical JSON. */
-export function expectSameJson(actual: unknown, expected: unknown, what: string): void {
-  const a = safeCanonical(actual)
-  const b = safeCanonical(expected)
-  if (a !== b) fail(`${what}: expected ${snippet(b)}, got ${snippet(a)}`)
-}
-
 /** A one-line description of an evaluation's verdict. */
 export function describeVerdict(e: Evaluation): string {
   const v = e.answer.verdict as { verdict: string; guard?: string; reason?: string; http_status?: number }
   if (v.verdict === 'deny') return `deny by ${v.guard ?? '?'} (${v.http_status ?? 'no status'}): ${v.reason ?? ''}`
   return v.verdict
-}
-
-function safeCanonical(v: unknown): string {
-  try {
-    return v === undefined ? 'undefined' : canonicalJson(v)
-  } catch {
-    return String(v)
-  }
 }

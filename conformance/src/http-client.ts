@@ -38,7 +38,7 @@ export class HttpExchangeError extends Error {
 }
 
 /** After this many timeouts in a row the sidecar is taken to hang and further requests fail at once. */
-export const TIMEOUTS_BEFORE_GIVING_UP = 3
+const TIMEOUTS_BEFORE_GIVING_UP = 3
 
 /** Largest answer read; a sidecar answer is a few KiB. */
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024

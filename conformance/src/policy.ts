@@ -129,6 +129,23 @@ export function patternMatches(pattern: string, path: string): boolean {
   return p.every((seg, i) => (/^\{[^{}]+\}$/.test(seg) ? s[i] !== '' : seg === s[i]))
 }
 
+/**
+ * Other spellings of a concrete path that an upstream may route to the same place (Gate:
+ * docs/security.md, route matching): a trailing slash, an encoded trailing slash, and, for two segments
+ * or more, every separator encoded as `%2F` (servers that decode before routing), with and without an
+ * encoded trailing slash. `/admin/export` gives `/admin/export/`, `/admin/export%2F`, `/admin%2Fexport`,
+ * `/admin%2Fexport%2F` and `/admin%2fexport%2f`.
+ */
+export function slashVariants(path: string): string[] {
+  const segments = path.split('/').slice(1)
+  const variants = [`${path}/`, `${path}%2F`]
+  if (segments.length >= 2) {
+    const encoded = `/${segments.join('%2F')}`
+    variants.push(encoded, `${encoded}%2F`, `/${segments.join('%2f')}%2f`)
+  }
+  return variants
+}
+
 /** A path under `prefix` that no route of the document matches, for any method. */
 export function unmatchedPath(routes: readonly PolicyRoute[], suffix: string): string | undefined {
   for (const candidate of [`/gate-conformance-unmatched/${suffix}`, `/gate-conformance-unmatched-${suffix}`]) {

@@ -36,7 +36,7 @@ export function signatureProblem(receipt: ReceiptLike): string | undefined {
 }
 
 /** The query the sidecar binds: the sent query, or the empty map. */
-export function sentQuery(sent: GateHttpRequest, options: { dropCapability?: boolean } = {}): Record<string, string> {
+function sentQuery(sent: GateHttpRequest, options: { dropCapability?: boolean } = {}): Record<string, string> {
   const query = { ...(sent.query ?? {}) }
   // Gate's documented choice (docs/kernel.md): the token is a credential, not content
   if (options.dropCapability === true) delete query.gate_capability

@@ -50,7 +50,9 @@ export function formatTable(report: Report): string {
   }
   const s = report.summary
   lines.push('')
-  lines.push(`${s.passed} passed, ${s.failed} failed (${s.requiredFailed} required), ${s.skipped} skipped in ${(report.durationMs / 1000).toFixed(1)} s`)
+  // plain words: "0 failed (0 required)" read as a count of required checks
+  const failed = s.failed === 0 ? 'none failed' : `${s.failed} failed (${s.requiredFailed} required, ${s.failed - s.requiredFailed} advisory)`
+  lines.push(`${s.passed} passed, ${failed}, ${s.skipped} skipped in ${(report.durationMs / 1000).toFixed(1)} s`)
   if (s.failed > s.requiredFailed) lines.push('(advisory) checks test Gate\'s documented choices where the spec is silent; their failures do not change the exit code')
   if (report.needs.length > 0) {
     lines.push('', 'The sidecar under test needs:')

@@ -1,15 +1,17 @@
 // runConformance: runs the checks against one sidecar URL, one after another, each bounded by a
 // deadline, and returns the report. Traffic goes only to that URL and to the suite's own loopback
-// fakes (sdk.* checks).
+// fakes (sdk.* checks) and recording upstream (proxy.* checks).
 import type { Signer } from '@gate/sdk'
 import type { Check, CheckDefinition } from './check.js'
 import { CheckSkipped } from './check.js'
 import { ALL_CHECKS } from './checks/index.js'
-import { CheckContext } from './context.js'
+import { CheckContext, NEEDS_PROXY } from './context.js'
+import type { RecordingUpstream } from './fakes/recording-upstream.js'
 import { UsageError } from './errors.js'
 import { HttpClient } from './http-client.js'
 import { findNeeds } from './needs.js'
 import { loadPolicyDocument, type PolicyDocument } from './policy.js'
+import type { ReceiptStoreAccess } from './receipt-store.js'
 import { resultOf, summarize, type CheckResult, type Report } from './report.js'
 import type { SdkUnderTest } from './sdk-under-test.js'
 
@@ -39,6 +41,17 @@ export interface ConformanceOptions {
    * (those checks are skipped).
    */
   issuer?: Signer | null
+  /**
+   * The sidecar's receipt store, for the checks that change a stored receipt behind its back
+   * (`receipt-store` need): only a store the caller owns, such as the temporary one of
+   * `--start-sidecar` (`gateReceiptFile`). Default none (those checks are skipped).
+   */
+  receiptStore?: ReceiptStoreAccess | null
+  /**
+   * The sidecar under test is a proxy (`gate api protect`) forwarding to this upstream, which records
+   * what arrives (startRecordingUpstream): the proxy.* checks run. Default none (they are skipped).
+   */
+  proxyUpstream?: RecordingUpstream | null
   /** Deadline of one HTTP exchange. Default 5000 ms. */
   requestTimeoutMs?: number
   /** Called after each check, e.g. for progress output. */
@@ -50,6 +63,7 @@ export const CHECKS: readonly CheckDefinition[] = Object.freeze(
   ALL_CHECKS.map(({ id, description, specRef, required, needs }) => Object.freeze({ id, description, specRef, required, ...(needs === undefined ? {} : { needs }) })),
 )
 
+const NEEDS_RECEIPT_STORE = 'needs a receipt store the suite owns, to alter a receipt in it: run gate-conformance --start-sidecar'
 const NEEDS_STRICT_NONCES = 'needs --strict-nonces and a sidecar started with strict execution nonces'
 const NEEDS_NO_STRICT_NONCES = 'expects a sidecar without strict execution nonces (this run has --strict-nonces)'
 
@@ -70,6 +84,8 @@ export async function runConformance(options: ConformanceOptions): Promise<Repor
     sdkNote: options.sdkNote ?? 'no SDK under test was given',
     strictNonces: options.strictNonces === true,
     issuer: options.issuer ?? null,
+    receiptStore: options.receiptStore ?? null,
+    proxyUpstream: options.proxyUpstream ?? null,
   })
   const started = Date.now()
   const checked: CheckResult[] = []
@@ -101,6 +117,8 @@ async function runOne(check: Check, ctx: CheckContext): Promise<CheckResult> {
   if (check.needs?.includes('control-token') && ctx.controlToken === null) return resultOf(check, 'SKIP', 'needs --control-token', 0)
   if (check.needs?.includes('sdk-under-test') && ctx.sdkUnderTest === null) return resultOf(check, 'SKIP', ctx.sdkNote, 0)
   if (check.needs?.includes('issuer-key') && ctx.issuer === null) return resultOf(check, 'SKIP', 'needs --issuer-seed-file', 0)
+  if (check.needs?.includes('receipt-store') && ctx.receiptStore === null) return resultOf(check, 'SKIP', NEEDS_RECEIPT_STORE, 0)
+  if (check.needs?.includes('proxy') && ctx.proxyUpstream === null) return resultOf(check, 'SKIP', NEEDS_PROXY, 0)
   let timer: NodeJS.Timeout | undefined
   try {
     await Promise.race([

@@ -10,7 +10,8 @@ import { isGateBuilt } from './testing/spawn-gate.js'
 const CLI = fileURLToPath(new URL('./cli.js', import.meta.url))
 const notBuilt = isGateBuilt() ? false : 'sidecar/dist is not built (run `npm run build` at the repository root)'
 // in report order (CHECKS)
-const ONLY = ['evaluate.allow-safe-get', 'capabilities.valid-token-allows', 'nonces.retry-allowed', 'receipt.policy-hash']
+// (receipt.tampered-store-unsigned alters a receipt in the started sidecar's store: only this mode owns one)
+const ONLY = ['evaluate.allow-safe-get', 'capabilities.valid-token-allows', 'nonces.retry-allowed', 'receipt.policy-hash', 'receipt.tampered-store-unsigned']
 
 t.test('runAgainstStartedSidecars runs each check against the sidecar of its nonce mode and deletes both', { skip: notBuilt }, async t => {
   const tmp = t.testdir()
@@ -21,11 +22,26 @@ t.test('runAgainstStartedSidecars runs each check against the sidecar of its non
   })
   const lines: string[] = []
   const report = await runAgainstStartedSidecars({ only: ONLY, log: line => lines.push(line) })
-  t.same(report.results.map(r => [r.id, r.result]), ONLY.map(id => [id, 'PASS']), 'the token checks ran too: the sidecar has a token of its own')
+  t.same(report.results.map(r => [r.id, r.result, r.detail]), ONLY.map(id => [id, 'PASS', null]), 'the token and store checks ran too: the sidecar has a token and a store of its own')
   t.same(report.needs, [])
   t.equal(report.ok, true)
   t.match(lines, [/^started gate sidecar on http:\/\/127\.0\.0\.1:\d+/, /^stopped gate sidecar/, /^started gate sidecar --strict-nonces on/, /^stopped gate sidecar/])
   t.same(readdirSync(tmp), [], 'their stores are gone')
+})
+
+t.test('the proxy.* checks run against gate api protect in front of a recording upstream, then both go', { skip: notBuilt }, async t => {
+  const tmp = t.testdir()
+  const saved = process.env.TMPDIR
+  process.env.TMPDIR = tmp
+  t.teardown(() => {
+    process.env.TMPDIR = saved
+  })
+  const only = ['evaluate.path-readings-denied', 'proxy.routing-headers-dropped', 'proxy.path-variants-not-forwarded', 'proxy.format-suffix-not-forwarded']
+  const lines: string[] = []
+  const report = await runAgainstStartedSidecars({ only, log: line => lines.push(line) })
+  t.same(report.results.map(r => [r.id, r.result, r.detail]), only.map(id => [id, 'PASS', null]))
+  t.match(lines, [/^started gate sidecar on/, /^stopped gate sidecar/, /^started gate api protect on http:\/\/127\.0\.0\.1:\d+ in front of the suite's recording upstream http:\/\/127\.0\.0\.1:\d+/, /^stopped gate api protect/])
+  t.same(readdirSync(tmp), [], 'its store is gone')
 })
 
 t.test('gate-conformance --start-sidecar exits 0 and says what it started; --sidecar with it is a usage error', { skip: notBuilt }, async t => {

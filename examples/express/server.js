@@ -8,7 +8,7 @@ app.use(express.json()) // after Gate: Gate hands the body back untouched
 
 const pets = [{ id: '1', name: 'Rex' }]
 
-app.get('/healthz', (req, res) => res.json({ ok: true }))
+app.get('/healthz', (_req, res) => res.json({ ok: true }))
 app.get('/pets', (req, res) => res.json({ pets, receipt: req.gate.receipt.id }))
 app.get('/pets/:id', (req, res) => res.json({ pet: pets.find(p => p.id === req.params.id) ?? null }))
 app.post('/pets', (req, res) => {

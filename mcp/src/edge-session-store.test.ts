@@ -1,7 +1,8 @@
-// The in-memory edge-session store: the replay window drops the oldest events, ended records are
-// capped, and pruning forgets records idle before a time.
+// The in-memory edge-session store: the contract every edge-session store keeps
+// (testing/edge-session-store-contract.ts), and its own cap on ended records.
 import t from 'tap'
 import { MemoryEdgeSessionStore, type EdgeSessionRecord } from './edge-session-store.js'
+import { testEdgeSessionStoreContract } from './testing/edge-session-store-contract.js'
 
 const record = (id: string, state: EdgeSessionRecord['state'] = 'ready', lastActiveAt = 1000): EdgeSessionRecord => ({
   id,
@@ -14,13 +15,7 @@ const record = (id: string, state: EdgeSessionRecord['state'] = 'ready', lastAct
   lastActiveAt,
 })
 
-t.test('the window keeps the last N events of a session, in order', async t => {
-  const store = new MemoryEdgeSessionStore()
-  for (let n = 1; n <= 5; n++) await store.appendEvent({ sessionId: 's', sequence: n, streamId: 'a', message: {} }, 3)
-  t.same(await store.sequenceRange('s'), { first: 3, last: 5 })
-  t.same((await store.eventsAfter('s', 3)).map(e => e.sequence), [4, 5])
-  t.same(await store.sequenceRange('other'), { first: 0, last: 0 })
-})
+t.test('the edge-session store contract', async t => testEdgeSessionStoreContract(t, async () => new MemoryEdgeSessionStore()))
 
 t.test('ended records beyond maxEnded go, oldest first; live ones stay', async t => {
   const store = new MemoryEdgeSessionStore({ maxEnded: 2 })
@@ -30,15 +25,4 @@ t.test('ended records beyond maxEnded go, oldest first; live ones stay', async t
   t.ok(await store.get('e2'))
   t.ok(await store.get('e3'))
   t.ok(await store.get('live'))
-})
-
-t.test('prune forgets records idle before the time, with their events', async t => {
-  const store = new MemoryEdgeSessionStore()
-  await store.put(record('old', 'ready', 10))
-  await store.put(record('new', 'ready', 5000))
-  await store.appendEvent({ sessionId: 'old', sequence: 1, streamId: 'a', message: {} }, 10)
-  t.equal(await store.prune(1000), 1)
-  t.equal(await store.get('old'), undefined)
-  t.same(await store.eventsAfter('old', 0), [])
-  t.ok(await store.get('new'))
 })

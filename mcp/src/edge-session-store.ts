@@ -40,8 +40,8 @@ export interface EdgeSessionStore {
   get(id: string): Promise<EdgeSessionRecord | undefined>
   /** Every record, newest first, at most `limit`. */
   list(limit: number): Promise<EdgeSessionRecord[]>
-  /** Appends an event and drops the session's events more than `window` sequences older. */
-  appendEvent(event: EdgeEvent, window: number): Promise<void>
+  /** Appends events (in one transaction) and drops each session's events more than `window` sequences older than its last. */
+  appendEvents(events: readonly EdgeEvent[], window: number): Promise<void>
   /** The retained events of a session after `sequence`, in order. */
   eventsAfter(sessionId: string, sequence: number): Promise<EdgeEvent[]>
   /** The lowest and highest retained sequence of a session (0 and 0 when none). */
@@ -85,12 +85,14 @@ export class MemoryEdgeSessionStore implements EdgeSessionStore {
     return [...this.#records.values()].sort((a, b) => b.createdAt - a.createdAt).slice(0, limit).map(r => ({ ...r }))
   }
 
-  async appendEvent(event: EdgeEvent, window: number): Promise<void> {
-    let events = this.#events.get(event.sessionId)
-    if (events === undefined) this.#events.set(event.sessionId, (events = []))
-    events.push(event)
-    const floor = event.sequence - window
-    while (events.length > 0 && events[0]!.sequence <= floor) events.shift()
+  async appendEvents(batch: readonly EdgeEvent[], window: number): Promise<void> {
+    for (const event of batch) {
+      let events = this.#events.get(event.sessionId)
+      if (events === undefined) this.#events.set(event.sessionId, (events = []))
+      events.push(event)
+      const floor = event.sequence - window
+      while (events.length > 0 && events[0]!.sequence <= floor) events.shift()
+    }
   }
 
   async eventsAfter(sessionId: string, sequence: number): Promise<EdgeEvent[]> {

@@ -2,9 +2,12 @@
 // list, or a JWT verified with `jose` against the operator's key, admits a session. Admission says who
 // may hold a session; the capability token still decides every call. Tokens are compared by SHA-256
 // digest in constant time and only digests are kept; a principal is named by a hash, never the token.
+// An OAuth 2.1 access token (oauth-resource.ts) admits too, and its refusals carry the challenge that
+// points a client at the protected-resource metadata.
 import { createHash, createPublicKey, timingSafeEqual } from 'node:crypto'
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWK, type JWTVerifyGetKey } from 'jose'
 import { McpConfigError } from './errors.js'
+import type { OAuthResourceServer } from './oauth-resource.js'
 
 export interface JwtAdmission {
   /** A PEM public key (SPKI), a JWK, or a JWK Set, as file text. */
@@ -17,11 +20,14 @@ export interface AdmissionOptions {
   /** Bearer tokens that admit a session. */
   tokens?: readonly string[]
   jwt?: JwtAdmission
+  /** OAuth 2.1 access tokens of the configured authorization server (--oauth-issuer). */
+  oauth?: OAuthResourceServer
   /** No admission configured and a loopback listener: every session is admitted. */
   open?: boolean
 }
 
-export type AdmissionResult = { ok: true; principal: string } | { ok: false; reason: string }
+/** A refusal: 401 (absent or invalid token) or 403 (an OAuth token without a required scope), with its `WWW-Authenticate`. */
+export type AdmissionResult = { ok: true; principal: string } | { ok: false; reason: string; status: 401 | 403; challenge: string }
 
 export interface Admission {
   readonly mode: 'open' | 'required'
@@ -38,7 +44,10 @@ const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'E
 export async function createAdmission(options: AdmissionOptions): Promise<Admission> {
   const tokens = (options.tokens ?? []).map(digest)
   const key = options.jwt === undefined ? undefined : await readJwtKey(options.jwt.keyText)
-  if (tokens.length === 0 && key === undefined) {
+  const { oauth } = options
+  // spec 03: absent and unknown tokens get the same answer; with OAuth it names the metadata (RFC 9728 §5.1)
+  const refused = (reason: string): AdmissionResult => ({ ok: false, reason, status: 401, challenge: oauth?.challenge() ?? 'Bearer' })
+  if (tokens.length === 0 && key === undefined && oauth === undefined) {
     if (options.open !== true) throw new McpConfigError('a hosted edge on a non-loopback address needs admission: bearer tokens or a JWT key')
     return { mode: 'open', admit: async () => ({ ok: true, principal: 'open' }) }
   }
@@ -46,23 +55,30 @@ export async function createAdmission(options: AdmissionOptions): Promise<Admiss
     mode: 'required',
     async admit(authorization) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')
-      if (m === null) return { ok: false, reason: 'missing bearer token' }
+      if (m === null) return refused('missing bearer token')
       const presented = m[1]!
       const hash = digest(presented)
       // every listed digest is compared, so the time taken does not say which one matched
       let matched = false
       for (const token of tokens) matched = timingSafeEqual(hash, token) || matched
       if (matched) return { ok: true, principal: `token:${hash.toString('hex').slice(0, 32)}` }
+      let oauthRefusal: AdmissionResult | undefined
+      if (oauth !== undefined && JWT_SHAPE.test(presented)) {
+        const verified = await oauth.verify(presented)
+        if (verified.ok) return verified
+        oauthRefusal = { ok: false, reason: verified.reason, status: verified.status, challenge: oauth.challenge(verified) }
+        if (key === undefined) return oauthRefusal
+      }
       if (key !== undefined && JWT_SHAPE.test(presented)) {
         try {
           const { payload } = await jwtVerify(presented, key, { issuer: options.jwt?.issuer, audience: options.jwt?.audience, algorithms: JWT_ALGORITHMS })
-          if (typeof payload.sub !== 'string' || payload.sub === '') return { ok: false, reason: 'the JWT has no sub' }
+          if (typeof payload.sub !== 'string' || payload.sub === '') return oauthRefusal ?? refused('the JWT has no sub')
           return { ok: true, principal: `jwt:${digest(`${payload.iss ?? ''}\n${payload.sub}`).toString('hex').slice(0, 32)}` }
         } catch (err) {
-          return { ok: false, reason: `JWT refused: ${(err as Error).message}` }
+          return oauthRefusal ?? refused(`JWT refused: ${(err as Error).message}`)
         }
       }
-      return { ok: false, reason: 'unknown bearer token' }
+      return refused('unknown bearer token')
     },
   }
 }

@@ -4,13 +4,31 @@
 // asks beyond it: admission, exactly one protocol version, `notifications/initialized` before ready-state
 // methods, a supplied MCP-Protocol-Version matching the session's, the states and their ends (DELETE,
 // idle expiry, drain), replay ids `{session_id}-{sequence}` with 409 outside the window, caps on
-// sessions, streams and bodies, and sessions kept in an edge-session store so a restarted edge resumes
-// them (docs/mcp.md).
+// sessions (in all and per caller), streams and bodies, Host and Origin against DNS rebinding (`screen`,
+// for every route of the listener), and sessions kept in an edge-session store so a restarted edge
+// resumes them (docs/mcp.md).
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { CallerSessions } from './caller-sessions.js'
+import {
+  CapacityExhaustedError,
+  EdgeDrainingError,
+  HostedBadRequestError,
+  HostedForbiddenError,
+  HostedMethodNotAllowedError,
+  NotAcceptableError,
+  ProtocolVersionMismatchError,
+  ReplayWindowExceededError,
+  SessionNotFoundError,
+  SessionNotReadyError,
+  SessionTerminatedError,
+  StreamAlreadyOpenError,
+  TooManySessionsError,
+  UnsupportedMediaTypeError,
+} from './errors.js'
 import { ENDED_STATES, type EdgeSessionRecord, type EdgeSessionStore, type HostedSessionState } from './edge-session-store.js'
 import type { Admission } from './hosted-admission.js'
 import {
@@ -20,16 +38,20 @@ import {
   HOSTED_PROTOCOL_VERSION,
   isJsonContentType,
   readJsonBody,
-  rebindingRefusal,
   sendHostedError,
   sendJsonRpcError,
   sendUnauthorized,
 } from './hosted-http.js'
+import type { RebindingGuard } from './rebinding-guard.js'
+import { EventWriter } from './event-writer.js'
 import { SessionEvents } from './session-events.js'
+import { dispatchByShape } from './shape-dispatch.js'
 
 export interface HostedLimits {
   /** Live sessions at once; an initialize past it is 503. */
   maxSessions: number
+  /** Live sessions of one admitted principal at once; an initialize past it is 429. */
+  maxSessionsPerCaller: number
   /** Open GET streams at once, over all sessions; one past it is 503. */
   maxStreams: number
   /** Largest POST body. */
@@ -42,17 +64,17 @@ export interface HostedLimits {
 
 export interface HostedEdgeOptions {
   /**
-   * Builds the MCP edge Server of one session (createMcpEdge and its relays); not yet connected.
-   * `capability` is the X-Gate-Capability the initialize carried (kept in memory only: a resumed
-   * session has none, and its client's per-request header serves instead).
+   * Builds the MCP edge Server of one session (createMcpEdge and its relays, and the session's own
+   * connection to a wrapped server); not yet connected. `capability` is the X-Gate-Capability the
+   * initialize carried (kept in memory only: a resumed session has none, and its client's per-request
+   * header serves instead); `clientCapabilities` what the session's client declared. Closing the
+   * Server releases what it holds.
    */
-  createSessionServer(session: { id: string; capability: string | undefined }): Server
+  createSessionServer(session: { id: string; capability: string | undefined; clientCapabilities: Record<string, unknown> }): Promise<Server>
   store: EdgeSessionStore
   admission: Admission
-  /** The listener is on a loopback address: Host must be a loopback name. */
-  loopback: boolean
-  /** Browser origins allowed besides loopback ones on a loopback listener (--allow-origin). */
-  allowedOrigins: readonly string[]
+  /** Host and Origin against DNS rebinding: `screen` refuses what it refuses. */
+  rebinding: RebindingGuard
   limits: HostedLimits
   log: (line: string) => void
   /** Unix milliseconds. */
@@ -83,8 +105,13 @@ export class HostedEdge {
   readonly #live = new Map<string, LiveSession>()
   // resumes under way: concurrent first requests of a resumed session share one transport
   readonly #resuming = new Map<string, Promise<LiveSession>>()
-  readonly #origins: ReadonlySet<string>
+  // live sessions (and those being opened) by principal: the per-caller cap
+  readonly #callers = new CallerSessions()
+  // initializes between the cap checks and their session's entry in #live
+  #opening = 0
   readonly #now: () => number
+  // the sessions' events go to the store behind the answers, in batches
+  readonly #events: EventWriter
   readonly #sweeper: NodeJS.Timeout
   #streams = 0
   #inFlight = 0
@@ -94,8 +121,8 @@ export class HostedEdge {
 
   constructor(options: HostedEdgeOptions) {
     this.#options = options
-    this.#origins = new Set(options.allowedOrigins)
     this.#now = options.now ?? Date.now
+    this.#events = new EventWriter(options.store, options.limits.replayWindow, options.log)
     const every = Math.max(100, Math.min(15_000, Math.floor(options.limits.idleMs / 4)))
     this.#sweeper = setInterval(() => void this.sweep().catch(err => options.log(`session sweep failed: ${(err as Error).message}`)), every)
     this.#sweeper.unref()
@@ -111,29 +138,39 @@ export class HostedEdge {
     return [...this.#live.values()].filter(s => s.record.state === 'ready').map(s => s.server)
   }
 
+  /**
+   * Answers 403 and returns true when Host or Origin is refused (DNS rebinding). The listener calls it
+   * before routing, for every request: /mcp, /admin/* and unknown paths alike.
+   */
+  screen(req: IncomingMessage, res: ServerResponse): boolean {
+    const refusal = this.#options.rebinding.refusal(req)
+    if (refusal === undefined) return false
+    sendHostedError(res, new HostedForbiddenError(refusal))
+    return true
+  }
+
+  /** POST, GET and DELETE /mcp (after `screen`). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const refusal = rebindingRefusal(req, this.#options.loopback, this.#origins)
-    if (refusal !== undefined) return sendHostedError(res, 403, 'gate_forbidden', `Forbidden: ${refusal}`)
     if (this.#draining) return this.#refuseDraining(res)
     const admitted = await this.#options.admission.admit(req.headers.authorization)
-    if (!admitted.ok) return sendUnauthorized(res)
+    if (!admitted.ok) return sendUnauthorized(res, admitted)
     if (req.method === 'POST') return this.#post(req, res, admitted.principal)
     if (req.method === 'GET') return this.#get(req, res, admitted.principal)
     if (req.method === 'DELETE') return this.#delete(req, res, admitted.principal)
-    return sendHostedError(res, 405, 'gate_bad_request', 'Method not allowed: POST, GET or DELETE', { allow: 'GET, POST, DELETE' })
+    return sendHostedError(res, new HostedMethodNotAllowedError())
   }
 
   async #post(req: IncomingMessage, res: ServerResponse, principal: string): Promise<void> {
-    if (!acceptsPost(req)) return sendHostedError(res, 406, 'gate_not_acceptable', 'Not Acceptable: Accept must list both application/json and text/event-stream')
-    if (!isJsonContentType(req)) return sendHostedError(res, 415, 'gate_unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json')
+    if (!acceptsPost(req)) return sendHostedError(res, new NotAcceptableError('both application/json and text/event-stream'))
+    if (!isJsonContentType(req)) return sendHostedError(res, new UnsupportedMediaTypeError())
     const body = await readJsonBody(req, this.#options.limits.maxBodyBytes)
-    if (!body.ok) return sendHostedError(res, body.status, body.status === 413 ? 'gate_payload_too_large' : 'gate_bad_request', body.message)
-    if (Array.isArray(body.value)) return sendHostedError(res, 400, 'gate_bad_request', `Invalid Request: batches are not part of protocol ${HOSTED_PROTOCOL_VERSION}; send one message per POST`)
+    if (!body.ok) return sendHostedError(res, body.error)
+    if (Array.isArray(body.value)) return sendHostedError(res, new HostedBadRequestError(`Invalid Request: batches are not part of protocol ${HOSTED_PROTOCOL_VERSION}; send one message per POST`))
     const parsed = JSONRPCMessageSchema.safeParse(body.value)
-    if (!parsed.success) return sendHostedError(res, 400, 'gate_bad_request', 'Invalid Request: not a JSON-RPC 2.0 message')
+    if (!parsed.success) return sendHostedError(res, new HostedBadRequestError('Invalid Request: not a JSON-RPC 2.0 message'))
     const message = parsed.data as JSONRPCMessage & { method?: string; id?: string | number; params?: Record<string, unknown> }
     if (message.method !== undefined && message.id === undefined && !message.method.startsWith('notifications/')) {
-      return sendHostedError(res, 400, 'gate_bad_request', `Invalid Request: ${message.method} is a request and needs an id`)
+      return sendHostedError(res, new HostedBadRequestError(`Invalid Request: ${message.method} is a request and needs an id`))
     }
     if (message.method === 'initialize') return this.#initialize(req, res, principal, message)
     const session = await this.#session(req, res, principal)
@@ -142,7 +179,7 @@ export class HostedEdge {
       session.record.state = 'ready'
       await this.#options.store.put(session.record)
     } else if (message.method !== undefined && message.id !== undefined && !READY_EXEMPT.has(message.method) && session.record.state !== 'ready') {
-      return sendHostedError(res, 409, 'gate_session_not_ready', `${message.method} waits for notifications/initialized`)
+      return sendHostedError(res, new SessionNotReadyError(message.method))
     }
     this.#track(session, res, 'request')
     await session.transport.handleRequest(req, res, body.value)
@@ -150,15 +187,21 @@ export class HostedEdge {
 
   async #initialize(req: IncomingMessage, res: ServerResponse, principal: string, message: { id?: string | number; params?: Record<string, unknown> }): Promise<void> {
     const id = message.id ?? null
-    if (req.headers['mcp-session-id'] !== undefined) return sendHostedError(res, 400, 'gate_bad_request', 'Invalid Request: initialize must not carry MCP-Session-Id')
+    if (req.headers['mcp-session-id'] !== undefined) return sendHostedError(res, new HostedBadRequestError('Invalid Request: initialize must not carry MCP-Session-Id'))
     const params = message.params ?? {}
     const version = params.protocolVersion
     if (version !== HOSTED_PROTOCOL_VERSION) {
       const gateError = { code: GATE_INCOMPATIBLE_PEER, category: 'protocol', name: 'incompatible_peer', transient: false, message: `protocol version ${JSON.stringify(version)} is not supported`, supportedVersions: [HOSTED_PROTOCOL_VERSION] }
       return sendJsonRpcError(res, 200, ErrorCode.InvalidRequest, `Unsupported protocol version ${String(version)}: this edge speaks ${HOSTED_PROTOCOL_VERSION} only`, { id, data: { gateError } })
     }
-    if (this.#live.size >= this.#options.limits.maxSessions) {
-      return sendHostedError(res, 503, 'gate_capacity_exhausted', `Service Unavailable: ${this.#options.limits.maxSessions} sessions are open (the session cap)`, { 'retry-after': '1' })
+    const { maxSessions, maxSessionsPerCaller } = this.#options.limits
+    // the caller's own cap first: one token filling its share is its answer, not everyone's 503
+    if (this.#callers.count(principal) >= maxSessionsPerCaller) {
+      const waitMs = this.#callers.msToFirstExpiry(principal, this.#options.limits.idleMs, this.#now())
+      return sendHostedError(res, new TooManySessionsError(maxSessionsPerCaller, Math.max(1, Math.ceil(waitMs / 1000))))
+    }
+    if (this.#live.size + this.#opening >= maxSessions) {
+      return sendHostedError(res, new CapacityExhaustedError('sessions', maxSessions))
     }
     const now = this.#now()
     const clientInfo = params.clientInfo as { name?: unknown; version?: unknown } | undefined
@@ -172,14 +215,27 @@ export class HostedEdge {
       createdAt: now,
       lastActiveAt: now,
     }
-    const session = await this.#open(record, headerText(req.headers['x-gate-capability']))
+    // both places are taken before the first await, so concurrent initializes cannot pass the caps together
+    this.#opening++
+    this.#callers.add(record)
+    let session: LiveSession
+    try {
+      session = await this.#open(record, headerText(req.headers['x-gate-capability']), false)
+    } catch (err) {
+      if (!this.#live.has(record.id)) this.#callers.remove(record)
+      // the session's tool server could not start: the initialize is answered, no session is made
+      this.#options.log(`initialize failed: ${(err as Error).message}`)
+      return sendJsonRpcError(res, 200, ErrorCode.InternalError, `the tool server could not be started for this session: ${(err as Error).message}`, { id })
+    } finally {
+      this.#opening--
+    }
     await this.#options.store.put(record)
     this.#track(session, res, 'request')
     await session.transport.handleRequest(req, res, message)
   }
 
   async #get(req: IncomingMessage, res: ServerResponse, principal: string): Promise<void> {
-    if (!acceptsStream(req)) return sendHostedError(res, 406, 'gate_not_acceptable', 'Not Acceptable: Accept must list text/event-stream')
+    if (!acceptsStream(req)) return sendHostedError(res, new NotAcceptableError('text/event-stream'))
     const session = await this.#session(req, res, principal)
     if (session === undefined) return
     const lastEventId = req.headers['last-event-id']
@@ -187,12 +243,12 @@ export class HostedEdge {
       const refused = await session.events.refusal(lastEventId)
       if (refused !== undefined) {
         const why = refused === 'foreign' ? 'is not an event of this session' : `is outside the retained window of ${this.#options.limits.replayWindow} events`
-        return sendHostedError(res, 409, 'gate_replay_window_exceeded', `Conflict: Last-Event-ID ${lastEventId} ${why}; initialize a new session to start over`)
+        return sendHostedError(res, new ReplayWindowExceededError(lastEventId, why))
       }
     }
-    if (session.streams > 0) return sendHostedError(res, 409, 'gate_stream_already_open', 'Conflict: this session already has its GET stream open (one per session)')
+    if (session.streams > 0) return sendHostedError(res, new StreamAlreadyOpenError())
     if (this.#streams >= this.#options.limits.maxStreams) {
-      return sendHostedError(res, 503, 'gate_capacity_exhausted', `Service Unavailable: ${this.#options.limits.maxStreams} streams are open (the stream cap)`, { 'retry-after': '1' })
+      return sendHostedError(res, new CapacityExhaustedError('streams', this.#options.limits.maxStreams))
     }
     this.#track(session, res, 'stream')
     await session.transport.handleRequest(req, res)
@@ -209,12 +265,12 @@ export class HostedEdge {
   async #session(req: IncomingMessage, res: ServerResponse, principal: string): Promise<LiveSession | undefined> {
     const id = req.headers['mcp-session-id']
     if (typeof id !== 'string' || id === '') {
-      sendHostedError(res, 400, 'gate_bad_request', 'Bad Request: MCP-Session-Id header is required')
+      sendHostedError(res, new HostedBadRequestError('Bad Request: MCP-Session-Id header is required'))
       return undefined
     }
     const notFound = (why?: string) => {
-      if (why === undefined) sendHostedError(res, 404, 'gate_session_not_found', 'Session not found: initialize a new session')
-      else sendHostedError(res, 404, 'gate_session_terminated', `${why}: initialize a new session`)
+      if (why === undefined) sendHostedError(res, new SessionNotFoundError())
+      else sendHostedError(res, new SessionTerminatedError(why))
       return undefined
     }
     let session = this.#live.get(id)
@@ -240,7 +296,7 @@ export class HostedEdge {
     }
     const supplied = req.headers['mcp-protocol-version']
     if (supplied !== undefined && supplied !== session.record.protocolVersion) {
-      sendHostedError(res, 400, 'gate_protocol_version_mismatch', `Bad Request: MCP-Protocol-Version ${String(supplied)} differs from the session's ${session.record.protocolVersion}`)
+      sendHostedError(res, new ProtocolVersionMismatchError(String(supplied), session.record.protocolVersion))
       return undefined
     }
     session.record.lastActiveAt = this.#now()
@@ -248,23 +304,26 @@ export class HostedEdge {
     return session
   }
 
-  async #open(record: EdgeSessionRecord, capability: string | undefined, resumed = false): Promise<LiveSession> {
-    const events = await SessionEvents.open(record.id, this.#options.store, this.#options.limits.replayWindow)
+  /** Opens a session's transport and Server; a resumed one takes its caller's place here (a new one took it in #initialize). */
+  async #open(record: EdgeSessionRecord, capability: string | undefined, resumed: boolean): Promise<LiveSession> {
+    const events = await SessionEvents.open(record.id, this.#options.store, this.#events, this.#options.limits.replayWindow)
+    const server = await this.#options.createSessionServer({ id: record.id, capability, clientCapabilities: record.clientCapabilities })
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => record.id,
       eventStore: events,
       maxRequestBodySize: this.#options.limits.maxBodyBytes,
     })
-    const server = this.#options.createSessionServer({ id: record.id, capability })
     server.registerCapabilities({ experimental: { gateProtocol: { selectedProtocolVersion: record.protocolVersion } } })
     const session: LiveSession = { record, transport, server, events, streams: 0, inFlight: 0, dirty: false }
     this.#live.set(record.id, session)
+    if (resumed) this.#callers.add(record)
     if (resumed) resumeSdkSession(transport, server, record)
     transport.onclose = () => {
       if (!this.#stopping && this.#live.get(record.id) === session) void this.end(record.id, 'closed')
     }
     transport.onerror = err => this.#options.log(`session ${record.id}: ${err.message}`)
     await server.connect(transport)
+    dispatchByShape(server as never, transport)
     return session
   }
 
@@ -291,7 +350,7 @@ export class HostedEdge {
   }
 
   #refuseDraining(res: ServerResponse): void {
-    sendHostedError(res, 503, 'gate_edge_draining', 'Service Unavailable: this edge is draining; retry against the next one (your session resumes there)', { 'retry-after': '1' })
+    sendHostedError(res, new EdgeDrainingError())
   }
 
   /** Ends a live session for good (DELETE, expiry, admin): its record says why, its events go. */
@@ -305,9 +364,12 @@ export class HostedEdge {
       return true
     }
     this.#live.delete(id)
+    this.#callers.remove(session.record)
     session.record.state = state
     session.record.lastActiveAt = this.#now()
     await this.#options.store.put(session.record)
+    // a batch still pending would put the events back after the drop
+    await this.#events.flush()
     await this.#options.store.dropEvents(id)
     await session.server.close().catch(() => {})
     this.#options.log(`session ${id} ${state}`)
@@ -366,12 +428,14 @@ export class HostedEdge {
   async close(): Promise<void> {
     this.#stopping = true
     clearInterval(this.#sweeper)
+    await this.#events.flush()
     for (const session of this.#live.values()) {
       if (session.record.state === 'draining') session.record.state = 'ready'
       await this.#options.store.put(session.record).catch(() => {})
       await session.server.close().catch(() => {})
     }
     this.#live.clear()
+    this.#callers.clear()
   }
 }
 

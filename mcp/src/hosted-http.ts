@@ -1,8 +1,9 @@
 // The HTTP pieces of the hosted edge that come before the SDK transport: the answers it gives itself
-// (gate.hosted.error.v1 bodies with the spec's statuses; JSON-RPC errors for an accepted message), the request checks (Accept, Content-Type, Host and
-// Origin against DNS rebinding) and a body read with a byte limit.
+// (gate.hosted.error.v1 bodies with the spec's statuses; JSON-RPC errors for an accepted message), the
+// request checks (Accept, Content-Type) and a body read with a byte limit. Host and Origin are checked
+// before routing (rebinding-guard.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isIP } from 'node:net'
+import { HostedBadRequestError, HostedPayloadTooLargeError, HostedUnauthorizedError, InsufficientScopeError, type HostedEdgeError } from './errors.js'
 
 /** The one protocol version the hosted edge speaks (spec 03, Versioning): exact match, no downgrade. */
 export const HOSTED_PROTOCOL_VERSION = '2025-11-25'
@@ -25,42 +26,30 @@ export function sendJsonRpcError(
   res.end(body)
 }
 
-/** The codes of `gate.hosted.error.v1` the edge answers with, and whether a later retry may succeed. */
-const HOSTED_ERRORS = {
-  gate_bad_request: { transient: false, retry: 'fix the request; sending it unchanged fails again' },
-  gate_protocol_version_mismatch: { transient: false, retry: 'send the MCP-Protocol-Version the session was initialized with, or initialize a new session' },
-  gate_unauthorized: { transient: false, retry: 'send a valid admission bearer token or JWT' },
-  gate_forbidden: { transient: false, retry: 'send the request from an allowed Origin and Host' },
-  gate_session_not_found: { transient: false, retry: 'initialize a new session' },
-  gate_session_terminated: { transient: false, retry: 'the session ended: initialize a new session' },
-  gate_session_not_ready: { transient: true, retry: 'send notifications/initialized, then repeat the request' },
-  gate_not_acceptable: { transient: false, retry: 'list application/json and text/event-stream in Accept (text/event-stream for GET)' },
-  gate_replay_window_exceeded: { transient: false, retry: 'the missed events are gone: initialize a new session' },
-  gate_stream_already_open: { transient: true, retry: 'close the open stream first, or reconnect with Last-Event-ID once it has closed' },
-  gate_payload_too_large: { transient: false, retry: 'send a smaller message' },
-  gate_unsupported_media_type: { transient: false, retry: 'send Content-Type: application/json' },
-  gate_capacity_exhausted: { transient: true, retry: 'retry after the Retry-After delay' },
-  gate_edge_draining: { transient: true, retry: 'retry against the next edge; the session resumes there' },
-} as const
-
-/** A code of `gate.hosted.error.v1` that the edge sends. */
-export type HostedErrorCode = keyof typeof HOSTED_ERRORS
-
 /**
- * A plain-HTTP failure of the hosted edge, in the `gate.hosted.error.v1` body (the code under `error`,
- * as on every Gate service). Failures of a JSON-RPC message the edge accepted stay JSON-RPC errors.
+ * A plain-HTTP refusal of the hosted edge, in the `gate.hosted.error.v1` body (the code under `error`, as
+ * on every Gate service), with the error's status and headers. The one place these bodies are made;
+ * failures of a JSON-RPC message the edge accepted stay JSON-RPC errors.
  */
-export function sendHostedError(res: ServerResponse, status: number, code: HostedErrorCode, message: string, headers: Record<string, string> = {}): void {
+export function sendHostedError(res: ServerResponse, err: HostedEdgeError): void {
   if (res.headersSent) return void res.end()
-  const { transient, retry } = HOSTED_ERRORS[code]
-  const body = JSON.stringify({ error: code, message, transient, retry_guidance: retry })
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers })
+  const body = JSON.stringify(hostedErrorBody(err))
+  res.writeHead(err.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...err.headers })
   res.end(body)
 }
 
-/** spec 03's 401: `www-authenticate: Bearer`, the same answer for absent and unknown tokens. */
-export function sendUnauthorized(res: ServerResponse): void {
-  sendHostedError(res, 401, 'gate_unauthorized', 'missing or invalid bearer token: a session needs an admission token or JWT', { 'www-authenticate': 'Bearer' })
+/** The `gate.hosted.error.v1` body of a refusal. */
+export function hostedErrorBody(err: HostedEdgeError): { error: string; message: string; transient: boolean; retry_guidance: string } {
+  return { error: err.code, message: err.message, transient: err.transient, retry_guidance: err.retryGuidance }
+}
+
+/**
+ * spec 03's 401 (`www-authenticate: Bearer`, the same answer for absent and unknown tokens; with OAuth
+ * the challenge names the protected-resource metadata), or 403 for an access token without a required
+ * scope (RFC 6750 §3.1 insufficient_scope).
+ */
+export function sendUnauthorized(res: ServerResponse, refusal: { status: 401 | 403; reason: string; challenge: string }): void {
+  sendHostedError(res, refusal.status === 403 ? new InsufficientScopeError(refusal.reason, refusal.challenge) : new HostedUnauthorizedError(refusal.challenge))
 }
 
 export function acceptsPost(req: IncomingMessage): boolean {
@@ -76,11 +65,11 @@ export function isJsonContentType(req: IncomingMessage): boolean {
   return /^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')
 }
 
-export type BodyRead = { ok: true; value: unknown } | { ok: false; status: 413 | 400; message: string }
+export type BodyRead = { ok: true; value: unknown } | { ok: false; error: HostedEdgeError }
 
 /** Reads and parses the body; stops reading past `maxBytes` (a declared length over it is refused unread). */
 export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<BodyRead> {
-  const tooLarge = { ok: false as const, status: 413 as const, message: `Payload Too Large: the body must not exceed ${maxBytes} bytes` }
+  const tooLarge = { ok: false as const, error: new HostedPayloadTooLargeError(maxBytes) }
   if (Number(req.headers['content-length'] ?? 0) > maxBytes) {
     req.resume()
     return tooLarge
@@ -98,40 +87,6 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   try {
     return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) }
   } catch {
-    return { ok: false, status: 400, message: 'Parse error: the body is not JSON' }
+    return { ok: false, error: new HostedBadRequestError('Parse error: the body is not JSON') }
   }
-}
-
-/** 127.0.0.0/8, ::1 and localhost. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host
-  if (bare === 'localhost') return true
-  if (isIP(bare) === 4) return bare.startsWith('127.')
-  return bare === '::1'
-}
-
-function hostName(hostHeader: string): string {
-  if (hostHeader.startsWith('[')) return hostHeader.slice(0, hostHeader.indexOf(']') + 1)
-  const colon = hostHeader.lastIndexOf(':')
-  return colon === -1 ? hostHeader : hostHeader.slice(0, colon)
-}
-
-/**
- * Why a request is refused before anything else (403), or undefined. A browser page rebinding its name
- * to this host sends its own Origin and Host: on a loopback listener both must be loopback names unless
- * the operator allowed the origin; elsewhere a present Origin must be an allowed one.
- */
-export function rebindingRefusal(req: IncomingMessage, loopback: boolean, allowedOrigins: ReadonlySet<string>): string | undefined {
-  const origin = req.headers.origin
-  if (origin !== undefined && !allowedOrigins.has(origin)) {
-    let originHost: string | undefined
-    try {
-      originHost = new URL(origin).hostname
-    } catch {
-      originHost = undefined
-    }
-    if (!loopback || originHost === undefined || !isLoopbackHost(originHost)) return `Origin ${origin} is not allowed (--allow-origin)`
-  }
-  if (loopback && !isLoopbackHost(hostName(req.headers.host ?? ''))) return `Host ${req.headers.host ?? '(none)'} is not a loopback name`
-  return undefined
 }

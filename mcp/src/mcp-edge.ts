@@ -9,12 +9,14 @@ import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  ResultSchema,
   type CallToolResult,
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { ANONYMOUS_CALLER, type CallerIdentity } from '@gate/sdk'
 import { readCallMeta } from './call-meta.js'
+import type { ToolCallContext } from './calls-in-flight.js'
 import { isToolServerError } from './errors.js'
 import { InputCheck } from './input-check.js'
 import type { ToolCallDecider, ToolCallVerdict, ToolPolicy } from './ports.js'
@@ -93,9 +95,20 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
     const onProgress = (p: { progress: number; total?: number; message?: string }) => {
       relayed = relayed.then(() => extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken: progressToken! } })).catch(() => {})
     }
+    // what a wrapped server sends during the call goes to this agent in relation to the call (passthrough.ts)
+    const context: ToolCallContext = {
+      requestId: decision.requestId,
+      receiptId: decision.receipt.id,
+      toolName: name,
+      sessionId: options.sessionId,
+      sendRequest: (r, requestOptions) => extra.sendRequest(r, ResultSchema, requestOptions),
+      sendNotification: n => extra.sendNotification(n as never),
+      pending: [],
+    }
     try {
-      const result = await options.toolServer.callTool(name, args, { signal: extra.signal, onProgress: progressToken === undefined ? undefined : onProgress })
+      const result = await options.toolServer.callTool(name, args, { signal: extra.signal, onProgress: progressToken === undefined ? undefined : onProgress, context })
       await relayed
+      if (context.pending.length > 0) await Promise.all(context.pending)
       return { ...result, _meta: { ...result._meta, gate: { verdict: 'allow', receipt_id: decision.receipt.id } } }
     } catch (err) {
       return failed(options.decider, decision, err)

@@ -8,8 +8,9 @@ import type { ConvertedOperation, SpecConversion } from '@gate/openapi'
 import { ToolServerError } from './errors.js'
 import { buildOperationRequest } from './operation-request.js'
 import { toToolResult } from './http-tool-result.js'
+import { isNdjson, readNdjson } from './ndjson-stream.js'
 import type { ToolPolicy } from './ports.js'
-import type { ServedTool, ToolCallOptions, ToolServer } from './tool-server.js'
+import { streamedResult, type ServedTool, type ToolCallOptions, type ToolServer } from './tool-server.js'
 
 export interface OpenApiToolServerOptions {
   /** The converted document (convertSpec of the --spec bytes). */
@@ -54,9 +55,14 @@ export class OpenApiToolServer implements ToolServer {
     const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout])
     try {
       const res = await request(url, { method: req.method as 'GET', headers: req.headers, body: req.body, signal, dispatcher: this.#agent })
+      const header = res.headers['content-type']
+      const contentType = Array.isArray(header) ? header[0] : header
+      // a 2xx NDJSON answer streams to an edge that takes parts (ndjson-stream.ts); any other is read whole
+      if (options.onChunk !== undefined && res.statusCode >= 200 && res.statusCode < 300 && isNdjson(contentType)) {
+        return streamedResult(await readNdjson(res.body, this.#options.maxResponseBytes, options.onChunk))
+      }
       const body = await readLimited(res.body, this.#options.maxResponseBytes)
-      const contentType = res.headers['content-type']
-      return toToolResult({ status: res.statusCode, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body, url: url.href })
+      return toToolResult({ status: res.statusCode, contentType, body, url: url.href })
     } catch (err) {
       if (options.signal?.aborted === true) throw new ToolServerError('cancelled', 'the agent cancelled the call', err)
       if (timeout.aborted || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {

@@ -51,10 +51,36 @@ export interface ToolCallVerdict {
   approval?: { approval_id: string; resume_path: string; expires_at: number }
 }
 
+/**
+ * A request a wrapped server sent its agent, relayed by Gate, and how it ended: recorded as a child
+ * receipt (spec 03, "Child receipts") linked to the tools/call that caused it.
+ */
+export interface RelayedRequestRecord {
+  /** The session's id (`gate_session_id` of its tool calls' receipts). */
+  sessionId: string
+  /** The request id of the tools/call in flight (its receipt's `gate_request_id`); the session's id when none was. */
+  parentRequestId: string
+  /** The decision receipt of that call. */
+  parentReceiptId?: string
+  /** Every call in flight when several were (the wire does not say which one the server meant). */
+  candidateParentRequestIds?: readonly string[]
+  serverId: string
+  toolName?: string
+  /** The JSON-RPC method (`sampling/createMessage`, `elicitation/create`, `roots/list`, …). */
+  method: string
+  params: unknown
+  /** completed: the agent answered; failed: it answered an error; cancelled: the server withdrew it; refused: Gate answered for the agent. */
+  terminalState: 'completed' | 'failed' | 'cancelled' | 'refused'
+  /** The agent's result, or `{error: {code, message}}`. */
+  outcome: unknown
+}
+
 /** The kernel's tool-call path. */
 export interface ToolCallDecider<D extends ToolCallVerdict = ToolCallVerdict> {
   /** Decides one call; resolves once its receipt is durably stored. */
   decide(input: ToolCallRequest): Promise<D>
   /** The final receipt of an allowed call that did not complete; resolves once it is stored. */
   finish(decision: D, ending: { verdict: 'cancelled' | 'incomplete'; reason: string }): Promise<{ receipt: CoreReceipt }>
+  /** Records a relayed server-to-client request (a child receipt); resolves with its id once stored. */
+  recordRelayed?(record: RelayedRequestRecord): Promise<{ id: string }>
 }

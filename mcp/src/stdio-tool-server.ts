@@ -1,10 +1,23 @@
 // A wrapped MCP server: Gate starts it as a child process and speaks MCP to it over stdio with the
 // SDK's Client. Its tools all need a grant unless the operator's configuration says otherwise (the
 // server's own annotations are claims, not policy). A child that exits is reported and stays gone: a
-// restart would be a different server state the agent never agreed to (docs/mcp.md).
+// restart would be a different server state the agent never agreed to (docs/mcp.md). Each message the
+// child sends on its own is attributed, as it is read, to the tools/calls then in flight
+// (calls-in-flight.ts), so the relay (passthrough.ts) can send it to the agent in relation to its call.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { CallToolResultSchema, ErrorCode, McpError, ProgressNotificationSchema, type CallToolResult, type JSONRPCMessage, type Notification } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  ProgressNotificationSchema,
+  type CallToolResult,
+  type ClientCapabilities,
+  type JSONRPCMessage,
+  type Notification,
+} from '@modelcontextprotocol/sdk/types.js'
+import { CallsInFlight, type ToolCallContext } from './calls-in-flight.js'
+import { shapeDispatcher } from './shape-dispatch.js'
 import { McpConfigError, ToolServerError } from './errors.js'
 import type { ServedTool, ToolCallOptions, ToolServer } from './tool-server.js'
 import type { ToolPolicy } from './ports.js'
@@ -19,6 +32,12 @@ export interface StdioToolServerOptions {
   startTimeoutMs: number
   /** Name and version Gate announces to the child. */
   clientInfo: { name: string; version: string }
+  /**
+   * The client capabilities Gate declares to the child: those of the agent it serves (sampling,
+   * elicitation, roots), so a tool that needs what the agent lacks behaves as it would directly.
+   * Default: none.
+   */
+  clientCapabilities?: ClientCapabilities
   log: (line: string) => void
 }
 
@@ -29,8 +48,12 @@ export class StdioToolServer implements ToolServer {
   readonly kind = 'mcp' as const
   /** The connection to the child; the edge relays everything but tools through it (passthrough.ts). */
   readonly client: Client
-  /** Notifications of the child other than progress, for the edge to relay. */
+  /** Notifications of the child other than progress and cancellation, for the edge to relay. */
   onNotification: ((notification: Notification) => Promise<void>) | undefined
+  /** The tools/calls in flight on this connection. */
+  readonly calls = new CallsInFlight()
+  // the calls in flight when each request of the child was read (its attribution)
+  readonly #attributions = new WeakMap<object, readonly ToolCallContext[]>()
   readonly #timeoutMs: number
   #tools: Promise<readonly ServedTool[]> | undefined
   #gone: string | undefined
@@ -49,22 +72,16 @@ export class StdioToolServer implements ToolServer {
       env: childEnvironment(),
       stderr: 'inherit',
     })
-    // The child may ask the agent for sampling, elicitation and roots: Gate relays those requests, and
-    // an agent that does not support one answers it with its own error.
-    const client = new Client(options.clientInfo, { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } })
+    const client = new Client(options.clientInfo, { capabilities: options.clientCapabilities ?? {} })
     const server = new StdioToolServer(client, options.timeoutMs)
     client.onerror = err => options.log(`tool server: ${err.message}`)
     client.onclose = () => {
       server.#gone ??= 'the wrapped MCP server exited'
       options.log(`tool server: ${server.#gone}; calls of its tools now fail (it is not restarted)`)
     }
-    client.fallbackNotificationHandler = async notification => {
-      if (notification.method === 'notifications/tools/list_changed') server.#tools = undefined
-      await server.onNotification?.(notification)
-    }
     try {
       await client.connect(transport, { timeout: options.startTimeoutMs })
-      deliverProgressInOrder(client, transport)
+      server.#tapMessages(transport, options.log)
       // the first list before the agent is served: a crash right after start still leaves it known
       if (client.getServerCapabilities()?.tools !== undefined) await server.listTools()
     } catch (err) {
@@ -97,8 +114,14 @@ export class StdioToolServer implements ToolServer {
     return out
   }
 
+  /** The tools/calls that were in flight when the child's request `message` was read. */
+  callsAt(message: object): readonly ToolCallContext[] {
+    return this.#attributions.get(message) ?? []
+  }
+
   async callTool(name: string, args: Record<string, unknown>, options: ToolCallOptions): Promise<CallToolResult> {
     if (this.#gone !== undefined) throw new ToolServerError('exited', this.#gone)
+    const end = options.context === undefined ? undefined : this.calls.begin(options.context)
     try {
       return await this.client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, {
         signal: options.signal,
@@ -107,6 +130,8 @@ export class StdioToolServer implements ToolServer {
       })
     } catch (err) {
       throw toToolServerFailure(err, options.signal, this.#gone)
+    } finally {
+      end?.()
     }
   }
 
@@ -114,20 +139,35 @@ export class StdioToolServer implements ToolServer {
     this.#gone ??= 'the wrapped MCP server was stopped'
     await this.client.close()
   }
-}
 
-// The SDK dispatches a notification a microtask after reading it but a response at once, so progress
-// the child sends just before its answer (one read from the pipe) would find its call's handler gone
-// and be dropped. Progress is handed to the SDK's progress path as it is read, in order with the answer.
-function deliverProgressInOrder(client: Client, transport: StdioClientTransport): void {
-  const sdkOnMessage = transport.onmessage
-  const onProgress = (client as unknown as { _onprogress(notification: unknown): void })._onprogress.bind(client)
-  transport.onmessage = (message: JSONRPCMessage) => {
-    if ('method' in message && message.method === 'notifications/progress' && !('id' in message)) {
-      const parsed = ProgressNotificationSchema.safeParse(message)
-      if (parsed.success) return onProgress(parsed.data)
+  // Messages of the child are handled as they are read, in order with the answers read with them: the
+  // SDK dispatches a notification a microtask after reading it but resolves an answer at once, so a
+  // progress or log line the child sends just before answering (one read from the pipe) would find its
+  // call gone. Progress goes to the SDK's progress path; other notifications (but cancellation, which
+  // the SDK handles) to the relay; a request is tagged with the calls in flight, then handed on.
+  #tapMessages(transport: StdioClientTransport, log: (line: string) => void): void {
+    const sdkOnMessage = shapeDispatcher(this.client as never, transport.onmessage)
+    const client = this.client as unknown as { _onprogress(notification: unknown): void }
+    const onProgress = client._onprogress.bind(this.client)
+    transport.onmessage = (message: JSONRPCMessage) => {
+      if ('method' in message) {
+        if (!('id' in message)) {
+          if (message.method === 'notifications/progress') {
+            const parsed = ProgressNotificationSchema.safeParse(message)
+            if (parsed.success) return onProgress(parsed.data)
+          } else if (message.method !== 'notifications/cancelled') {
+            if (message.method === 'notifications/tools/list_changed') this.#tools = undefined
+            const relay = this.onNotification
+            if (relay !== undefined) this.#attributions.set(message, this.calls.snapshot())
+            relay?.(message as Notification).catch(err => log(`tool server: relaying ${message.method} failed: ${(err as Error).message}`))
+            return
+          }
+        } else {
+          this.#attributions.set(message, this.calls.snapshot())
+        }
+      }
+      sdkOnMessage(message)
     }
-    sdkOnMessage?.(message)
   }
 }
 

@@ -70,6 +70,18 @@ t.test('an unmatched path falls back to the method rule and records the raw path
   t.same(matchRoute(table, 'GET', '*'), { matched: false, pattern: '*', decision: 'SessionAllow', why: 'method' })
 })
 
+t.test('denyUnmatched: an unmatched path is DenyByDefault whatever the method; matched routes keep theirs', async t => {
+  const strict = createRouteTable([route('GET', '/pets/{id}', 'SessionAllow'), route('POST', '/pets')], { denyUnmatched: true })
+  t.ok(strict.denyUnmatched)
+  for (const method of ['GET', 'HEAD', 'OPTIONS', 'POST']) {
+    t.same(matchRoute(strict, method, '/secret?x=1'), { matched: false, pattern: '/secret', decision: 'DenyByDefault', why: 'unmatched' }, `${method} /secret`)
+  }
+  t.match(matchRoute(strict, 'GET', '/pets/7'), { matched: true, decision: 'SessionAllow' })
+  t.match(matchRoute(strict, 'HEAD', '/pets/7'), { matched: true, decision: 'SessionAllow' }, 'HEAD is still decided as GET')
+  t.match(matchRoute(strict, 'GET', '/pets/./7'), { decision: 'DenyByDefault', why: 'ambiguous_path' }, 'an ambiguous path stays ambiguous')
+  t.notOk(createRouteTable([]).denyUnmatched, 'off by default')
+})
+
 t.test('a matched route carries its own decision and why', async t => {
   const m = matchRoute(table, 'POST', '/pets')
   t.same([m.matched, m.decision, m.why, m.pattern], [true, 'DenyByDefault', 'side_effects', '/pets'])
@@ -146,11 +158,62 @@ t.test('; path parameters and an encoded slash never loosen the decision', async
   if (plain.matched) t.same({ ...plain.params }, { id: 'group/name' })
 })
 
-t.test('ties between identical templates go to the agreeing trailing slash, then the smaller pattern', async t => {
+t.test('ties between identical templates go to the stricter route, then the agreeing trailing slash, then the smaller pattern', async t => {
   const tied = createRouteTable([route('GET', '/a/{y}'), route('GET', '/a/{x}'), route('GET', '/b/'), route('GET', '/b')])
   t.equal(matchRoute(tied, 'GET', '/a/1').pattern, '/a/{x}')
   t.equal(matchRoute(tied, 'GET', '/b').pattern, '/b')
   t.equal(matchRoute(tied, 'GET', '/b/').pattern, '/b/')
+  // an upstream that ignores the trailing slash may route either way: the stricter route decides
+  const mixed = createRouteTable([route('GET', '/c/', 'SessionAllow'), route('GET', '/c'), route('GET', '/d', 'SessionAllow'), route('GET', '/d/')])
+  t.match(matchRoute(mixed, 'GET', '/c/'), { pattern: '/c', decision: 'DenyByDefault' })
+  t.match(matchRoute(mixed, 'GET', '/d'), { pattern: '/d/', decision: 'DenyByDefault' })
+})
+
+// GET /admin/export is deny-by-default beside looser routes and the method rule
+const exportTable = createRouteTable([route('GET', '/admin/export'), route('GET', '/admin/{page}', 'SessionAllow'), route('GET', '/pets/{id}', 'SessionAllow'), route('GET', '/{a}/admin', 'DenyByDefault')])
+
+t.test('an encoded slash and a trailing slash combine: every variant reaches the stricter route', async t => {
+  for (const path of ['/admin/export%2F', '/admin%2Fexport%2F', '/admin%2Fexport', '/admin/export/', '/admin%2fexport%2f', '/ADMIN%2FEXPORT%2F']) {
+    t.match(matchRoute(exportTable, 'GET', path), { matched: true, pattern: '/admin/export', decision: 'DenyByDefault' }, path)
+  }
+})
+
+t.test('readings with an empty or dot segment are ambiguous: DenyByDefault unless a stricter route decides', async t => {
+  for (const path of ['/admin%2F%2Fexport', '/%2Fadmin/export', '/pets/x%2F..%2F..%2Fadmin%2Fexport', '/pets/..;/admin', '/pets/.;x', '/admin/export%2F/', '/admin/;x/export']) {
+    t.same(matchRoute(exportTable, 'GET', path), { matched: false, pattern: path, decision: 'DenyByDefault', why: 'ambiguous_path' }, path)
+  }
+  t.match(matchRoute(createRouteTable([{ ...route('GET', '/admin/{x}'), approvalRequired: true, why: 'approval' as const }]), 'GET', '/admin/a%2F%2Fb'), { pattern: '/admin/{x}', why: 'approval' }, 'an approval route as sent stays')
+})
+
+t.test('; parameters are cut before and after decoding an encoded slash', async t => {
+  // decode then keep `;`: /x;y/admin reaches /{a}/admin; cut first: /x
+  t.match(matchRoute(exportTable, 'GET', '/x;y%2Fadmin'), { pattern: '/{a}/admin', decision: 'DenyByDefault' })
+  // cut then decode: /admin/export
+  t.match(matchRoute(exportTable, 'GET', '/admin/export;a%2Fb'), { pattern: '/admin/export', decision: 'DenyByDefault' })
+})
+
+t.test('a format suffix cut off the last segment reaches the stricter route', async t => {
+  for (const path of ['/admin/export.json', '/admin/export.tar.gz', '/Admin/Export.JSON', '/admin/export.json/', '/admin%2Fexport.json', '/admin/export;v=1.json', '/admin/export.json;v=1', '/admin/export.json?x=1']) {
+    t.match(matchRoute(exportTable, 'GET', path), { matched: true, pattern: '/admin/export', decision: 'DenyByDefault' }, path)
+  }
+  const dotted = createRouteTable([route('GET', '/files/export.v2'), route('GET', '/files/{name}', 'SessionAllow'), route('GET', '/data/{name}.json'), route('GET', '/data/{name}', 'SessionAllow')])
+  t.match(matchRoute(dotted, 'GET', '/files/export.v2.json'), { pattern: '/files/export.v2', decision: 'DenyByDefault' }, 'a literal with a dot')
+  t.match(matchRoute(dotted, 'GET', '/data/x.json.bak'), { pattern: '/data/{name}.json', decision: 'DenyByDefault' }, 'one extension off a template')
+  t.match(matchRoute(createRouteTable([route('GET', '/files/export')], { caseSensitive: true }), 'GET', '/files/EXPORT.json'), { pattern: '/files/export', decision: 'DenyByDefault' }, 'case-sensitive table, case-folded stem')
+})
+
+t.test('a format suffix that reaches no stricter route leaves the decision as sent', async t => {
+  t.match(matchRoute(exportTable, 'GET', '/admin/report.json'), { pattern: '/admin/{page}', decision: 'SessionAllow' })
+  t.match(matchRoute(exportTable, 'GET', '/pets/42.json'), { pattern: '/pets/{id}', decision: 'SessionAllow' })
+  t.match(matchRoute(exportTable, 'GET', '/static/app.js'), { matched: false, decision: 'SessionAllow', why: 'method' })
+  t.match(matchRoute(exportTable, 'GET', '/admin/.json'), { pattern: '/admin/{page}', decision: 'SessionAllow' }, 'no stem before a leading dot')
+})
+
+t.test('a segment of many dots costs a bounded number of lookups', async t => {
+  const m = matchRoute(exportTable, 'GET', `/admin/${'a.'.repeat(50_000)}json`)
+  t.match(m, { pattern: '/admin/{page}', decision: 'SessionAllow' })
+  t.same(exportTable.index.suffixStems(`${'a.'.repeat(50_000)}json`).length, 1, 'only the one-extension stem')
+  t.same(exportTable.index.suffixStems('export.tar.gz'), ['export', 'export.tar'])
 })
 
 t.test('a route table from a document matches its own patterns', async t => {

@@ -2,7 +2,7 @@
 // every kind raised through the public surface.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { OPENAPI_ERROR_KINDS, OpenApiError, isOpenApiError, toolsFromSpec } from './index.js'
+import { OPENAPI_ERROR_KINDS, type OpenApiError, isOpenApiError, toolsFromSpec } from './index.js'
 
 const specDir = process.env.GATE_SPEC_DIR ?? new URL('../../../shared/spec/', import.meta.url).pathname
 

@@ -10,7 +10,7 @@ import { BUDGET_LIMIT_KEY } from './read-extensions.js'
 import type { ParsedTree } from './types.js'
 
 /** Limits of a JSON OpenAPI document: far past real ones (deepest seen ~40, largest ~1.5 M values). */
-export const DOCUMENT_JSON_LIMITS = Object.freeze({ maxDepth: 512, maxNodes: 5_000_000 })
+const DOCUMENT_JSON_LIMITS = Object.freeze({ maxDepth: 512, maxNodes: 5_000_000 })
 
 // An optionally signed run of at most 15 digits is always a safe integer: no exact parse needed.
 const SMALL_INTEGER = /^-?\d{1,15}$/

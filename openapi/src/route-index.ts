@@ -3,9 +3,10 @@
 // compared one by one; a `{param}` segment matches exactly one non-empty segment. When several patterns
 // match, the one with a literal segment at the first position where they differ wins (literal > mixed
 // template such as `{id}.json` > whole-segment template), i.e. a depth-first search that tries literals
-// first. Remaining ties (`/pets/{id}` vs `/pets/{petId}`, or `/Report` vs `/report` when letter case is
-// ignored) go to the pattern whose trailing slash agrees with the request, then to the stricter policy,
-// then to the smaller pattern in code point order.
+// first. Remaining ties (`/pets/{id}` vs `/pets/{petId}`, `/report` vs `/report/`, or `/Report` vs
+// `/report` when letter case is ignored) go to the stricter policy, then to the pattern whose trailing
+// slash agrees with the request, then to the smaller pattern in code point order: an upstream that
+// ignores a trailing slash may route either way, so the stricter route decides.
 //
 // Letter case: an index built case-insensitively compares literal segments (and the literal parts of
 // mixed templates) case-folded; parameter values keep the case they were sent in.
@@ -40,6 +41,9 @@ const PARAM_IN_SEGMENT = /\{([^{}]+)\}/g
 /** Segment tries per method over a fixed set of routes. */
 export class RouteIndex {
   private readonly methods = new Map<string, TrieNode>()
+  /** The last segments of literal-ended patterns (decoded, case-folded when case is ignored). */
+  private readonly lastLiterals = new Set<string>()
+  private longestLastLiteral = 0
 
   constructor(
     routes: readonly RouteEntry[],
@@ -61,8 +65,30 @@ export class RouteIndex {
     const keys = this.caseSensitive ? segments : segments.map(s => s.toLowerCase())
     const routes = search(root, keys, segments, 0)
     if (routes === null) return undefined
-    for (const route of routes) if (route.trailingSlash === trailingSlash) return route
+    // routes are sorted stricter first: the agreeing trailing slash only breaks a tie in strictness
+    const strictest = strictness(routes[0]!.entry)
+    for (const route of routes) {
+      if (strictness(route.entry) < strictest) break
+      if (route.trailingSlash === trailingSlash) return route
+    }
     return routes[0]
+  }
+
+  /**
+   * A last segment's stems with a format suffix cut off (`export.json`, `export.tar.gz` → `export`):
+   * those ending where some literal-ended pattern's last segment ends, and the stem before the last
+   * dot (one extension). Only stems a literal can equal are tried, so a segment of many dots costs
+   * no more lookups than the longest literal has characters.
+   */
+  suffixStems(segment: string): string[] {
+    const stems: string[] = []
+    const lastDot = segment.lastIndexOf('.')
+    if (lastDot <= 0) return stems
+    for (let i = segment.indexOf('.', 1); i !== -1 && i <= this.longestLastLiteral; i = segment.indexOf('.', i + 1)) {
+      if (i !== lastDot && this.lastLiterals.has(this.fold(segment.slice(0, i)))) stems.push(segment.slice(0, i))
+    }
+    stems.push(segment.slice(0, lastDot))
+    return stems
   }
 
   /** Path parameters of `route` for the segments it matched, by template name. */
@@ -130,6 +156,10 @@ export class RouteIndex {
       }
       node!.literal ??= new Map()
       const key = this.fold(decodeLiteral(segment))
+      if (index === segments.length - 1) {
+        this.lastLiterals.add(key)
+        this.longestLastLiteral = Math.max(this.longestLastLiteral, key.length)
+      }
       let next = node!.literal.get(key)
       if (next === undefined) {
         next = emptyNode()

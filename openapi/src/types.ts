@@ -102,7 +102,7 @@ export interface RouteEntry {
 }
 
 /** Why a request got the policy it got: a route's classification, or the fallback for unmatched paths. */
-export type MatchWhy = PolicyWhy | 'ambiguous_path'
+export type MatchWhy = PolicyWhy | 'ambiguous_path' | 'unmatched'
 
 /**
  * A parsed document tree plus what JSON.parse / YAML alone would lose: the exact value of every
@@ -133,6 +133,9 @@ export type RouteMatch =
       /** The raw request path (query string removed), recorded as `route_pattern`. */
       pattern: string
       decision: PolicyDecision
-      /** `method` for the method rule; `ambiguous_path` when the path was refused as ambiguous. */
-      why: 'method' | 'ambiguous_path'
+      /**
+       * `method` for the method rule; `ambiguous_path` when the path was refused as ambiguous;
+       * `unmatched` when the table denies every path it does not document (`denyUnmatched`).
+       */
+      why: 'method' | 'ambiguous_path' | 'unmatched'
     }

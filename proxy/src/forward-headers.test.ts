@@ -1,7 +1,7 @@
 import t from 'tap'
 import { forwardedHeaders, selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
 
-t.test('request headers lose hop-by-hop, host, content-length and Gate credentials; the rest keep case and order', async t => {
+t.test('request headers lose hop-by-hop, host, content-length and every X-Gate-*; the rest keep case and order', async t => {
   const raw = [
     'Host', 'proxy.local',
     'X-Trace', 'a',
@@ -20,12 +20,13 @@ t.test('request headers lose hop-by-hop, host, content-length and Gate credentia
     'Expect', '100-continue',
     'Authorization', 'Bearer upstream-token',
     'X-Gate-Approval-Id', 'ap1',
+    'X-Gate-Receipt-Id', 'fake',
+    'x-gate-anything', '1',
     'x-trace', 'b',
   ]
   t.same(selectRequestHeaders(raw, 'keep-alive, X-Private'), [
     'X-Trace', 'a',
     'Authorization', 'Bearer upstream-token',
-    'X-Gate-Approval-Id', 'ap1',
     'x-trace', 'b',
   ])
 })
@@ -48,4 +49,9 @@ t.test("the client's forwarding claims are dropped; Gate's own name the peer it 
   t.same(selectRequestHeaders(raw, undefined), ['X-Kept', '1'])
   const req = { socket: { remoteAddress: '127.0.0.1' }, headers: { host: 'gate.local:9090' } } as unknown as Parameters<typeof forwardedHeaders>[0]
   t.same(forwardedHeaders(req), ['x-forwarded-proto', 'http', 'x-forwarded-for', '127.0.0.1', 'x-forwarded-host', 'gate.local:9090'])
+})
+
+t.test('headers naming another path, method or host to route on are dropped', async t => {
+  const raw = ['X-Original-URL', '/admin', 'X-Rewrite-URL', '/admin', 'X-Original-URI', '/admin', 'X-Original-Method', 'DELETE', 'X-Original-Host', 'admin.internal', 'X-Envoy-Original-Path', '/admin', 'X-Host', 'admin.internal', 'X-HTTP-Host-Override', 'admin.internal', 'X-Original-Kept', '1']
+  t.same(selectRequestHeaders(raw, undefined), ['X-Original-Kept', '1'])
 })

@@ -5,7 +5,10 @@
 //
 // Documented additions (docs/security.md): the client's `Forwarded`, `X-Forwarded-*` and `X-Real-IP`
 // are dropped and Gate sets its own X-Forwarded-For/-Host/-Proto (an upstream that trusts them must
-// learn the address Gate saw, not one the client wrote); method-override headers never get here
+// learn the address Gate saw, not one the client wrote); headers that name another path, method or
+// host to route on (IIS, Symfony, nginx, Envoy) are dropped, since Gate decided on the request line
+// and Host it saw; every `X-Gate-*` is dropped (the proxy sets none on the way up, so any is a
+// client's claim an upstream might take for Gate's word); method-override headers never get here
 // (the proxy refuses the request).
 import type { IncomingMessage } from 'node:http'
 
@@ -26,15 +29,26 @@ const DROPPED_REQUEST_HEADERS: ReadonlySet<string> = new Set([
   ...HOP_BY_HOP_HEADERS,
   'host',
   'content-length',
-  'x-gate-capability',
-  'x-gate-execution-nonce',
+  // x-gate-capability and x-gate-execution-nonce (spec 01's list) fall under every `x-gate-*`, below
   // The proxy has already answered `100 Continue` and read the whole body, so the expectation is met;
   // undici also refuses to send it (NotSupportedError). Not in spec 01's list: a documented addition.
   'expect',
   // client-written forwarding claims (and every x-forwarded-*, below): Gate sets its own
   'forwarded',
   'x-real-ip',
+  // another request line or host, claimed by the client: Gate decided on the one it saw
+  'x-original-url',
+  'x-original-uri',
+  'x-rewrite-url',
+  'x-original-method',
+  'x-original-host',
+  'x-envoy-original-path',
+  'x-host',
+  'x-http-host-override',
 ])
+
+const GATE_PREFIX = 'x-gate-'
+const FORWARDED_PREFIX = 'x-forwarded-'
 
 /**
  * The request headers to send upstream, as undici's flat [name, value, ...] array, names in their
@@ -46,7 +60,7 @@ export function selectRequestHeaders(rawHeaders: readonly string[], connection: 
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string
     const lower = name.toLowerCase()
-    if (DROPPED_REQUEST_HEADERS.has(lower) || named?.has(lower) === true || lower.startsWith('x-forwarded-')) continue
+    if (DROPPED_REQUEST_HEADERS.has(lower) || named?.has(lower) === true || lower.startsWith(FORWARDED_PREFIX) || lower.startsWith(GATE_PREFIX)) continue
     out.push(name, rawHeaders[i + 1] as string)
   }
   return out

@@ -2,6 +2,7 @@
 // sidecar's Kernel satisfies ProxyEvaluator<Evaluation> structurally and is wired in by
 // `gate api protect` (ARCHITECTURE: sdk ← proxy ← sidecar).
 import type { GateHttpRequest, HttpMethod, HttpReceipt, SignedExecutionNonce, Verdict } from '@gate/sdk'
+import type { UpstreamClient } from './upstream-client.js'
 
 /** One evaluation request: the built GateHttpRequest plus the Gate headers of the proxied request. */
 export interface ProxyEvaluateInput<R extends ProxyRoute = ProxyRoute> {
@@ -50,4 +51,15 @@ export interface ProxyEvaluator<E extends ProxyEvaluation = ProxyEvaluation, R e
   finalize(decision: E, answeredStatus: number): Promise<FinalizedReceipt>
   /** The OpenAPI pattern a path matches, or the raw path when none does. */
   matchRoute(method: HttpMethod, path: string): R
+}
+
+/** The hop to the upstream as the proxy drives it: UpstreamClient's relay and close. */
+export type UpstreamRelay = Pick<UpstreamClient, 'relay' | 'close'>
+
+/** What `gate api protect` wires into the proxy besides the evaluator. */
+export interface ProxyWiring {
+  /** The hop to the upstream; default an UpstreamClient on the resolved options (a test injects a failing one). */
+  upstream?: UpstreamRelay
+  /** Told of each failure the last-resort handler turned into a 502 (the request's own answer says no more). */
+  onUnexpectedError?: (err: unknown) => void
 }

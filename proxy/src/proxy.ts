@@ -16,7 +16,7 @@ import { extractCallerIdentity } from './caller-identity.js'
 import { ProtectError } from './errors.js'
 import { forwardedHeaders, selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
 import { resolveProxyOptions, type ProxyOptions, type ResolvedProxyOptions } from './options.js'
-import type { ProxyEvaluation, ProxyEvaluator, ProxyRoute } from './ports.js'
+import type { ProxyEvaluation, ProxyEvaluator, ProxyRoute, ProxyWiring } from './ports.js'
 import {
   RECEIPT_ID_HEADER,
   sendApprovalRequired,
@@ -27,7 +27,7 @@ import {
   sendUpstreamFailure,
 } from './proxy-answers.js'
 import { parseRequestTarget } from './request-target.js'
-import { UpstreamClient } from './upstream-client.js'
+import { UpstreamClient, type RelayOutcome } from './upstream-client.js'
 import type { UpstreamTarget } from './upstream-url.js'
 
 const METHODS: ReadonlySet<string> = new Set(HTTP_METHODS)
@@ -51,9 +51,9 @@ export interface GateProxy {
 }
 
 /** Creates the proxy in front of `options.upstream`, evaluating every request with `evaluator`. */
-export function createProxy<E extends ProxyEvaluation, R extends ProxyRoute = ProxyRoute>(evaluator: ProxyEvaluator<E, R>, options: ProxyOptions): GateProxy {
+export function createProxy<E extends ProxyEvaluation, R extends ProxyRoute = ProxyRoute>(evaluator: ProxyEvaluator<E, R>, options: ProxyOptions, wiring: ProxyWiring = {}): GateProxy {
   const resolved = resolveProxyOptions(options)
-  const client = new UpstreamClient(resolved)
+  const client = wiring.upstream ?? new UpstreamClient(resolved)
   const { basePath } = resolved.upstream
   const maxBodyBytes = resolved.maxBodyBytes
 
@@ -145,7 +145,7 @@ export function createProxy<E extends ProxyEvaluation, R extends ProxyRoute = Pr
     const headers = selectRequestHeaders(req.rawHeaders, req.headers.connection)
     headers.push(...forwardedHeaders(req))
     const request = { method: req.method as string, path, headers, body: body.length > 0 ? body : null }
-    const outcome = await client.relay(request, res, async (statusCode, upstreamHeaders) => {
+    const outcome = await relayOrFail(request, res, async (statusCode, upstreamHeaders) => {
       let finalId: string
       try {
         finalId = (await evaluator.finalize(evaluation, statusCode)).receipt.id
@@ -169,6 +169,26 @@ export function createProxy<E extends ProxyEvaluation, R extends ProxyRoute = Pr
       // allow verdict with response_status 502 (a wall-clock timeout before the head counts the same)
       const finalId = await finalizeOrFail(res, evaluation, 502)
       if (finalId !== undefined) sendUpstreamFailure(res, outcome.error, finalId)
+    }
+  }
+
+  /**
+   * The last resort: the relay never rejects by contract, but one that throws (a bug, or the HTTP
+   * client failing in a way nothing expected) must cost this request a 502, never the process.
+   */
+  async function relayOrFail(...args: Parameters<UpstreamClient['relay']>): Promise<RelayOutcome> {
+    const [, res] = args
+    try {
+      return await client.relay(...args)
+    } catch (err) {
+      wiring.onUnexpectedError?.(err)
+      const error = new ProtectError('Upstream', `upstream relay failed: ${err instanceof Error ? err.message : String(err)}`, err)
+      // an answer already started cannot become a 502: cut it (its receipt keeps the status sent)
+      if (res.headersSent) {
+        res.destroy(error)
+        return { kind: 'cut', error }
+      }
+      return { kind: 'failed', error }
     }
   }
 

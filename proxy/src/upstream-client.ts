@@ -5,9 +5,10 @@
 // exchange (spec 01: `--upstream-timeout-secs` includes reading the full response, so undici's
 // per-phase idle timeouts alone would not do: a server trickling one byte a second never trips them).
 import type { ServerResponse } from 'node:http'
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici'
+import { buildConnector, Pool, errors as undiciErrors, type Dispatcher } from 'undici'
 import { ProtectError } from './errors.js'
 import type { ResolvedProxyOptions } from './options.js'
+import { guardedConnector, noteExchangeStarting, type GuardedExchange, type SocketGuard } from './upstream-end-guard.js'
 
 export interface UpstreamRequest {
   method: string
@@ -47,14 +48,15 @@ export class UpstreamClient {
       // per-phase ceilings no looser than the wall clock; the timer in relay() is the real bound
       headersTimeout: options.upstreamTimeoutMs,
       bodyTimeout: options.upstreamTimeoutMs,
-      connect: { timeout: Math.min(options.upstreamTimeoutMs, 10_000) },
+      // every socket guarded: an upstream closing while the parser is paused must not end the process
+      connect: guardedConnector(buildConnector({ timeout: Math.min(options.upstreamTimeoutMs, 10_000) })),
     })
   }
 
   /** Sends one request and relays its answer into `res`; never rejects. */
   relay(request: UpstreamRequest, res: ServerResponse, onHead: OnUpstreamHead): Promise<RelayOutcome> {
     return new Promise<RelayOutcome>(resolve => {
-      const handler = new RelayHandler(res, onHead, resolve, this.#timeoutMs)
+      const handler = new RelayHandler(request.method, res, onHead, resolve, this.#timeoutMs)
       try {
         this.#pool.dispatch(
           { method: request.method as Dispatcher.HttpMethod, path: request.path, headers: request.headers, body: request.body },
@@ -74,8 +76,13 @@ export class UpstreamClient {
 type Controller = Dispatcher.DispatchController
 
 /** One exchange: waits for the head, lets the caller finalize, then streams the body with backpressure. */
-class RelayHandler implements Dispatcher.DispatchHandler {
+class RelayHandler implements Dispatcher.DispatchHandler, GuardedExchange {
   #controller: Controller | undefined
+  guard: SocketGuard | undefined
+  /** The upstream ended its side (upstream-end-guard.ts): the parser must not be paused again. */
+  #upstreamEnded = false
+  /** The answer has no body (HEAD, 204, 304): nothing to hold back while the head is finalized. */
+  #bodyless = false
   #settled = false
   #headAccepted = false
   /** Chunks that arrived while the caller was still handling the head (pause is advisory). */
@@ -89,6 +96,7 @@ class RelayHandler implements Dispatcher.DispatchHandler {
   #abortReason: Error | undefined
 
   constructor(
+    private readonly method: string,
     private readonly res: ServerResponse,
     private readonly onHead: OnUpstreamHead,
     private readonly settle: (outcome: RelayOutcome) => void,
@@ -99,31 +107,61 @@ class RelayHandler implements Dispatcher.DispatchHandler {
     res.once('close', this.#onClientClose)
   }
 
+  get holdsParser(): boolean {
+    return this.#controller?.paused === true
+  }
+
+  onUpstreamEnd(): void {
+    this.#upstreamEnded = true
+    if (this.#controller?.paused === true) this.#controller.resume()
+  }
+
   onRequestStart(controller: Controller): void {
     this.#controller = controller
     if (this.#abortReason !== undefined) controller.abort(this.#abortReason)
+    else noteExchangeStarting(this)
   }
 
   onResponseStart(controller: Controller, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     if (statusCode < 200 || this.#settled) return // 1xx informational: the final head follows
-    controller.pause()
+    if (statusCode === 204 && declaresBody(headers)) {
+      // RFC 9110 §8.6, RFC 9112 §6.1: a 204 has no body, so one announcing a body is a broken answer
+      // (and its bytes would be read as the next response): spec 01's 502, not a relayed 204
+      const error = new ProtectError('Upstream', 'upstream answered 204 with a body (Content-Length or Transfer-Encoding)')
+      this.fail(error)
+      return controller.abort(error)
+    }
+    this.#bodyless = statusCode === 204 || statusCode === 304 || this.method === 'HEAD'
+    // hold the body back while the caller finalizes; an answer without one has nothing to hold
+    if (!this.#bodyless && !this.#upstreamEnded) controller.pause()
     this.#pending = []
     this.#headPending = true
     this.onHead(statusCode, headers).then(
       () => {
         this.#headPending = false
         if (this.#settled) return
-        if (this.#deferredError !== undefined) {
-          // the head went out, the body cannot follow: cut the client connection
-          this.res.destroy(this.#deferredError)
-          return this.#done({ kind: 'cut', error: this.#deferredError })
+        try {
+          if (this.#deferredError !== undefined) {
+            // the head is decided and its receipt recorded, the body cannot follow: the head goes out
+            // (the client sees the status and the receipt id), then the connection is cut
+            const error = this.#deferredError
+            this.res.flushHeaders()
+            const socket = this.res.socket
+            if (socket?.writable) socket.write('', () => this.res.destroy(error))
+            else this.res.destroy(error)
+            return this.#done({ kind: 'cut', error })
+          }
+          this.#headAccepted = true
+          const pending = this.#pending ?? []
+          this.#pending = null
+          for (const chunk of pending) this.res.write(chunk)
+          if (this.#ended) return this.#finish()
+          controller.resume()
+        } catch (err) {
+          // never an unhandled rejection: the exchange is cut, the process stays up
+          this.res.destroy(err as Error)
+          this.#done({ kind: 'cut', error: err as Error })
         }
-        this.#headAccepted = true
-        const pending = this.#pending ?? []
-        this.#pending = null
-        for (const chunk of pending) this.res.write(chunk)
-        if (this.#ended) return this.#finish()
-        controller.resume()
       },
       () => {
         this.#headPending = false
@@ -140,7 +178,7 @@ class RelayHandler implements Dispatcher.DispatchHandler {
       this.#pending.push(chunk)
       return
     }
-    if (!this.res.write(chunk)) {
+    if (!this.res.write(chunk) && !this.#upstreamEnded) {
       controller.pause()
       this.res.once('drain', () => controller.resume())
     }
@@ -153,6 +191,9 @@ class RelayHandler implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Controller, error: Error): void {
     if (this.#settled) return
+    // undici 7 reads a 304's Content-Length (the length of the body it stands for, RFC 9110 §8.6) as
+    // the length of a body a 304 never has: the answer is complete
+    if (this.#bodyless && (error as { code?: string }).code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') return this.onResponseEnd()
     const reason = this.#abortReason ?? error
     if (this.#headPending) {
       this.#deferredError = reason
@@ -190,10 +231,17 @@ class RelayHandler implements Dispatcher.DispatchHandler {
   #done(outcome: RelayOutcome): void {
     if (this.#settled) return
     this.#settled = true
+    if (this.guard?.exchange === this) this.guard.exchange = undefined
     clearTimeout(this.#timer)
     this.res.off('close', this.#onClientClose)
     this.settle(outcome)
   }
+}
+
+/** True when a header announces a body: a Content-Length other than 0, or any Transfer-Encoding. */
+function declaresBody(headers: Record<string, string | string[] | undefined>): boolean {
+  const length = headers['content-length']
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && String(length).trim() !== '0')
 }
 
 /** `Upstream` for a failed connection or timeout, `HttpClient` when the request could not be built. */

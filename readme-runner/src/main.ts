@@ -121,6 +121,8 @@ async function main(argv: string[]): Promise<number> {
       await stopNpmStart()
       const after = worktreeState()
       for (const path of after.extra) if (!before.extra.has(path)) rmSync(join(ROOT, path), { recursive: true, force: true })
+      // a README whose commands changed tracked files fails, even when one of its commands failed too
+      // biome-ignore lint/correctness/noUnsafeFinally: that failure is the one to report
       if (after.modified.length > 0) throw new Error(`${file}: its commands changed tracked files: ${after.modified.join(', ')}`)
     }
     ran += commands.length

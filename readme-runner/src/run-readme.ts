@@ -2,7 +2,6 @@
 // moved to free ones): a foreground command must exit 0, a background one (`… &`) must print the
 // address it listens on, and where the README shows output, that output must appear.
 import { mkdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { missingLines, withoutBackgroundMark, type ReadmeCommand } from './extract.js'
 import { listenPort, movePorts } from './ports.js'
 import { ShellSession, type BackgroundJob } from './shell-session.js'

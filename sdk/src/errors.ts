@@ -29,6 +29,22 @@ export const ERROR_STATUS = Object.freeze({
   gate_unauthorized: 401,
   gate_forbidden: 403,
   gate_conflict: 409,
+  // the hosted MCP edge's plain-HTTP refusals (spec 03, Hosted session transport; gate.hosted.error.v1)
+  gate_protocol_version_mismatch: 400,
+  gate_not_acceptable: 406,
+  gate_unsupported_media_type: 415,
+  gate_session_not_found: 404,
+  gate_session_terminated: 404,
+  gate_session_not_ready: 409,
+  gate_replay_window_exceeded: 409,
+  gate_stream_already_open: 409,
+  gate_too_many_sessions: 429,
+  gate_capacity_exhausted: 503,
+  gate_edge_draining: 503,
+  // the native wire (spec 03, Errors): each closes the transport, with no in-band resynchronization
+  gate_wire_message_too_large: 413,
+  gate_wire_deserialization_failed: 400,
+  gate_wire_connection_closed: 502,
 } as const)
 
 export type GateErrorCode = keyof typeof ERROR_STATUS
@@ -324,3 +340,33 @@ export class MalformedTreeInputError extends GateError {
 
 /** Codes a fail-open configuration may pass: the sidecar could not be asked (spec 02, Fail-closed rule). */
 export const FAIL_OPEN_CODES: ReadonlySet<GateErrorCode> = new Set<GateErrorCode>(['gate_sidecar_unreachable', 'gate_timeout'])
+
+// ---- native wire (sdk/src/wire) ----
+
+/** Why a native wire transport closed (spec 03, Errors). */
+export type WireFailureKind = 'message_too_large' | 'deserialization_failed' | 'connection_closed'
+
+const WIRE_CODES = Object.freeze({
+  message_too_large: 'gate_wire_message_too_large',
+  deserialization_failed: 'gate_wire_deserialization_failed',
+  connection_closed: 'gate_wire_connection_closed',
+} as const satisfies Record<WireFailureKind, GateErrorCode>)
+
+/**
+ * A native wire transport was closed: a frame advertised more than the 16 MiB limit, a payload was not
+ * a valid message of the expected family, or the connection ended (mid-frame, or with calls unanswered).
+ * A new connection is the only way on (spec 03: no in-band resynchronization).
+ */
+export class WireProtocolError extends GateError {
+  readonly kind: WireFailureKind
+  constructor(kind: WireFailureKind, detail: string, cause?: unknown) {
+    super(WIRE_CODES[kind], detail, { cause })
+    this.name = 'WireProtocolError'
+    this.kind = kind
+  }
+}
+
+/** True for a WireProtocolError, even one from another installed copy of this package. */
+export function isWireProtocolError(value: unknown): value is WireProtocolError {
+  return isGateError(value) && value.name === 'WireProtocolError' && typeof (value as { kind?: unknown }).kind === 'string'
+}

@@ -74,3 +74,134 @@ export class PeerAuthError extends GateError {
     this.name = 'PeerAuthError'
   }
 }
+
+/** Startup refused: a configuration the server cannot run with (exit 1 from the CLI). */
+export class TrustConfigError extends GateError {
+  constructor(message: string, cause?: unknown) {
+    super('gate_invalid_config', message, { cause })
+    this.name = 'TrustConfigError'
+  }
+}
+
+// ---- stores ----
+// The errors of the store contract (store-ports.ts), raised alike by the SQLite stores (@gate/sidecar) and
+// the PostgreSQL ones (postgres/). A store that will not open, read or write is gate_store_failed; a receipt
+// that could not be committed is gate_receipt_persistence_failed (spec 02, Errors), so evaluate fails
+// closed with that code. The sqlite3 / node:sqlite error always stays as `cause`.
+
+/** A store that would not open, read or write. */
+export class StoreFailedError extends GateError {
+  readonly store: string
+  readonly path: string
+
+  constructor(store: string, path: string, detail: string, cause?: unknown) {
+    super('gate_store_failed', `${store} store ${path}: ${detail}`, { cause })
+    this.name = 'StoreFailedError'
+    this.store = store
+    this.path = path
+  }
+}
+
+/**
+ * A store that cannot be reached right now (trust-control's PostgreSQL database down, restarting or out
+ * of connections): 503, and the same request succeeds once it is back. Nothing was written.
+ */
+export class StoreUnavailableError extends GateError {
+  readonly store: string
+
+  constructor(store: string, location: string, detail: string, cause?: unknown) {
+    super('gate_store_unavailable', `${store} store ${location} is unavailable: ${detail}`, { cause })
+    this.name = 'StoreUnavailableError'
+    this.store = store
+  }
+}
+
+/** A file refused at open: not SQLite, a foreign database, another store's file, or a newer revision. */
+export class StoreRevisionError extends GateError {
+  readonly path: string
+  readonly expectedStore: string
+  readonly expectedRevision: number
+  readonly found: string
+
+  constructor(details: { path: string; expectedStore: string; expectedRevision: number; found: string }, cause?: unknown) {
+    super(
+      'gate_store_failed',
+      `refusing to open ${details.path} as the Gate ${details.expectedStore} store (revision ${details.expectedRevision}): found ${details.found}`,
+      { cause },
+    )
+    this.name = 'StoreRevisionError'
+    this.path = details.path
+    this.expectedStore = details.expectedStore
+    this.expectedRevision = details.expectedRevision
+    this.found = details.found
+  }
+}
+
+/** A receipt that was not committed; every receipt of a failed group-commit batch gets its own. */
+export class ReceiptPersistenceError extends GateError {
+  readonly batchSize: number
+
+  constructor(detail: string, options?: { cause?: unknown; batchSize?: number }) {
+    super('gate_receipt_persistence_failed', `receipt could not be recorded: ${detail}`, { cause: options?.cause })
+    this.name = 'ReceiptPersistenceError'
+    this.batchSize = options?.batchSize ?? 1
+  }
+}
+
+/** A write that reached a store after `close()`. */
+export class StoreClosedError extends GateError {
+  readonly store: string
+
+  constructor(store: string) {
+    super('gate_store_failed', `${store} store is closed`)
+    this.name = 'StoreClosedError'
+    this.store = store
+  }
+}
+
+/** A value a store refuses to record (`field` must be `expected`). */
+export class StoreInputError extends GateError {
+  readonly field: string
+
+  constructor(field: string, expected: string, got: unknown) {
+    super('gate_bad_request', `${field} must be ${expected}, got ${describeStoreValue(got)}`)
+    this.name = 'StoreInputError'
+    this.field = field
+  }
+}
+
+/** A record id (approval, nonce) that is already taken. */
+export class DuplicateRecordError extends GateError {
+  readonly store: string
+  readonly recordId: string
+
+  constructor(store: string, recordId: string) {
+    super('gate_conflict', `${store} record "${recordId}" already exists`)
+    this.name = 'DuplicateRecordError'
+    this.store = store
+    this.recordId = recordId
+  }
+}
+
+/** An approval answered when it is not pending: unknown (gate_not_found), or already answered or expired (gate_conflict). */
+export class ApprovalStateError extends GateError {
+  readonly approvalId: string
+  readonly state: 'unknown' | 'approved' | 'denied' | 'expired'
+
+  constructor(approvalId: string, state: 'unknown' | 'approved' | 'denied' | 'expired') {
+    super(
+      state === 'unknown' ? 'gate_not_found' : 'gate_conflict',
+      state === 'unknown' ? `approval "${approvalId}" does not exist` : `approval "${approvalId}" is not pending: it is ${state}`,
+    )
+    this.name = 'ApprovalStateError'
+    this.approvalId = approvalId
+    this.state = state
+  }
+}
+
+function describeStoreValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? value.slice(0, 57) + '...' : value)
+  if (value instanceof Uint8Array) return `${value.length} bytes`
+  if (value === null || value === undefined || typeof value !== 'object') return String(value)
+  return Array.isArray(value) ? 'an array' : 'an object'
+}

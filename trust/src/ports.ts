@@ -1,7 +1,8 @@
 // What trust-control needs from its host (the sidecar or `gate trust serve`), declared here so this
 // package never imports its caller: an authenticator, the authority that signs, and the stores.
 import type { IncomingMessage } from 'node:http'
-import type { CapabilityScope, CapabilityToken, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
+import type { CapabilityScope, CapabilityToken, CaptureResult, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
+import type { StoredReceiptStep } from './stored-receipt-check.js'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string }
@@ -308,10 +309,7 @@ export interface ReceiptIngestPort {
 
 export interface BudgetCapturePort {
   /** Captures every counter of the plan atomically, or none (spec 03), committed before it resolves. */
-  capture(plan: CapturePlan): Promise<
-    | { allowed: true; used: number[]; costUnits: number | undefined }
-    | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; units: number } }
-  >
+  capture(plan: CapturePlan): Promise<CaptureResult>
 }
 
 /** The spec 03 `cluster` block of /health. */
@@ -365,6 +363,8 @@ export interface TrustDeps {
   now: () => number
   /** Operational log line (never given tokens). */
   log: (line: string) => void
+  /** Called each time a read refuses a stored receipt its core form because it does not verify (a metric). */
+  onUnverifiedReceipt?: (failedStep: StoredReceiptStep) => void
 }
 
 /** One revocation of the feed sidecars mirror; `seq` is its cursor. */

@@ -1,6 +1,7 @@
 // The receipt query engine behind GET /v1/receipts/query, the agent route and `gate receipt list`
 // (spec 03): filters AND-combined, pages by `seq`, `totalCount` over every match regardless of cursor
-// and limit, and stored core receipts served byte for byte.
+// and limit, and stored core receipts served byte for byte. A row whose core form is made on this read is
+// verified first; one that fails is served as stored and listed in `unverifiedReceipts` (additive).
 //
 // Consistency: each response is computed over one snapshot bound M = the highest committed seq read
 // first. Group commit assigns seqs in commit order, so every receipt with seq <= M is already committed
@@ -11,6 +12,7 @@
 // (a short seq range), so paging through a broad filter pays for one full count, not one per page.
 import { canonicalJson } from '@gate/sdk'
 import { toCoreJson } from './core-form.js'
+import type { StoredReceiptStep } from './stored-receipt-check.js'
 import type { AuthorityPort, CorpusFilter, CorpusRow, LineagePort, Principal, ReceiptCorpusPort } from './ports.js'
 import {
   lowerBound,
@@ -116,10 +118,31 @@ const COUNT_CACHE_SIZE = 512
 export interface ReceiptQueryEngineDeps {
   corpus: ReceiptCorpusPort
   lineage: LineagePort
-  authority: Pick<AuthorityPort, 'signer'>
+  /** The signer core forms are made with, and the keys a stored receipt must verify against first. */
+  authority: Pick<AuthorityPort, 'signer' | 'status'>
   log: (line: string) => void
   /** Persist core forms computed on the read path (default true). */
   persistCoreForms?: boolean
+  /** Called for each row refused a core form because its stored text does not verify (the metric). */
+  onUnverified?: (receipt: UnverifiedReceipt) => void
+}
+
+/**
+ * A row whose core form was refused because its stored text does not verify against the authority's
+ * trusted keys: served as stored, with the step that failed (wire: an `unverifiedReceipts` element).
+ */
+export interface UnverifiedReceipt {
+  /** The row's receipt id. */
+  receiptId: string
+  seq: number
+  failedStep: StoredReceiptStep
+  detail: string
+}
+
+/** What a page of rows is served as: one text per row, and the rows refused a core form. */
+export interface ServedReceipts {
+  texts: string[]
+  unverified: UnverifiedReceipt[]
 }
 
 /** One query response, ready to send: the JSON text and what it holds. */
@@ -129,6 +152,8 @@ export interface ReceiptQueryResult {
   nextCursor: number | null
   /** The served receipt texts, in order. */
   receipts: string[]
+  /** Rows of the page served as stored because they do not verify (empty: the member is left out). */
+  unverified: UnverifiedReceipt[]
 }
 
 /** Runs receipt queries; keeps the count cache. */
@@ -142,7 +167,7 @@ export class ReceiptQueryEngine {
 
   /** Answers a parsed query for `principal`. */
   async query(request: ReceiptQueryRequest, principal: Principal): Promise<ReceiptQueryResult> {
-    if (request.impossible) return buildResult(0, null, [])
+    if (request.impossible) return buildResult(0, null, { texts: [], unverified: [] })
     const filter = scopeFilter(await this.resolveAgent(request.filter, request.agentSubject), principal)
     const snapshot = await this.#deps.corpus.latestSeq()
     // The count and the page read different connections of the store: run them side by side.
@@ -152,10 +177,10 @@ export class ReceiptQueryEngine {
         ? Promise.resolve([])
         : this.#deps.corpus.queryPage({ ...filter, afterSeq: request.cursor, throughSeq: snapshot }, request.limit),
     ])
-    const receipts = await this.servedTexts(rows)
+    const served = await this.serve(rows)
     // spec 03: nextCursor only when the page came back full
     const nextCursor = rows.length === request.limit ? rows[rows.length - 1]!.seq : null
-    return buildResult(totalCount, nextCursor, receipts)
+    return buildResult(totalCount, nextCursor, served)
   }
 
   /** Adds the agent filter: the stored subject key, plus the lineage join for rows without one. */
@@ -189,14 +214,18 @@ export class ReceiptQueryEngine {
 
   /**
    * The text served for each row: its stored core receipt; else the core form computed now with the
-   * current authority key (and persisted); else, when the row was signed by a key this process does not
-   * hold (another authority's, or a retired key's), the stored
-   * HttpReceipt itself, byte for byte. It is signed and verifies offline (spec 02); a receipt is never
-   * dropped from a page or re-signed under a key that did not sign it.
+   * current authority key (and persisted), once the stored HttpReceipt verifies against the authority's
+   * trusted keys; else the stored HttpReceipt itself, byte for byte: when it does not verify (listed in
+   * `unverified` with the failing step, nothing signed, nothing persisted, so every read checks it
+   * again), or when a key this process does not hold signed it (another authority's, or a retired
+   * key's: it verifies offline, spec 02). A receipt is never dropped from a page, re-signed under a key
+   * that did not sign it, or signed unverified. A stored text that is not JSON at all is served as null.
    */
-  async servedTexts(rows: readonly CorpusRow[]): Promise<string[]> {
+  async serve(rows: readonly CorpusRow[]): Promise<ServedReceipts> {
     const texts: string[] = []
+    const unverified: UnverifiedReceipt[] = []
     let signer
+    let trustedKeys: readonly string[] | undefined
     for (const row of rows) {
       // a core-only receipt (a tool call's) is its core form: served as signed
       if (row.httpJson === null || (row.coreJson !== null && !isLegacyCoreForm(row.coreJson, row.receiptId))) {
@@ -204,17 +233,26 @@ export class ReceiptQueryEngine {
         continue
       }
       signer ??= this.#deps.authority.signer()
-      const core = toCoreJson(row.httpJson, signer)
+      trustedKeys ??= this.#deps.authority.status().trustedPublicKeys
+      const core = toCoreJson({ receiptId: row.receiptId, httpJson: row.httpJson }, signer, trustedKeys)
       if ('json' in core) {
         texts.push(core.json)
         if (this.#deps.persistCoreForms !== false) {
           this.#deps.corpus.setCoreJson(row.seq, core.json).catch(err => this.#deps.log(`core receipt of seq ${row.seq} not persisted: ${(err as Error).message}`))
         }
-      } else {
-        texts.push(row.httpJson)
+        continue
       }
+      if (core.problem === 'unverified') {
+        const refused: UnverifiedReceipt = { receiptId: row.receiptId, seq: row.seq, failedStep: core.step, detail: core.detail }
+        unverified.push(refused)
+        this.#deps.onUnverified?.(refused)
+        this.#deps.log(`receipt ${row.receiptId} (seq ${row.seq}) does not verify (${core.step}: ${core.detail}): served as stored, no core form signed`)
+        texts.push(core.step === 'shape' ? jsonOrNull(row.httpJson) : row.httpJson)
+        continue
+      }
+      texts.push(row.httpJson)
     }
-    return texts
+    return { texts, unverified }
   }
 }
 
@@ -227,8 +265,31 @@ export function isLegacyCoreForm(coreJson: string, httpReceiptId: string): boole
   return coreJson.includes(`"id":"${httpReceiptId}"`)
 }
 
-function buildResult(totalCount: number, nextCursor: number | null, receipts: string[]): ReceiptQueryResult {
-  return { json: `{"totalCount":${totalCount},"nextCursor":${nextCursor === null ? 'null' : nextCursor},"receipts":[${receipts.join(',')}]}`, totalCount, nextCursor, receipts }
+function buildResult(totalCount: number, nextCursor: number | null, served: ServedReceipts): ReceiptQueryResult {
+  const { texts, unverified } = served
+  return {
+    json: `{"totalCount":${totalCount},"nextCursor":${nextCursor === null ? 'null' : nextCursor},"receipts":[${texts.join(',')}]${unverifiedMember(unverified)}}`,
+    totalCount,
+    nextCursor,
+    receipts: texts,
+    unverified,
+  }
+}
+
+/** The additive `unverifiedReceipts` member (with its leading comma), or '' when there is none. */
+export function unverifiedMember(unverified: readonly UnverifiedReceipt[]): string {
+  return unverified.length === 0 ? '' : `,"unverifiedReceipts":${JSON.stringify(unverified)}`
+}
+
+/** `text` when it is JSON, else `null`: a stored text that is not JSON would break the response around it. */
+export function jsonOrNull(text: string | null): string {
+  if (text === null) return 'null'
+  try {
+    JSON.parse(text)
+    return text
+  } catch {
+    return 'null'
+  }
 }
 
 function dropUndefined<T extends object>(value: T): T {

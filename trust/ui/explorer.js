@@ -2,7 +2,7 @@
 // token, lists receipts with the spec 03 query filters and cursor paging, explains one in words with its
 // signature checked here in the browser, and charts the analytics. Every value from the server is set as
 // text, never as markup.
-import { verifyReceipt } from './receipt-verify.js'
+import { refusedByServer, verifyReceipt } from './receipt-verify.js'
 import { describeReceipt, isoTime, shortReason } from './receipt-words.js'
 import { drawBars, drawTimeChart } from './charts.js'
 
@@ -71,6 +71,7 @@ function cell(text, className) {
 
 const VERIFICATION_TEXT = { verified: 'verified', not_verified: 'NOT VERIFIED', unchecked: 'not checked' }
 const VERIFICATION_CLASS = { verified: 'verified', not_verified: 'not-verified', unchecked: 'muted' }
+const HTTP_OUTCOME = { allow: 'allow', deny: 'deny', cancel: 'cancelled', incomplete: 'incomplete' }
 
 async function loadReceipts() {
   setBusy(true)
@@ -82,17 +83,20 @@ async function loadReceipts() {
     state.nextCursor = body.nextCursor
     state.receipts.clear()
     const rows = await Promise.all(
-      body.receipts.map(async receipt => {
-        const verification = await verifyReceipt(receipt, state.trustedKeys)
+      body.receipts.map(async (served, i) => {
+        // a stored text that was not JSON is served as null: shown, never verified
+        const receipt = served !== null && typeof served === 'object' ? served : { id: `unreadable-${i}` }
+        const verification = refusedByServer(served, body.unverifiedReceipts) ?? (await verifyReceipt(served, state.trustedKeys))
         state.receipts.set(receipt.id, { receipt, verification })
         const tr = document.createElement('tr')
         tr.dataset.id = receipt.id
         tr.dataset.verification = verification.state
-        const outcome = receipt.decision?.verdict ?? 'none'
+        // an HttpReceipt (served as stored) carries its verdict and route instead of decision and tool_name
+        const outcome = receipt.decision?.verdict ?? HTTP_OUTCOME[receipt.verdict?.verdict] ?? 'none'
         tr.append(
           cell(isoTime(receipt.timestamp)),
           cell(outcome, outcome),
-          cell(receipt.tool_name ?? ''),
+          cell(receipt.tool_name ?? (receipt.method === undefined ? '' : `${receipt.method} ${receipt.route_pattern}`)),
           cell(shortReason(receipt)),
           cell(receipt.capability_id || 'none'),
           cell(VERIFICATION_TEXT[verification.state], `signature ${VERIFICATION_CLASS[verification.state]}`),

@@ -71,12 +71,12 @@ export async function measureLatencyAnatomy(dir: string, upstream: string, secon
   const writer = instrumentReceiptWriter(threaded, metrics)
   const backend = await openTransparencyLogStore(stores.paths.receipts)
   const local = () => {
-    const checkpointer = new Checkpointer({ backend, signer: () => signer, flushReceipts: () => writer.flush() })
-    writer.onCommitted(batch => checkpointer.onCommitted({ lastSeq: batch.lastSeq }))
+    const checkpointer = new Checkpointer({ backend, signer: () => signer, flushReceipts: () => writer.flush(), acceptedSigners: async keys => new Set(keys.filter(k => k === signer.publicKey)) })
+    writer.onCommitted(batch => checkpointer.onCommitted(batch))
     checkpointer.start()
     return checkpointer
   }
-  const checkpoints = await writer.startCheckpointer!({ everyReceipts: 1000, intervalMs: 30_000 }, local)
+  const checkpoints = await writer.startCheckpointer!({ everyReceipts: 1000, intervalMs: 30_000 }, local, { acceptedSigners: async keys => new Set(keys.filter(k => k === signer.publicKey)) })
   const kernel = new Kernel({
     signer,
     routeTable: routeTableFromSpec(ITEMS_SPEC),

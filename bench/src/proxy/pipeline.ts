@@ -125,7 +125,7 @@ export async function startProxyPipeline(dir: string, upstream: string): Promise
     nonceTtlSeconds: SERVICE_DEFAULTS.nonceTtlSeconds,
   })
   const backend = await openTransparencyLogStore(stores.paths.receipts)
-  const checkpointer = new Checkpointer({ backend, signer: () => signer, intervalMs: 0, gatherMs: 3_600_000 })
+  const checkpointer = new Checkpointer({ backend, signer: () => signer, intervalMs: 0, gatherMs: 3_600_000, acceptedSigners: async keys => new Set(keys.filter(k => k === signer.publicKey)) })
 
   let mark = 0
   let proxied = 0

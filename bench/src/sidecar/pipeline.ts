@@ -181,7 +181,7 @@ export async function startPipeline(dir: string): Promise<Pipeline> {
   const raw = timeKernelMethods(kernel, clock, captured)
 
   const backend = await openTransparencyLogStore(stores.paths.receipts)
-  const checkpointer = new Checkpointer({ backend, signer: () => signer, intervalMs: 0, gatherMs: 3_600_000 })
+  const checkpointer = new Checkpointer({ backend, signer: () => signer, intervalMs: 0, gatherMs: 3_600_000, acceptedSigners: async keys => new Set(keys.filter(k => k === signer.publicKey)) })
   const controlAuth = createControlAuth('bench-control-token-0123456789')
   const routeObserver = createRouteObserver(metrics)
   let requestStart = 0

@@ -121,7 +121,7 @@ export async function transparencyAlone(dir: string, receipt: HttpReceipt, json:
   const db = await openDatabase(stores.paths.receipts)
   const backend = await openTransparencyLogStore(stores.paths.receipts)
   const signer = createSigner({ secret: generateSecret('ed25519') })
-  const checkpointer = new Checkpointer({ backend, signer: () => signer, intervalMs: 0, gatherMs: 3_600_000 })
+  const checkpointer = new Checkpointer({ backend, signer: () => signer, intervalMs: 0, gatherMs: 3_600_000, acceptedSigners: async keys => new Set(keys.filter(k => k === signer.publicKey)) })
   try {
     const batch = Array.from({ length: 32 }, () => rowValues(createReceiptRow(receipt, json)))
     let spent = 0

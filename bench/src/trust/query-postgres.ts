@@ -14,15 +14,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createSigner, generateSecret, signHttpReceiptJson, type HttpReceiptBody } from '@gate/sdk'
 import { request } from 'undici'
-import { openPgStores, type PgStores } from '../../../sidecar/dist/stores/postgres/index.js'
-import { startPostgres } from '../../../sidecar/dist/testing/postgres-server.js'
-import { receiptBody } from '../../../sidecar/dist/testing/receipt-rows.js'
+import { openPgStores, type PgStores } from '@gate/trust/postgres'
+import { receiptBody, startPostgres } from '@gate/trust/testing'
 import { spawnGate } from '../../../sidecar/dist/testing/spawn-gate.js'
 import { median, printTable } from '../measure.js'
 import { AUTHORITY_SEED, createRow, DAY, DAYS, SERVICE_TOKEN, T0, TENANT_TOKEN } from './corpus.js'
 import { createClient, describeQueryTargets, measureQueryLatency, metQueryTargets, waitForLine } from './latency.js'
 
-export { postgresSkipReason } from '../../../sidecar/dist/testing/postgres-server.js'
+export { postgresSkipReason } from '@gate/trust/testing'
 
 const TARGET_INGEST_PER_SECOND = 10_000
 const INGEST_BATCH = 500

@@ -32,7 +32,7 @@ import {
   type ReceiptRow,
   type ReceiptStore,
 } from '../../../sidecar/dist/stores/index.js'
-import { spawnGate, type GateProcess } from '../../../sidecar/dist/testing/spawn-gate.js'
+import { spawnGate } from '../../../sidecar/dist/testing/spawn-gate.js'
 import { median, printTable } from '../measure.js'
 import { writtenBytes } from '../proc-stats.js'
 import { AUTHORITY_SEED, CAPABILITIES, createRow, DAY, DAYS, SERVICE_TOKEN, T0, TENANT_TOKEN } from './corpus.js'

@@ -1,10 +1,10 @@
 // spec 03, Capability token: no token authorizes more than its issuer granted, and no field is
-// accepted and ignored. A delegated child wider than what its chain delegated is denied; a token field
-// or grant field that constrains a request and that the sidecar cannot check makes it deny
-// (docs/capabilities.md). Tokens are minted with the issuer key the sidecar trusts (--issuer-seed-file)
+// accepted and ignored. A delegated child wider than what its chain delegated is denied, and siblings
+// under one link share its budget; a token field or grant field that constrains a request and that the
+// sidecar cannot check makes it deny (docs/capabilities.md). Tokens are minted with the issuer key the sidecar trusts (--issuer-seed-file)
 // or issued through its control routes.
-import { createSigner, generateSecret, signCapability, type CapabilityToken, type GateHttpRequest, type ToolGrant, type UnsignedCapability } from '@gate/sdk'
-import { delegatedChild, widenedDelegation } from '@gate/sdk/testing'
+import { createSigner, generateSecret, sha256Hex, signCapability, type CapabilityToken, type GateHttpRequest, type ToolGrant, type UnsignedCapability } from '@gate/sdk'
+import { delegatedChild, siblingChildren, widenedDelegation } from '@gate/sdk/testing'
 import { defineCheck, fail } from '../check.js'
 import type { CheckContext } from '../context.js'
 import { encodeToken, grantFor, mintToken } from '../capability-tokens.js'
@@ -84,6 +84,37 @@ export const CAPABILITY_FIELD_CHECKS = [
         now,
       })
       expectAllow(await ctx.evaluate(target.request(), { capability: encodeToken(child) }), `${target.method} ${target.pattern} with an attenuated child`)
+    },
+  }),
+  defineCheck({
+    id: 'capabilities.delegated-budget-across-siblings',
+    description: 'five children a delegatee signed under one link granting max_invocations 1, each max_invocations 1 with an id of its own, are allowed once in total: the first allowed, the other four denied',
+    specRef: "03 Capability token (ToolGrant max_invocations, delegation_chain); Gate: docs/capabilities.md (Budgets: a link's limits bound all its descendants)",
+    required: true,
+    needs: ['issuer-key'],
+    async run(ctx) {
+      const target = tokenTarget(ctx)
+      const now = nowSeconds()
+      const grants = [{ ...grantFor(target), max_invocations: 1 }]
+      const unique = sha256Hex(ctx.unique()).slice(0, 16)
+      const siblings = siblingChildren({
+        authority: ctx.trustedIssuer(),
+        delegatee: createSigner({ secret: generateSecret() }),
+        capabilityId: `cap_conformance_root_${unique}`,
+        delegated: { scope: { grants }, expires_at: now + 600 },
+        child: { scope: { grants }, expires_at: now + 300 },
+        subject: ctx.untrustedSigner.publicKey,
+        now,
+        count: 5,
+        id: n => `cap_conformance_sibling_${unique}_${n}`,
+      })
+      const what = (n: number) => `${target.method} ${target.pattern} with sibling ${n} of 5 under a link granting max_invocations 1`
+      expectAllow(await ctx.evaluate(target.request(), { capability: encodeToken(siblings[0]!) }), what(1))
+      for (const [i, sibling] of siblings.slice(1).entries()) {
+        const e = await ctx.evaluate(target.request(), { capability: encodeToken(sibling) })
+        if (e.answer.verdict.verdict === 'allow') fail(`${what(i + 2)}: allowed, though the link's one invocation was spent by sibling 1 (a link's budget bounds all its descendants together, not each child's id)`)
+        expectDeny(e, what(i + 2))
+      }
     },
   }),
   defineCheck({

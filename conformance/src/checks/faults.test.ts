@@ -1,11 +1,14 @@
 // Every check is shown to catch what it is for: against the broken sidecar with no fault (and the
 // minimal SDK with no fault) every check passes; with the fault a check targets, that check FAILS.
 // A check with no fault that makes it fail is not a check, so the set of ids below must equal CHECKS.
-import t from 'tap'
+// The broken sidecar forwards to a recording upstream as a proxy does, so the proxy.* checks run too.
+import t, { type Test } from 'tap'
 import { CHECKS, runConformance } from '../index.js'
 import { createBrokenSdk, type SdkFault } from '../testing/broken-sdk.js'
 import { createSigner, generateSecret } from '@gate/sdk'
-import { startBrokenSidecar, type SidecarFault } from '../testing/broken-sidecar.js'
+import { startRecordingUpstream, type RecordingUpstream } from '../fakes/recording-upstream.js'
+import { startBrokenSidecar, type BrokenSidecarOptions, type SidecarFault } from '../testing/broken-sidecar.js'
+import type { ReceiptStoreAccess } from '../receipt-store.js'
 
 const CONTROL_TOKEN = 'conformance-control-token'
 // the key the broken sidecar trusts as an issuer (--trusted-issuer), for the delegation and token-field checks
@@ -49,6 +52,7 @@ const FAULT_FOR: Record<string, Fault> = {
   'evaluate.approval-required-denies': { sidecar: ['ignore-approval-precedence'] },
   'evaluate.head-decided-as-get': { sidecar: ['head-method-rule'] },
   'evaluate.letter-case-denied': { sidecar: ['case-sensitive-method-rule'] },
+  'evaluate.path-readings-denied': { sidecar: ['path-as-sent-only'] },
   'evaluate.route-pattern-rematched': { sidecar: ['trust-client-route-pattern'] },
   'evaluate.unmatched-records-raw-path': { sidecar: ['unmatched-pattern-wildcard'] },
   'evaluate.param-matches-one-segment': { sidecar: ['param-matches-rest'] },
@@ -73,6 +77,7 @@ const FAULT_FOR: Record<string, Fault> = {
   'capabilities.max-invocations-enforced': { sidecar: ['ignore-max-invocations'] },
   'capabilities.delegation-widening-denied': { sidecar: ['ignore-delegation-scope'] },
   'capabilities.delegation-attenuated-allowed': { sidecar: ['deny-delegated-children'] },
+  'capabilities.delegated-budget-across-siblings': { sidecar: ['per-token-budgets'] },
   'capabilities.token-fields-enforced': { sidecar: ['ignore-token-fields'] },
   'capabilities.grant-fields-enforced': { sidecar: ['ignore-grant-fields'] },
   'capabilities.restricted-requires-approval': { sidecar: ['ignore-restricted'] },
@@ -101,6 +106,7 @@ const FAULT_FOR: Record<string, Fault> = {
   'receipt.timestamp-current': { sidecar: ['timestamp-zero'] },
   'receipt.decision-metadata': { sidecar: ['no-metadata'] },
   'receipt.core-verification-order': { sidecar: ['core-id-copied'] },
+  'receipt.tampered-store-unsigned': { sidecar: ['sign-unverified-receipts'] },
   'verify.genuine-allow': { sidecar: ['verify-untrusted-own-key'] },
   'verify.genuine-deny': { sidecar: ['verify-deny-authorized'] },
   'verify.tampered-field': { sidecar: ['verify-skip-id'] },
@@ -129,6 +135,9 @@ const FAULT_FOR: Record<string, Fault> = {
   'hostile.large-integers': { sidecar: ['large-integers-500'] },
   'hostile.deep-nesting': { sidecar: ['deep-nesting-500'] },
   'hostile.huge-headers': { sidecar: ['huge-headers-500'] },
+  'proxy.routing-headers-dropped': { sidecar: ['forward-routing-headers'] },
+  'proxy.path-variants-not-forwarded': { sidecar: ['path-as-sent-only'] },
+  'proxy.format-suffix-not-forwarded': { sidecar: ['format-suffix-ignored'] },
   'sdk.genuine-allow-passes': { sidecar: ['live-wrong-key'] },
   'sdk.genuine-deny-403': { sidecar: ['allow-mutating-without-token'] },
   'sdk.unreachable-503': { sdk: ['fail-open'] },
@@ -148,11 +157,19 @@ t.test('every check id has a fault, and every fault entry names a check', async 
 
 const NONCE_CHECK_IDS = CHECKS.filter(c => c.needs?.includes('strict-nonces')).map(c => c.id)
 
+/** The broken sidecar in front of a recording upstream of its own; both closed in teardown. */
+async function startProxying(t: Test, options: BrokenSidecarOptions): Promise<{ url: string; upstream: RecordingUpstream; receiptStore: ReceiptStoreAccess }> {
+  const upstream = await startRecordingUpstream()
+  t.teardown(() => upstream.close())
+  const sidecar = await startBrokenSidecar({ ...options, upstream: upstream.url })
+  t.teardown(() => sidecar.close())
+  return { url: sidecar.url, upstream, receiptStore: sidecar.receiptStore }
+}
+
 t.test('without faults every check passes: the nonces.* checks with strict nonces, the others without', async t => {
   t.ok(NONCE_CHECK_IDS.length > 0)
-  const plain = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, trustedIssuers: TRUSTED })
-  t.teardown(() => plain.close())
-  const report = await runConformance({ sidecarUrl: plain.url, controlToken: CONTROL_TOKEN, sdkUnderTest: createBrokenSdk(), issuer: ISSUER })
+  const plain = await startProxying(t, { controlToken: CONTROL_TOKEN, trustedIssuers: TRUSTED })
+  const report = await runConformance({ sidecarUrl: plain.url, controlToken: CONTROL_TOKEN, sdkUnderTest: createBrokenSdk(), issuer: ISSUER, proxyUpstream: plain.upstream, receiptStore: plain.receiptStore })
   const notPassed = report.results.filter(r => r.result !== 'PASS' && !NONCE_CHECK_IDS.includes(r.id)).map(r => `${r.id}: ${r.result} ${r.detail ?? ''}`)
   t.same(notPassed, [], 'every other check passes against the fault-free fake')
   for (const r of report.results.filter(r => NONCE_CHECK_IDS.includes(r.id))) t.equal(r.result, 'SKIP', `${r.id} is skipped without --strict-nonces`)
@@ -185,9 +202,8 @@ for (const check of CHECKS) {
   const label = [...(fault.sidecar ?? []).map(f => `sidecar ${f}`), ...(fault.sdk ?? []).map(f => `sdk ${f}`)].join(', ')
   t.test(`${check.id} fails against ${label}`, async t => {
     const strictNonces = fault.strictNonces === true
-    const sidecar = await startBrokenSidecar({ controlToken: CONTROL_TOKEN, faults: fault.sidecar ?? [], strictNonces, nonceTtlSeconds: fault.nonceTtlSeconds, trustedIssuers: TRUSTED })
-    t.teardown(() => sidecar.close())
-    const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: [check.id], sdkUnderTest: createBrokenSdk(fault.sdk ?? []), strictNonces, issuer: ISSUER })
+    const sidecar = await startProxying(t, { controlToken: CONTROL_TOKEN, faults: fault.sidecar ?? [], strictNonces, nonceTtlSeconds: fault.nonceTtlSeconds, trustedIssuers: TRUSTED })
+    const report = await runConformance({ sidecarUrl: sidecar.url, controlToken: CONTROL_TOKEN, only: [check.id], sdkUnderTest: createBrokenSdk(fault.sdk ?? []), strictNonces, issuer: ISSUER, proxyUpstream: sidecar.upstream, receiptStore: sidecar.receiptStore })
     const result = report.results[0]
     t.equal(result?.result, 'FAIL', `${check.id}: ${result?.result} ${result?.detail ?? ''}`)
     t.equal(report.ok, !check.required, 'a failed required check fails the run; an advisory one does not')

@@ -8,6 +8,7 @@ import { HEALTH_CHECKS } from './health.js'
 import { HOSTILE_INPUT_CHECKS } from './hostile-input.js'
 import { LIMIT_CHECKS } from './limits.js'
 import { NONCE_CHECKS } from './nonces.js'
+import { PROXY_CHECKS } from './proxy.js'
 import { RECEIPT_CHECKS } from './receipts.js'
 import { SDK_CHECKS } from './sdk-fail-closed.js'
 import { SENSITIVITY_CHECKS } from './sensitivity.js'
@@ -30,5 +31,6 @@ export const ALL_CHECKS: readonly Check[] = Object.freeze([
   ...VERIFY_CHECKS,
   ...LIMIT_CHECKS,
   ...HOSTILE_INPUT_CHECKS,
+  ...PROXY_CHECKS,
   ...SDK_CHECKS,
 ])

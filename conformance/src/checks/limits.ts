@@ -7,8 +7,8 @@ import { expectEvaluateAnswer } from '../context.js'
 import { expectBadRequest, expectStatus } from '../expect.js'
 import { buildRequest } from '../gate-request.js'
 
-export const EVALUATE_LIMIT_BYTES = 10 * 1024 * 1024
-export const VERIFY_LIMIT_BYTES = 1024 * 1024
+const EVALUATE_LIMIT_BYTES = 10 * 1024 * 1024
+const VERIFY_LIMIT_BYTES = 1024 * 1024
 const LIMIT_TIMEOUT_MS = 20_000
 
 /** `json` followed by spaces (still one valid JSON text) up to exactly `size` bytes. */

@@ -13,7 +13,7 @@ import { concretePath } from '../policy.js'
 import type { SdkAnswer, SdkRequest, SdkUnderTestOptions } from '../sdk-under-test.js'
 
 /** The SDK call timeout the checks configure (the timeout check waits this long once). */
-export const SDK_TIMEOUT_MS = 500
+const SDK_TIMEOUT_MS = 500
 
 // The positive controls call the real sidecar, whose answer on a busy machine can take longer than the
 // timeout the fault checks need to be short: a slow genuine answer must not read as a failed check.

@@ -6,7 +6,7 @@ import { defineCheck, fail, skip } from '../check.js'
 import type { CheckContext, Evaluation } from '../context.js'
 import { describeVerdict, expectAllow, expectCapabilityDeny, expectSchema } from '../expect.js'
 import { buildRequest } from '../gate-request.js'
-import { concretePath, PARAM_VALUE, patternMatches, type PolicyRoute } from '../policy.js'
+import { concretePath, PARAM_VALUE, patternMatches, slashVariants, type PolicyRoute } from '../policy.js'
 
 const UNSAFE: readonly HttpMethod[] = ['POST', 'PUT', 'PATCH', 'DELETE']
 const SAFE: readonly HttpMethod[] = ['GET', 'HEAD', 'OPTIONS']
@@ -179,6 +179,22 @@ export const VERDICT_MATRIX_CHECKS = [
       for (const route of routes) {
         const exact = concretePath(route.pattern)
         for (const path of [upperLiterals(exact, route.pattern), alternateLiterals(exact, route.pattern)]) {
+          expectCapabilityDeny(await ctx.evaluate(ctx.requestFor({ ...route, pattern: path })), `${route.method} ${path} (route ${route.method} ${route.pattern})`)
+        }
+      }
+    },
+  }),
+  defineCheck({
+    id: 'evaluate.path-readings-denied',
+    description:
+      'a path an upstream may route to a deny-by-default GET route (a trailing slash, %2F for a separator or a trailing slash, both: GET /admin/export%2F, /admin%2Fexport%2F for GET /admin/export) is denied without a capability, never the looser method rule',
+    specRef: 'Gate: docs/security.md (route matching: every reading an upstream may apply, the strictest decides; issue 37)',
+    required: true,
+    async run(ctx) {
+      const routes = ctx.routes(r => SAFE.includes(r.method) && r.decision === 'DenyByDefault')
+      if (routes.length === 0) skip(`the document (${ctx.policy.source}) has no deny-by-default GET, HEAD or OPTIONS route`)
+      for (const route of routes) {
+        for (const path of slashVariants(concretePath(route.pattern))) {
           expectCapabilityDeny(await ctx.evaluate(ctx.requestFor({ ...route, pattern: path })), `${route.method} ${path} (route ${route.method} ${route.pattern})`)
         }
       }

@@ -11,6 +11,7 @@ import {
   verifyCapability,
   type CapabilityToken,
   type CapturePlan,
+  type GrantMatch,
   type GateHttpRequest,
   type HttpReceipt,
   type MonetaryAmount,
@@ -31,6 +32,8 @@ export interface CapabilityFaults {
   ignoreGrantFields: boolean
   /** Grant max_invocations are not counted. */
   ignoreMaxInvocations: boolean
+  /** Counters are kept per token id only: a delegation link's limits are not shared by its descendants. */
+  perTokenBudgets: boolean
 }
 
 export interface TokenUse {
@@ -55,15 +58,17 @@ export function decideToken(token: CapabilityToken, call: ToolCall, trustedIssue
   if (faults.ignoreGrantFields) {
     const covering = (token.scope.grants ?? []).findIndex(g => (g.server_id === '*' || g.server_id === call.server_id) && findGrant({ grants: [{ server_id: g.server_id, tool_name: g.tool_name }] }, call).ok)
     if (covering < 0) return { denial: `no grant covers ${call.tool_name}` }
-    return { denial: undefined, plan: captures(token, covering, call.cost, faults) }
+    return { denial: undefined, plan: captures(token, { index: covering, grant: token.scope.grants![covering]!, links: [] }, call.cost, faults) }
   }
   if (!match.ok) return { denial: match.reason }
-  return { denial: undefined, plan: captures(token, match.index, call.cost, faults) }
+  return { denial: undefined, plan: captures(token, { index: match.index, grant: match.grant, links: (match as Partial<GrantMatch>).links ?? [] }, call.cost, faults) }
 }
 
-function captures(token: CapabilityToken, index: number, cost: MonetaryAmount | undefined, faults: CapabilityFaults): CapturePlan {
-  const plan = planCaptures(token, index, token.scope.grants![index]!, cost)
-  const invocations = plan.invocations.filter(c => !(faults.ignoreMaxInvocations && c.kind === 'grant') && !(faults.ignoreTokenFields && c.kind !== 'grant'))
+function captures(token: CapabilityToken, matched: GrantMatch, cost: MonetaryAmount | undefined, faults: CapabilityFaults): CapturePlan {
+  const plan = planCaptures(token, matched, cost)
+  const invocations = plan.invocations.filter(
+    c => !(faults.ignoreMaxInvocations && c.kind === 'grant') && !(faults.ignoreTokenFields && c.kind !== 'grant') && !(faults.perTokenBudgets && c.link !== undefined),
+  )
   return { ...plan, invocations }
 }
 

@@ -43,7 +43,23 @@ export function createBrokenPolicy(state: BrokenState, receipts: Pick<BrokenRece
   const { has, routes, signer, issued, revoked, counters, trustedIssuers, approvals, strictNonces, nonceTtlSeconds, startedAt, nonces } = state
   const { callerHash, requestContentHash } = receipts
 
+  // The path as sent, then every reading an upstream may apply (Gate: docs/security.md): the strictest
+  // route any of them reaches decides; an unmatched request keeps its path as sent.
   function matchRoute(method: string, path: string): RouteMatch {
+    let best = matchAsSent(method, path)
+    if (has('path-as-sent-only')) return best
+    for (const reading of readingsOf(path, !has('format-suffix-ignored'))) {
+      const m = matchAsSent(method, reading)
+      if (m.matched && strictnessOf(method, m) > strictnessOf(method, best)) best = m
+    }
+    return best
+  }
+
+  function strictnessOf(method: string, m: RouteMatch): number {
+    return m.route?.approvalRequired === true ? 2 : decisionOf(method, m) === 'DenyByDefault' ? 1 : 0
+  }
+
+  function matchAsSent(method: string, path: string): RouteMatch {
     // letter case ignored, as Gate does by default (docs/security.md)
     const matches = (pattern: string) => patternMatches(pattern, path) || (!has('case-sensitive-method-rule') && patternMatches(pattern.toLowerCase(), path.toLowerCase()))
     const of = (m: string) => routes.filter(r => r.method === m && (matches(r.pattern) || (has('param-matches-rest') && matchesRest(r.pattern, path))))
@@ -234,7 +250,7 @@ export function createBrokenPolicy(state: BrokenState, receipts: Pick<BrokenRece
     const method = String(request.method)
     if (has('allow-any-token')) return { denial: undefined }
     if (has('deny-all-tokens')) return { denial: 'this sidecar denies every token' }
-    if (has('base64-tokens-only') && header !== undefined && header.trim().startsWith('{')) return { denial: 'tokens must be base64url' }
+    if (has('base64-tokens-only') && header?.trim().startsWith('{')) return { denial: 'tokens must be base64url' }
     const now = Math.floor(Date.now() / 1000)
     if (has('skip-token-signature')) {
       if (token.issuer !== signer.publicKey) return { denial: 'untrusted issuer' }
@@ -253,6 +269,7 @@ export function createBrokenPolicy(state: BrokenState, receipts: Pick<BrokenRece
       ignoreTokenFields: has('ignore-token-fields'),
       ignoreGrantFields: has('ignore-grant-fields'),
       ignoreMaxInvocations: has('ignore-max-invocations'),
+      perTokenBudgets: has('per-token-budgets'),
     })
   }
 
@@ -261,6 +278,23 @@ export function createBrokenPolicy(state: BrokenState, receipts: Pick<BrokenRece
   }
 
   return { decide }
+}
+
+/**
+ * Other readings of a path: `%2F` decoded to a separator, one trailing slash dropped, and (with
+ * `suffixes`) a format suffix cut off the last segment at its first dot.
+ */
+function readingsOf(path: string, suffixes: boolean): string[] {
+  const readings = new Set<string>()
+  for (const spelled of [path, path.replace(/%2f/gi, '/')]) {
+    const trimmed = spelled.length > 1 && spelled.endsWith('/') ? spelled.slice(0, -1) : spelled
+    readings.add(trimmed)
+    const lastSlash = trimmed.lastIndexOf('/')
+    const dot = trimmed.indexOf('.', lastSlash)
+    if (suffixes && dot > lastSlash + 1) readings.add(trimmed.slice(0, dot))
+  }
+  readings.delete(path)
+  return [...readings]
 }
 
 function paramCount(pattern: string): number {

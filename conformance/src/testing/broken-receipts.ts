@@ -24,7 +24,7 @@ const HEX64 = /^[0-9a-f]{64}$/
 export type BrokenReceipts = ReturnType<typeof createBrokenReceipts>
 
 export function createBrokenReceipts(state: BrokenState) {
-  const { has, signer, policyHash, receipts } = state
+  const { has, signer, policyHash, receipts, storedTexts } = state
 
   function signReceipt(request: GateHttpRequest, verdict: Verdict, evidence: GuardEvidence[], pattern: string, capabilityId: string | null, status: number) {
     const query = has('content-hash-without-query') ? {} : has('content-hash-keeps-capability') ? { ...request.query } : queryForHash(request.query)
@@ -49,8 +49,10 @@ export function createBrokenReceipts(state: BrokenState) {
       capability_id: capabilityId,
       metadata: has('no-metadata') ? null : { gate_http_status_scope: 'decision' },
     }
-    const receipt = signHttpReceiptJson(body, signer).receipt as unknown as Record<string, unknown>
+    const signed = signHttpReceiptJson(body, signer)
+    const receipt = signed.receipt as unknown as Record<string, unknown>
     receipts.push(receipt as unknown as HttpReceipt)
+    storedTexts.set(signed.receipt.id, signed.json)
     if (has('unsigned-receipts')) delete receipt.signature
     if (has('stale-receipt-id')) {
       const { id: _id, signature: _sig, ...rest } = receipt

@@ -46,12 +46,14 @@ export const SIDECAR_FAULTS = [
   'capability-id-without-auth', // capability_id is looked up for any caller, not only one with the control token
   'ignore-revocation', // revocations are not checked
   'ignore-max-invocations', // a grant's max_invocations is not counted
+  'per-token-budgets', // budgets are counted per token id: siblings of a delegation link each get its limits
   'ignore-delegation-scope', // a child its delegatee signed is trusted like its signer: no attenuation proof
   'deny-delegated-children', // every child its delegatee signed is denied
   'ignore-token-fields', // token fields (schema, caveats, attenuations, aggregate budgets, share) are not read
   'ignore-grant-fields', // grants match by server and tool only (constraints, operations, DPoP, cost caps unread)
   'ignore-restricted', // x-gate-sensitivity restricted asks for no approval
   'core-id-copied', // served core receipts carry the HTTP receipt's id
+  'sign-unverified-receipts', // a stored receipt's core form is signed on read without verifying the stored text
   'revocation-only-on-deny-routes', // revocations are checked on deny-by-default routes only
   'ignore-approval', // a valid token allows an approval-gated route
   'approval-as-403', // a pending approval is a plain 403 CapabilityGuard deny
@@ -92,6 +94,10 @@ export const SIDECAR_FAULTS = [
   'large-integers-500', // integers beyond 2^53 answer 500
   'deep-nesting-500', // deeply nested bodies answer 500
   'huge-headers-500', // headers over 16 KiB answer 500
+  'path-as-sent-only', // a path is matched as sent only: no trailing-slash or %2F reading reaches a stricter route
+  'format-suffix-ignored', // a format suffix (/admin/export.json) is matched as sent
+  // with an upstream (the proxy side) only:
+  'forward-routing-headers', // X-Original-URL, X-Forwarded-*, X-Gate-* and the like are forwarded as sent
   // with strictNonces only:
   'no-nonce-preflight', // deny-by-default requests are allowed without a nonce
   'nonce-never-accepted', // a presented nonce is never found

@@ -4,14 +4,16 @@
 // check aimed at that behaviour FAILS. It is not Gate's sidecar and shares no code with it beyond the
 // @gate/sdk protocol functions. Test support only. This module is its HTTP side; the fault table, its
 // state, its decisions and its receipts are in broken-sidecar-faults.ts, broken-state.ts,
-// broken-policy.ts and broken-receipts.ts.
+// broken-policy.ts and broken-receipts.ts; with an upstream, its proxy side is broken-proxy.ts.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { signCapability, uuidv7, type CapabilityToken, type GateHttpRequest } from '@gate/sdk'
+import { checkHttpReceipt, signCapability, uuidv7, type CapabilityToken, type GateHttpRequest, type HttpReceipt } from '@gate/sdk'
 import { validate } from '@gate/schemas'
 import { findDuplicateQueryKey } from './duplicate-query-key.js'
 import { listenOnLoopback } from '../fakes/loopback.js'
+import type { ReceiptStoreAccess } from '../receipt-store.js'
 import { coreReceiptOf } from './broken-capabilities.js'
 import { createBrokenPolicy } from './broken-policy.js'
+import { createBrokenProxy } from './broken-proxy.js'
 import { createBrokenReceipts } from './broken-receipts.js'
 import { createBrokenState, type BrokenSidecarOptions } from './broken-state.js'
 
@@ -21,6 +23,8 @@ export type { BrokenSidecarOptions } from './broken-state.js'
 export interface BrokenSidecar {
   url: string
   publicKey: string
+  /** Its stored receipt texts, as the suite alters a real sidecar's receipt file. */
+  receiptStore: ReceiptStoreAccess
   close(): Promise<void>
 }
 
@@ -42,10 +46,11 @@ class HttpFailure extends Error {
 /** Starts the broken sidecar on 127.0.0.1:0. */
 export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Promise<BrokenSidecar> {
   const state = createBrokenState(options)
-  const { has, controlToken, signer, otherKey, issued, revoked, receipts, approvals } = state
+  const { has, controlToken, signer, otherKey, issued, revoked, receipts, storedTexts, approvals } = state
   const brokenReceipts = createBrokenReceipts(state)
   const { signReceipt, verifyReceipt } = brokenReceipts
   const { decide } = createBrokenPolicy(state, brokenReceipts)
+  const proxy = options.upstream === undefined ? undefined : createBrokenProxy(state, options.upstream, { decide, signReceipt })
   const server: Server = createServer({ maxHeaderSize: 4 * 1024 * 1024 }, (req, res) => {
     handle(req, res).catch(err => {
       if (err instanceof HttpFailure) return sendJson(res, err.status, { error: err.code, message: err.message, receipt_id: null, suggestion: null })
@@ -87,6 +92,9 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
       default: {
         const respond = /^POST \/approvals\/([^/]+)\/respond$/.exec(route)
         if (respond !== null) return respondRoute(req, res, decodeURIComponent(respond[1]!))
+        const pointLoad = /^GET \/v1\/receipts\/([0-9a-f]{64})$/.exec(route)
+        if (pointLoad !== null) return receiptByIdRoute(req, res, pointLoad[1]!)
+        if (proxy !== undefined && !url.pathname.startsWith('/gate/')) return proxy(req, res)
         drain(req)
         return sendJson(res, 404, { error: 'gate_not_found', message: `no route ${route}`, receipt_id: null, suggestion: null })
       }
@@ -238,17 +246,60 @@ export async function startBrokenSidecar(options: BrokenSidecarOptions = {}): Pr
     sendJson(res, 200, { capabilityId: body.capabilityId, revoked: true, newlyRevoked })
   }
 
+  /**
+   * What a stored receipt is served as (Gate's rule, docs/receipts.md): its core form once its stored
+   * text verifies; else the stored text, listed in `unverifiedReceipts`. With sign-unverified-receipts
+   * the core form is signed over whatever the store holds.
+   */
+  function serve(r: HttpReceipt): { receipt: unknown; unverified?: { receiptId: string; seq: number; failedStep: string; detail: string } } {
+    const text = storedTexts.get(r.id) ?? JSON.stringify(r)
+    const stored = JSON.parse(text) as HttpReceipt
+    const check = has('sign-unverified-receipts') ? { failedStep: null, detail: '' } : checkHttpReceipt(stored, { trustedKeys: [signer.publicKey], receiptText: text })
+    if (check.failedStep === null) return { receipt: coreReceiptOf(stored, signer, has('core-id-copied')) }
+    return { receipt: stored, unverified: { receiptId: r.id, seq: receipts.indexOf(r) + 1, failedStep: check.failedStep, detail: check.detail } }
+  }
+
   /** GET /v1/receipts/query (control token; the toolName filter only): core receipts, oldest first. */
   async function queryRoute(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     drain(req)
     requireControl(req)
     const toolName = url.searchParams.get('toolName')
     const matching = receipts.filter(r => toolName === null || `${r.method} ${r.route_pattern}` === toolName)
-    const served = matching.slice(0, 200).map(r => coreReceiptOf(r, signer, has('core-id-copied')))
-    sendJson(res, 200, { totalCount: matching.length, nextCursor: null, receipts: served })
+    const served = matching.slice(0, 200).map(serve)
+    const unverified = served.flatMap(s => (s.unverified === undefined ? [] : [s.unverified]))
+    sendJson(res, 200, { totalCount: matching.length, nextCursor: null, receipts: served.map(s => s.receipt), ...(unverified.length === 0 ? {} : { unverifiedReceipts: unverified }) })
   }
 
-  return { ...(await listenOnLoopback(server)), publicKey: signer.publicKey }
+  /** GET /v1/receipts/{id} (control token): Gate's point load. */
+  function receiptByIdRoute(req: IncomingMessage, res: ServerResponse, id: string): void {
+    drain(req)
+    requireControl(req)
+    const r = receipts.find(x => x.id === id)
+    if (r === undefined) throw new HttpFailure(404, 'gate_not_found', `receipt ${id}`)
+    const served = serve(r)
+    const httpReceipt = JSON.parse(storedTexts.get(id) ?? JSON.stringify(r)) as unknown
+    sendJson(res, 200, {
+      seq: receipts.indexOf(r) + 1,
+      kind: 'decision',
+      decisionReceiptId: null,
+      finalReceiptIds: [],
+      receipt: served.receipt,
+      httpReceipt,
+      ...(served.unverified === undefined ? {} : { unverifiedReceipts: [served.unverified] }),
+    })
+  }
+
+  // the store the suite alters: the stored text of one receipt
+  const receiptStore: ReceiptStoreAccess = {
+    async alterReceipt(receiptId, from, to) {
+      const text = storedTexts.get(receiptId)
+      if (text === undefined || !text.includes(from)) return 0
+      storedTexts.set(receiptId, text.replace(from, to))
+      return 1
+    },
+  }
+
+  return { ...(await listenOnLoopback(server)), publicKey: signer.publicKey, receiptStore }
 }
 
 function sendJson(res: ServerResponse, status: number, value: unknown, contentType = 'application/json'): void {

@@ -19,6 +19,8 @@ export interface BrokenSidecarOptions {
   nonceTtlSeconds?: number
   /** Issuer keys trusted besides its own (Gate's `--trusted-issuer`). Default none. */
   trustedIssuers?: readonly string[]
+  /** Forward every request that is not one of its routes to this base URL, as `gate api protect` does. Default none (404). */
+  upstream?: string
 }
 
 /** The broken sidecar's settings and records, shared by its routes, policy and receipts. */
@@ -38,8 +40,10 @@ export function createBrokenState(options: BrokenSidecarOptions) {
   // invocation counters (grants, aggregate budgets, families, shares), captured all or none
   const counters = createCounters()
   const trustedIssuers = [signer.publicKey, ...(options.trustedIssuers ?? [])]
-  // every receipt signed, for GET /v1/receipts/query
+  // every receipt signed, for GET /v1/receipts/query, and its stored text by id (what the store holds:
+  // the suite may alter it, as it alters a real sidecar's file)
   const receipts: HttpReceipt[] = []
+  const storedTexts = new Map<string, string>()
   // approvals by id: what request they are bound to, and where they stand
   const approvals = new Map<string, { binding: string; state: 'pending' | 'approved' | 'denied' | 'used' }>()
   const nonceTtlSeconds = options.nonceTtlSeconds ?? 60
@@ -47,5 +51,5 @@ export function createBrokenState(options: BrokenSidecarOptions) {
   // issued execution nonces by id: the request they are bound to, when they expire, and whether they were used
   const nonces = new Map<string, { binding: string; expiresAt: number; used: boolean }>()
   const strictNonces = options.strictNonces === true
-  return { has, controlToken, routes, policyHash, signer, otherKey, issued, revoked, counters, trustedIssuers, receipts, approvals, strictNonces, nonceTtlSeconds, startedAt, nonces }
+  return { has, controlToken, routes, policyHash, signer, otherKey, issued, revoked, counters, trustedIssuers, receipts, storedTexts, approvals, strictNonces, nonceTtlSeconds, startedAt, nonces }
 }

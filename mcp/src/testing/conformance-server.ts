@@ -44,6 +44,8 @@ const TOOLS: Tool[] = [
   { name: 'test_error_handling', description: 'answers an error', inputSchema: noArgs },
   { name: 'test_sampling', description: 'asks the client to sample', inputSchema: { type: 'object', properties: { prompt: { type: 'string' } }, required: ['prompt'] } },
   { name: 'test_elicitation', description: 'asks the user', inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } },
+  { name: 'test_elicitation_sep1034_defaults', description: 'asks the user, with defaults for every primitive type', inputSchema: noArgs },
+  { name: 'test_elicitation_sep1330_enums', description: 'asks the user, with every enum form', inputSchema: noArgs },
   {
     name: 'json_schema_2020_12_tool',
     description: 'a JSON Schema 2020-12 input schema',
@@ -116,6 +118,22 @@ function createConformanceServer(): Server {
         } catch (err) {
           return text(`Elicitation not supported or error: ${(err as Error).message}`)
         }
+      case 'test_elicitation_sep1034_defaults':
+        return elicit(server, 'Test client default value handling - please accept with defaults', {
+          name: { type: 'string', description: 'User name', default: 'John Doe' },
+          age: { type: 'integer', description: 'User age', default: 30 },
+          score: { type: 'number', description: 'User score', default: 95.5 },
+          status: { type: 'string', description: 'User status', enum: ['active', 'inactive', 'pending'], default: 'active' },
+          verified: { type: 'boolean', description: 'Verification status', default: true },
+        })
+      case 'test_elicitation_sep1330_enums':
+        return elicit(server, 'Choose options', {
+          untitledSingle: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+          titledSingle: { type: 'string', oneOf: [{ const: 'value1', title: 'First Option' }, { const: 'value2', title: 'Second Option' }, { const: 'value3', title: 'Third Option' }] },
+          legacyEnum: { type: 'string', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
+          untitledMulti: { type: 'array', items: { type: 'string', enum: ['option1', 'option2', 'option3'] } },
+          titledMulti: { type: 'array', items: { anyOf: [{ const: 'value1', title: 'First Choice' }, { const: 'value2', title: 'Second Choice' }, { const: 'value3', title: 'Third Choice' }] } },
+        })
       case 'json_schema_2020_12_tool':
         return text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`)
       default:
@@ -179,6 +197,16 @@ function createConformanceServer(): Server {
   })
   server.setRequestHandler(CompleteRequestSchema, () => ({ completion: { values: [], total: 0, hasMore: false } }))
   return server
+}
+
+// SEP-1034 and SEP-1330: a form elicitation with the given properties, answered with what the user sent
+async function elicit(server: Server, message: string, properties: Record<string, unknown>): Promise<CallToolResult> {
+  try {
+    const answer = await server.request({ method: 'elicitation/create', params: { mode: 'form', message, requestedSchema: { type: 'object', properties, required: [] } } }, ElicitResultSchema)
+    return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`)
+  } catch (err) {
+    return text(`Elicitation error: ${(err as Error).message}`)
+  }
 }
 
 async function serveHttp(port: number): Promise<void> {

@@ -1,16 +1,20 @@
 #!/usr/bin/env node
 // A tiny MCP server for tests, written with the SDK's Server over stdio: tools that answer (echo,
 // write_note, progress, log), misbehave (crash exits, garbage writes a non-JSON line to stdout before
-// answering, hang never answers), ask (sampling through the agent), one resource and one prompt for the passthrough.
+// answering, hang never answers), ask (sampling through the agent), consult (logs, samples, elicits
+// and lists roots in one call; listed only to a client that declared sampling, as servers do), one
+// resource and one prompt for the passthrough.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import {
   CallToolRequestSchema,
+  ElicitResultSchema,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
+  CreateMessageResultSchema,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js'
 
@@ -29,10 +33,16 @@ const FIXTURE_TOOLS = [
   { name: 'hang', description: 'Never answers', inputSchema: object({}) },
 ]
 
+const CONSULT = {
+  name: 'consult',
+  description: 'Logs, asks the agent to sample and the user to answer, lists the roots, and answers with all of it',
+  inputSchema: object({ question: { type: 'string' } }, ['question']),
+}
+
 const releases: (() => void)[] = []
 const server = new Server({ name: 'gate-fixture', version: '1.0.0' }, { capabilities: { tools: {}, resources: {}, prompts: {}, logging: {} }, instructions: 'fixture instructions' })
 
-server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: FIXTURE_TOOLS }))
+server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: server.getClientCapabilities()?.sampling === undefined ? FIXTURE_TOOLS : [...FIXTURE_TOOLS, CONSULT] }))
 server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   const args = (request.params.arguments ?? {}) as Record<string, string>
   switch (request.params.name) {
@@ -64,9 +74,19 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
         return { ...text(`sampling failed: ${(err as Error).message}`), isError: true }
       }
     }
+    case 'consult': {
+      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'fixture', data: `consulting on ${args.question}` } })
+      const sampled = await extra.sendRequest({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: args.question! } }], maxTokens: 10 } }, CreateMessageResultSchema)
+      const answer = await extra.sendRequest(
+        { method: 'elicitation/create', params: { mode: 'form', message: 'Agree?', requestedSchema: { type: 'object', properties: { agree: { type: 'boolean' } }, required: ['agree'] } } },
+        ElicitResultSchema,
+      )
+      const roots = server.getClientCapabilities()?.roots === undefined ? [] : (await server.listRoots()).roots.map(r => r.uri)
+      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'fixture', data: 'consulted' } })
+      return text(`sampled: ${(sampled.content as { text: string }).text}; answer: ${answer.action} ${JSON.stringify(answer.content ?? {})}; roots: ${roots.join(',')}`)
+    }
     case 'crash':
-      process.exit(3)
-    // falls through: never reached
+      return process.exit(3)
     case 'garbage':
       process.stdout.write('this line is not JSON\n')
       return text('answered after garbage')

@@ -5,3 +5,5 @@ export const FIXTURE_SERVER_PATH = fileURLToPath(new URL('./fixture-server.js', 
 
 /** The compiled conformance-suite server (conformance-server.ts): stdio, or `--http PORT`. */
 export const CONFORMANCE_SERVER_PATH = fileURLToPath(new URL('./conformance-server.js', import.meta.url))
+
+export * from './edge-session-store-contract.js'

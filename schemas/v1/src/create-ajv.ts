@@ -20,7 +20,7 @@ const require = createRequire(import.meta.url)
  *   Receipts, nonces and frames are signed records preserved byte for byte (spec 03), so
  *   inserting verdict.http_status's default (403) would change what was signed.
  */
-export const AJV_OPTIONS: Readonly<Options> = Object.freeze({
+const AJV_OPTIONS: Readonly<Options> = Object.freeze({
   strict: true,
   allowUnionTypes: true,
   discriminator: true,

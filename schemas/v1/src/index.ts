@@ -1,10 +1,12 @@
 export {
   HTTP_SCHEMA_IDS,
   EXTRA_SCHEMA_IDS,
+  FLEET_SCHEMA_IDS,
   SCHEMA_IDS,
   VALIDATOR_NAMES,
   isSchemaId,
   type HttpSchemaId,
+  type FleetSchemaId,
   type SchemaId,
   type ValidatorName,
 } from './schema-ids.js'

@@ -4,12 +4,12 @@ import type { SchemaObject } from 'ajv'
 import { SCHEMA_IDS, type SchemaId } from './schema-ids.js'
 
 /** The URL of the JSON file holding schema `id`. */
-export function schemaFileUrl(id: SchemaId): URL {
+function schemaFileUrl(id: SchemaId): URL {
   return new URL(`../${id}.json`, import.meta.url)
 }
 
 /** Parses one schema file and deep-freezes it, so nobody can alter a schema ajv has compiled. */
-export function readSchemaFile(id: SchemaId): SchemaObject {
+function readSchemaFile(id: SchemaId): SchemaObject {
   return deepFreeze(JSON.parse(readFileSync(schemaFileUrl(id), 'utf8')) as SchemaObject)
 }
 

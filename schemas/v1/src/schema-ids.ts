@@ -33,13 +33,29 @@ export const EXTRA_SCHEMA_IDS = Object.freeze([
   'gate.checkpoint_statement.v2',
   'gate.checkpoint_consistency_proof.v2',
   'gate.transparency.inclusion-proof.v2',
+  'gate.wire.agent_message.v1',
+  'gate.wire.kernel_message.v1',
+] as const)
+
+/** The fleet protocol between a sidecar and trust-control (docs/fleet.md): validated on both sides. */
+export const FLEET_SCHEMA_IDS = Object.freeze([
+  'gate.fleet.ingest_request.v1',
+  'gate.fleet.ingest_response.v1',
+  'gate.fleet.enroll_request.v1',
+  'gate.fleet.enrolled_key.v1',
+  'gate.fleet.key_list.v1',
+  'gate.fleet.revocation_page.v1',
+  'gate.fleet.capture_request.v1',
+  'gate.fleet.capture_result.v1',
+  'gate.fleet.authority.v1',
 ] as const)
 
 export type HttpSchemaId = (typeof HTTP_SCHEMA_IDS)[number]
-export type SchemaId = HttpSchemaId | (typeof EXTRA_SCHEMA_IDS)[number]
+export type FleetSchemaId = (typeof FLEET_SCHEMA_IDS)[number]
+export type SchemaId = HttpSchemaId | (typeof EXTRA_SCHEMA_IDS)[number] | FleetSchemaId
 
 /** Every schema id this package ships; each is the name of a JSON file at the package root. */
-export const SCHEMA_IDS: readonly SchemaId[] = Object.freeze([...HTTP_SCHEMA_IDS, ...EXTRA_SCHEMA_IDS])
+export const SCHEMA_IDS: readonly SchemaId[] = Object.freeze([...HTTP_SCHEMA_IDS, ...EXTRA_SCHEMA_IDS, ...FLEET_SCHEMA_IDS])
 
 /** Validator name for each id: the id without `gate.` and its version suffix, camelCased. */
 export const VALIDATOR_NAMES = Object.freeze({
@@ -68,6 +84,17 @@ export const VALIDATOR_NAMES = Object.freeze({
   'gate.checkpoint_statement.v2': 'checkpointStatement',
   'gate.checkpoint_consistency_proof.v2': 'checkpointConsistencyProof',
   'gate.transparency.inclusion-proof.v2': 'transparencyInclusionProof',
+  'gate.wire.agent_message.v1': 'wireAgentMessage',
+  'gate.wire.kernel_message.v1': 'wireKernelMessage',
+  'gate.fleet.ingest_request.v1': 'fleetIngestRequest',
+  'gate.fleet.ingest_response.v1': 'fleetIngestResponse',
+  'gate.fleet.enroll_request.v1': 'fleetEnrollRequest',
+  'gate.fleet.enrolled_key.v1': 'fleetEnrolledKey',
+  'gate.fleet.key_list.v1': 'fleetKeyList',
+  'gate.fleet.revocation_page.v1': 'fleetRevocationPage',
+  'gate.fleet.capture_request.v1': 'fleetCaptureRequest',
+  'gate.fleet.capture_result.v1': 'fleetCaptureResult',
+  'gate.fleet.authority.v1': 'fleetAuthority',
 } as const satisfies Record<SchemaId, string>)
 
 export type ValidatorName = (typeof VALIDATOR_NAMES)[SchemaId]

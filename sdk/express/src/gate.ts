@@ -4,7 +4,7 @@
 // `express.json({ verify: captureRawBody })`; without them Gate fails closed (500).
 import type { IncomingMessage } from 'node:http'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import { createGateCore, type GateContext, type GateMiddlewareOptions, type GateRequestInput } from '@gate/sdk'
+import { appTarget, createGateCore, type GateContext, type GateMiddlewareOptions, type GateRequestInput } from '@gate/sdk'
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express augments Request through this global namespace
@@ -31,13 +31,9 @@ export function gate(options?: GateMiddlewareOptions): GateExpressMiddleware {
         return
       }
       req.gate = outcome.gate
-      if (outcome.gate === null) return next()
-      // the capability is a credential for Gate, not input for the app's handlers
-      delete req.headers['x-gate-capability']
-      if (outcome.rawQuery !== null) {
-        req.url = withQuery(req.url, outcome.rawQuery)
-        req.originalUrl = withQuery(req.originalUrl, outcome.rawQuery)
-      }
+      for (const name of outcome.removeHeaders) delete req.headers[name]
+      req.url = appTarget(req.url, outcome)
+      req.originalUrl = appTarget(req.originalUrl, outcome)
       next()
     }, next)
   }
@@ -61,10 +57,4 @@ function toGateInput(req: Request): GateRequestInput {
     body: req.rawBody ?? req,
     routePattern: typeof req.route?.path === 'string' ? req.route.path : null,
   }
-}
-
-function withQuery(url: string, rawQuery: string): string {
-  const q = url.indexOf('?')
-  const path = q < 0 ? url : url.slice(0, q)
-  return rawQuery === '' ? path : `${path}?${rawQuery}`
 }

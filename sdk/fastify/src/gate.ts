@@ -3,7 +3,7 @@
 // Gate reads the payload stream and pushes the bytes back, and Fastify's parser reads the same bytes.
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
-import { createGateCore, type GateContext, type GateMiddlewareOptions, type GateRequestInput, type NodeBodyStream } from '@gate/sdk'
+import { appTarget, createGateCore, type GateContext, type GateMiddlewareOptions, type GateRequestInput, type NodeBodyStream } from '@gate/sdk'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -24,13 +24,11 @@ const plugin: FastifyPluginAsync<GateMiddlewareOptions> = async (fastify, option
     reply.headers(outcome.headers)
     if (!outcome.allowed) return reply.code(outcome.status).send(outcome.body)
     request.gate = outcome.gate
-    if (outcome.gate !== null) {
-      // the capability is a credential for Gate, not input for the app's handlers
-      delete request.headers['x-gate-capability']
-      if (outcome.rawQuery !== null) {
-        delete (request.query as Record<string, unknown>).gate_capability
-        request.raw.url = outcome.rawQuery === '' ? pathOf(request.url) : `${pathOf(request.url)}?${outcome.rawQuery}`
-      }
+    for (const name of outcome.removeHeaders) delete request.headers[name]
+    if (outcome.rawQuery !== null) {
+      // Fastify parsed the query before this hook: its parsed copy loses the capability too
+      delete (request.query as Record<string, unknown>).gate_capability
+      request.raw.url = appTarget(request.url, outcome)
     }
     return payload
   })

@@ -26,13 +26,10 @@ export function gate(options?: GateMiddlewareOptions): GateKoaMiddleware {
       return
     }
     ctx.state.gate = outcome.gate
-    if (outcome.gate !== null) {
-      // the capability is a credential for Gate, not input for the app's handlers
-      delete ctx.req.headers['x-gate-capability']
-      if (outcome.rawQuery !== null) {
-        ctx.querystring = outcome.rawQuery
-        ctx.originalUrl = ctx.request.originalUrl = ctx.url
-      }
+    for (const name of outcome.removeHeaders) delete ctx.req.headers[name]
+    if (outcome.rawQuery !== null) {
+      ctx.querystring = outcome.rawQuery
+      ctx.originalUrl = ctx.request.originalUrl = ctx.url
     }
     await next()
   }

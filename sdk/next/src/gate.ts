@@ -73,7 +73,7 @@ function appUrl(request: Request, outcome: GateAllowed): URL {
 
 function appHeaders(request: Request, outcome: GateAllowed): Headers {
   const headers = new Headers(request.headers)
-  if (outcome.gate !== null) headers.delete('x-gate-capability')
+  for (const name of outcome.removeHeaders) headers.delete(name)
   for (const name of FORWARDED) headers.delete(name)
   for (const name of FORWARDED) if (outcome.headers[name] !== undefined) headers.set(name, outcome.headers[name])
   return headers

@@ -2,7 +2,7 @@
 // protocol functions) for every verdict and fault, a closed port for "sidecar down".
 import t, { type Test } from 'tap'
 import { validate } from '@gate/schemas'
-import { createGateCore, type GateDenied, type GateOutcome, type GateRequestInput } from '../index.js'
+import { appTarget, createGateCore, type GateDenied, type GateOutcome, type GateRequestInput } from '../index.js'
 import { checkHttpReceipt } from '../protocol/http-receipt.js'
 import { canonicalJson } from '../protocol/canonical-json.js'
 import { isCanonicalJsonText, jsonObjectMembers } from '../protocol/json-text.js'
@@ -101,6 +101,8 @@ t.test('gate_capability in the query is sent as the header, removed from query a
   t.equal(outcome.allowed, true)
   if (!outcome.allowed) return
   t.equal(outcome.rawQuery, 'a=1&b=2')
+  t.same(outcome.removeHeaders, ['x-gate-capability'], 'nor the header: the capability is for Gate alone')
+  t.equal(appTarget('/pets?a=1&gate_capability=x&b=2', outcome), '/pets?a=1&b=2', 'the request target the app sees')
   t.equal(fake.evaluations[0]!.headers['x-gate-capability'], token)
   t.same((fake.evaluations[0]!.body as { query: unknown }).query, { a: '1', b: '2' })
 
@@ -109,6 +111,9 @@ t.test('gate_capability in the query is sent as the header, removed from query a
   t.equal(fake.evaluations[1]!.headers['x-gate-capability'], 'fromheader', 'the header wins')
   const unchanged = await core.decide(input({ rawQuery: 'x=1' }))
   t.equal(unchanged.allowed && unchanged.rawQuery, null, 'rawQuery is null when nothing was removed')
+  if (unchanged.allowed) t.equal(appTarget('/pets?x=1', unchanged), '/pets?x=1', 'and the target stays as sent')
+  const only = await core.decide(input({ rawQuery: 'gate_capability=x' }))
+  if (only.allowed) t.equal(appTarget('/pets?gate_capability=x', only), '/pets', 'a query of only the capability goes whole')
 })
 
 t.test('caller identity: bearer, then x-api-key, then the cookie, then anonymous; hashes only', async t => {
@@ -394,7 +399,7 @@ t.test('skip paths bypass Gate entirely', async t => {
   const core = coreFor(t, { sidecarUrl: fake.url, skip: ['/healthz', /^\/public\//] })
   for (const path of ['/healthz', '/public/logo.png']) {
     const outcome = await core.decide(input({ method: 'POST', path }))
-    t.same(outcome, { allowed: true, headers: {}, gate: null, body: null, rawQuery: null })
+    t.same(outcome, { allowed: true, headers: {}, gate: null, body: null, rawQuery: null, removeHeaders: [] }, 'nothing to remove either')
   }
   t.equal(fake.evaluations.length, 0)
 })

@@ -37,7 +37,7 @@ export interface GatePlatform {
 /** Nonces remembered from strict-preflight answers (nonce id → bound request id), oldest dropped first. */
 const NONCE_MEMORY_LIMIT = 10_000
 const METHODS: ReadonlySet<string> = new Set(HTTP_METHODS)
-const SKIPPED: GateAllowed = Object.freeze({ allowed: true, headers: Object.freeze({}), gate: null, body: null, rawQuery: null })
+const SKIPPED: GateAllowed = Object.freeze({ allowed: true, headers: Object.freeze({}), gate: null, body: null, rawQuery: null, removeHeaders: Object.freeze([]) })
 
 /** Creates a core on the given platform; options are validated here, before any request. */
 export function createGateCoreOn(platform: GatePlatform, options: GateMiddlewareOptions | undefined): GateCore {
@@ -177,4 +177,12 @@ function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
 function isSkipped(skip: readonly (string | RegExp)[], path: string): boolean {
   for (const s of skip) if (typeof s === 'string' ? s === path : s.test(path)) return true
   return false
+}
+
+/** `target` (a request target: path, then `?query`) with the query the app should see; unchanged when `outcome.rawQuery` is null. */
+export function appTarget(target: string, outcome: GateAllowed): string {
+  if (outcome.rawQuery === null) return target
+  const q = target.indexOf('?')
+  const path = q < 0 ? target : target.slice(0, q)
+  return outcome.rawQuery === '' ? path : `${path}?${outcome.rawQuery}`
 }

@@ -60,7 +60,10 @@ export interface GateContext {
   readonly executionNonce: SignedExecutionNonce | null
 }
 
-/** Proceed to the app's handler (set `headers`, replace the query when `rawQuery` is not null). */
+/**
+ * Proceed to the app's handler: set `headers`, delete the request headers in `removeHeaders`, and give the
+ * app the query `rawQuery` when it is not null (`appTarget` rewrites a request target with it).
+ */
 export interface GateAllowed {
   readonly allowed: true
   /** Response headers to set (`x-gate-receipt-id`, or `x-gate-fail-open`). */
@@ -71,6 +74,8 @@ export interface GateAllowed {
   readonly body: Uint8Array | null
   /** The query string the app should see (`gate_capability` removed), or null when unchanged. */
   readonly rawQuery: string | null
+  /** Request headers the app must not see: the capability is a credential for Gate, not input for handlers. */
+  readonly removeHeaders: readonly string[]
 }
 
 /** Answer the client with `status`, `headers` and the JSON `body`; the handler does not run. */

@@ -5,7 +5,7 @@
 // per exchange (docs/performance.md, "The middleware's own cost"). node:net is taken from
 // process.getBuiltinModule, so the module loads on the edge too (where `unix:` is refused up front).
 import type { Socket } from 'node:net'
-import { EvaluationFailedError, GateError, SidecarTimeoutError, SidecarUnreachableError } from '../errors.js'
+import { EvaluationFailedError, type GateError, SidecarTimeoutError, SidecarUnreachableError } from '../errors.js'
 import { loadNodeBuiltin } from '../protocol/node-builtin.js'
 import { Http1ResponseReader } from './http1-response-reader.js'
 import { MAX_SIDECAR_ANSWER_BYTES, type SidecarTransport, type TransportResponse } from './sidecar-client.js'

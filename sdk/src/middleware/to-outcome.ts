@@ -2,11 +2,14 @@
 // The one place the middleware assembles error bodies (STYLE, Errors).
 import { isGateError, WIRE_ERROR_CODES as WIRE_CODES, type GateErrorCode } from '../errors.js'
 import type { GateErrorBody } from '../types.js'
+import { CAPABILITY_HEADER } from './gate-headers.js'
 import type { GateAllowed, GateContext, GateDenied } from './gate-types.js'
 import type { SidecarEvaluation } from './sidecar-client.js'
 
 const RECEIPT_HEADER = 'x-gate-receipt-id'
 const FAIL_OPEN_HEADER = 'x-gate-fail-open'
+// once Gate has decided, the handlers never see the capability it presented
+const GATED_REMOVE_HEADERS: readonly string[] = Object.freeze([CAPABILITY_HEADER])
 
 
 const SUGGESTIONS: Partial<Record<GateErrorCode, string>> = {
@@ -31,7 +34,7 @@ export function toOutcome(answer: SidecarEvaluation, context: GateContext, body:
   const headers = { [RECEIPT_HEADER]: receipt.id }
   switch (verdict.verdict) {
     case 'allow':
-      return { allowed: true, headers, gate: context, body, rawQuery }
+      return { allowed: true, headers, gate: context, body, rawQuery, removeHeaders: GATED_REMOVE_HEADERS }
     case 'deny': {
       const status = verdict.http_status ?? 403
       if (verdict.details?.reason_code === 'approval_required' || (status === 409 && verdict.guard === 'ApprovalGuard')) {
@@ -68,5 +71,5 @@ export function toErrorOutcome(err: unknown, extraHeaders: Record<string, string
 
 /** The outcome of a fail-open pass: visible in a response header, never silent. */
 export function toFailOpenOutcome(code: string, context: GateContext, body: Uint8Array | null, rawQuery: string | null): GateAllowed {
-  return { allowed: true, headers: { [FAIL_OPEN_HEADER]: code }, gate: context, body, rawQuery }
+  return { allowed: true, headers: { [FAIL_OPEN_HEADER]: code }, gate: context, body, rawQuery, removeHeaders: GATED_REMOVE_HEADERS }
 }

@@ -15,7 +15,7 @@ t.test('agrees with the canonicalize package on any JSON value', async t => {
   )
 })
 
-t.test('key order never changes the output', async t => {
+t.test('key order never changes the output', async () => {
   fc.assert(
     fc.property(fc.dictionary(fc.string(), jsonValue, { maxKeys: 12 }), obj => {
       const reversed = Object.fromEntries(Object.entries(obj).reverse())
@@ -25,7 +25,7 @@ t.test('key order never changes the output', async t => {
   )
 })
 
-t.test('canonical output parses back to the same value and is a fixed point', async t => {
+t.test('canonical output parses back to the same value and is a fixed point', async () => {
   fc.assert(
     fc.property(jsonValue, v => {
       const c = canonicalJson(v)
@@ -79,7 +79,7 @@ t.test('undefined members are omitted, as JSON.stringify does', async t => {
   t.equal(canonicalJson({ b: undefined, a: 1 }), '{"a":1}')
 })
 
-t.test('member-wise assembly equals whole-object canonicalization', async t => {
+t.test('member-wise assembly equals whole-object canonicalization', async () => {
   fc.assert(
     fc.property(fc.dictionary(fc.string(), jsonValue, { maxKeys: 10 }), fc.string(), fc.string(), fc.jsonValue({ maxDepth: 2 }), (obj, drop, add, value) => {
       const m = new CanonicalMembers(obj)

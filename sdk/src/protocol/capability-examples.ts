@@ -78,6 +78,43 @@ export function delegatedChild(options: DelegatedChildOptions): CapabilityToken 
   )
 }
 
+export interface SiblingChildrenOptions {
+  /** The trusted authority: signs the one delegation link. */
+  authority: Signer
+  /** The delegatee: signs every child, each with an id of its choosing. */
+  delegatee: Signer
+  /** The capability the link delegates (its `capability_id`). */
+  capabilityId: string
+  /** What the link delegates. */
+  delegated: DelegationTerms
+  /** What each child holds, default what the link delegates. */
+  child?: DelegationTerms
+  subject: string
+  /** Unix seconds: the link is dated 60 s before it, the children 30 s before. */
+  now: number
+  count: number
+  /** The children's ids, default `cap-sibling-<n>`. */
+  id?: (n: number) => string
+}
+
+/**
+ * The siblings of issue 37: one link from the authority to a delegatee, and `count` children the
+ * delegatee signs under it, each holding up to everything the link delegates.
+ */
+export function siblingChildren(options: SiblingChildrenOptions): CapabilityToken[] {
+  const link = signDelegationLink(
+    { capability_id: options.capabilityId, delegatee: options.delegatee.publicKey, timestamp: options.now - 60, ...definedTerms(options.delegated) },
+    options.authority,
+  )
+  const id = options.id ?? (n => `cap-sibling-${n}`)
+  return Array.from({ length: options.count }, (_, n) =>
+    signCapability(
+      { schema: 'gate.capability.v1', id: id(n + 1), subject: options.subject, issued_at: options.now - 30, delegation_chain: [link], ...definedTerms(options.child ?? options.delegated) },
+      options.delegatee,
+    ),
+  )
+}
+
 function definedTerms(terms: DelegationTerms): DelegationTerms {
   const out: DelegationTerms = { scope: terms.scope, expires_at: terms.expires_at }
   if (terms.budget_share_bps !== undefined) out.budget_share_bps = terms.budget_share_bps

@@ -2,8 +2,9 @@
 // server id, a tool name and the arguments, so the HTTP kernel and the MCP tool-call path decide alike.
 // Every token field that constrains a call is either enforced here (or by the budget captures this
 // module plans) or refuses the call: a restriction Gate cannot check is never read as satisfied.
-import type { AggregateInvocationBudget, CapabilityScope, CapabilityToken, MonetaryAmount, ToolGrant } from '../types.js'
+import type { AggregateInvocationBudget, CapabilityScope, CapabilityToken, DelegationLink, MonetaryAmount, ToolGrant } from '../types.js'
 import { checkConstraint, type ConstraintFailureCode } from './constraints.js'
+import { delegationLinkId } from './delegation.js'
 import { toolPatternMatches } from './tool-pattern.js'
 
 /** One call a token is presented for. */
@@ -34,7 +35,21 @@ export type CallDenialCode =
   | 'scope_attenuations_unsupported'
   | 'budget_share_unsupported'
 
-export type CallAuthorization = { ok: true; index: number; grant: ToolGrant } | { ok: false; code: CallDenialCode; reason: string }
+/** The grant of delegation link `link` (its index in the chain) that covers a call. */
+export interface LinkGrant {
+  link: number
+  index: number
+  grant: ToolGrant
+}
+
+/** The token's grant a call uses, and the grant of each link above it that states a scope. */
+export interface GrantMatch {
+  index: number
+  grant: ToolGrant
+  links: LinkGrant[]
+}
+
+export type CallAuthorization = ({ ok: true } & GrantMatch) | { ok: false; code: CallDenialCode; reason: string }
 
 /** The operation a call performs (spec 03 Operation); a grant listing operations must list it. */
 export const INVOKE_OPERATION = 'invoke'
@@ -43,7 +58,30 @@ export const INVOKE_OPERATION = 'invoke'
 export function authorizeCall(token: CapabilityToken, call: ToolCall): CallAuthorization {
   const refused = tokenUseProblem(token, call)
   if (refused !== undefined) return refused
-  return findGrant(token.scope, call)
+  const own = findGrant(token.scope, call)
+  if (!own.ok) return own
+  const links = findLinkGrants(token, call)
+  return 'links' in links ? { ...own, links: links.links } : links
+}
+
+/**
+ * For each link of the chain that states the scope it delegates, the grant covering the call: the
+ * first that does, as for a token. Its limits bound the call with all the link's other descendants
+ * (planCaptures). A link stating a scope that does not cover the call refuses it; for a child its
+ * delegatee signed, attenuation already proved that every link covers what the child holds.
+ */
+export function findLinkGrants(token: CapabilityToken, call: ToolCall): { links: LinkGrant[] } | Extract<CallAuthorization, { ok: false }> {
+  const links: LinkGrant[] = []
+  for (const [i, link] of (token.delegation_chain ?? []).entries()) {
+    const budgets = linkBudgetProblem(link)
+    if (budgets !== undefined) return { ok: false, code: budgets.code, reason: `delegation_chain[${i}] ${budgets.reason}` }
+    if (link.scope === undefined) continue
+    const covering = isReadableScope(link.scope) ? findGrant(link.scope, call) : undefined
+    if (covering === undefined) return { ok: false, code: 'scope_mismatch', reason: `delegation_chain[${i}] states a scope this verifier cannot read` }
+    if (!covering.ok) return { ok: false, code: covering.code, reason: `delegation_chain[${i}] does not delegate this call: ${covering.reason}` }
+    links.push({ link: i, index: covering.index, grant: covering.grant })
+  }
+  return { links }
 }
 
 /** Token-level fields that constrain every call: caveats, scope attenuations, the budget share. */
@@ -67,7 +105,7 @@ export function tokenUseProblem(token: CapabilityToken, call: ToolCall): Extract
  * The first grant of `scope` that covers the call in every dimension; else why none does (the most
  * specific reason among the grants naming the call's tool).
  */
-export function findGrant(scope: CapabilityScope, call: ToolCall): CallAuthorization {
+export function findGrant(scope: CapabilityScope, call: ToolCall): { ok: true; index: number; grant: ToolGrant } | Extract<CallAuthorization, { ok: false }> {
   let miss: Extract<CallAuthorization, { ok: false }> | undefined
   const grants = scope.grants ?? []
   for (let index = 0; index < grants.length; index++) {
@@ -79,6 +117,33 @@ export function findGrant(scope: CapabilityScope, call: ToolCall): CallAuthoriza
     miss ??= problem
   }
   return miss ?? { ok: false, code: 'scope_mismatch', reason: `no grant covers ${call.server_id}:${call.tool_name}` }
+}
+
+// As for a token (tokenUseProblem): a share is a share of an aggregate budget the link states.
+function linkBudgetProblem(link: DelegationLink): { code: CallDenialCode; reason: string } | undefined {
+  const aggregate = link.aggregate_invocation_budget as Partial<AggregateInvocationBudget> | undefined
+  const share = link.budget_share_bps
+  if (aggregate !== undefined && (typeof aggregate !== 'object' || aggregate === null || (aggregate.scope !== 'capability' && aggregate.scope !== 'delegation_family') || !isCount(aggregate.max_invocations))) {
+    return { code: 'scope_mismatch', reason: 'states an aggregate_invocation_budget this verifier cannot read' }
+  }
+  if (share === undefined) return undefined
+  if (!isCount(share) || share > 10_000) return { code: 'scope_mismatch', reason: 'states a budget_share_bps this verifier cannot read' }
+  if (aggregate === undefined) return { code: 'budget_share_unsupported', reason: 'carries budget_share_bps, a share of an aggregate_invocation_budget, and states none' }
+  return undefined
+}
+
+// A link's scope is read only as far as the schema (gate.capability.v1) constrains it; a token that
+// skipped that validation must not make the budget arithmetic read garbage.
+function isReadableScope(scope: unknown): scope is CapabilityScope {
+  if (typeof scope !== 'object' || scope === null || Array.isArray(scope)) return false
+  const grants = (scope as CapabilityScope).grants
+  if (grants === undefined) return true
+  if (!Array.isArray(grants)) return false
+  return grants.every(g => {
+    if (typeof g !== 'object' || g === null || Array.isArray(g) || typeof g.server_id !== 'string' || typeof g.tool_name !== 'string') return false
+    const total = g.max_total_cost
+    return (g.max_invocations === undefined || g.max_invocations === null || isCount(g.max_invocations)) && (total === undefined || total === null || (isCount(total.units) && typeof total.currency === 'string'))
+  })
 }
 
 function grantProblem(grant: ToolGrant, call: ToolCall): Extract<CallAuthorization, { ok: false }> | undefined {
@@ -118,7 +183,7 @@ function caveatProblem(caveat: unknown, call: ToolCall): { code: CallDenialCode;
 
 /** One invocation counter a call must be able to advance. */
 export interface InvocationCapture {
-  /** What the counter belongs to: a capability id, or `family:<binding>` for a delegation family. */
+  /** What the counter belongs to: a capability id, `family:<binding>`, or `link:<delegation link id>`. */
   owner: string
   key: string
   max: number
@@ -126,6 +191,8 @@ export interface InvocationCapture {
   fixedMax: boolean
   /** What exhausting it means, for the deny. */
   kind: 'grant' | 'aggregate' | 'family' | 'share'
+  /** The delegation link (its index in the chain) whose limit this is; absent for the token's own. */
+  link?: number
 }
 
 /** A cost the call adds to a grant's running total, capped. */
@@ -135,13 +202,24 @@ export interface CostCapture {
   units: number
   currency: string
   maxUnits: number
+  /** As for InvocationCapture. */
+  link?: number
 }
 
 /** Every counter one call advances; all of them, or none, are captured (spec 03: atomically). */
 export interface CapturePlan {
   invocations: InvocationCapture[]
-  cost?: CostCapture
+  costs: CostCapture[]
 }
+
+/**
+ * What capturing a plan did: every counter's and cost total's new value in the plan's order, or the
+ * first one that refused it (an exhausted counter, a counter created with another fixed maximum, a
+ * cost cap), in which case nothing was captured.
+ */
+export type CaptureResult =
+  | { allowed: true; used: number[]; costUnits: number[] }
+  | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; index: number; units: number } }
 
 /** The budget key of a grant (its index and tool name). */
 export function grantBudgetKey(index: number, grant: ToolGrant): string {
@@ -149,13 +227,19 @@ export function grantBudgetKey(index: number, grant: ToolGrant): string {
 }
 
 /**
- * The counters a call through `grant` advances: the grant's max_invocations, the token's aggregate
- * budget (its own counter, or its delegation family's, shared with the root), the token's share of
- * that budget, and the grant's max_total_cost.
+ * The counters a call through `matched` advances. The token's own: the grant's max_invocations, the
+ * token's aggregate budget (its own counter, or its delegation family's, shared with the root), its
+ * share of that budget, and the grant's max_total_cost. Then, for each link of its chain, the same
+ * limits the link delegates, counted under the link's id: every descendant of a link (each sibling,
+ * whatever id its signer gave it, and their children) spends from one counter, so a link's limits
+ * bound the sum over all of them (issue 37). Token counters use keys `{index}:{tool}`, `aggregate`,
+ * `share` and `family`; link counters `link:…`, so no token id can name a link's counter.
  */
-export function planCaptures(token: CapabilityToken, index: number, grant: ToolGrant, cost: MonetaryAmount | undefined): CapturePlan {
+export function planCaptures(token: CapabilityToken, matched: GrantMatch, cost: MonetaryAmount | undefined): CapturePlan {
+  const { index, grant } = matched
   const key = grantBudgetKey(index, grant)
   const invocations: InvocationCapture[] = []
+  const costs: CostCapture[] = []
   if (typeof grant.max_invocations === 'number') invocations.push({ owner: token.id, key, max: grant.max_invocations, fixedMax: false, kind: 'grant' })
   const aggregate = token.aggregate_invocation_budget
   if (aggregate !== undefined) {
@@ -164,14 +248,43 @@ export function planCaptures(token: CapabilityToken, index: number, grant: ToolG
     } else {
       invocations.push({ owner: token.id, key: 'aggregate', max: aggregate.max_invocations, fixedMax: false, kind: 'aggregate' })
     }
-    if (token.budget_share_bps !== undefined) {
-      invocations.push({ owner: token.id, key: 'share', max: Math.floor((aggregate.max_invocations * token.budget_share_bps) / 10_000), fixedMax: false, kind: 'share' })
-    }
+    if (token.budget_share_bps !== undefined) invocations.push({ owner: token.id, key: 'share', max: shareOf(aggregate, token.budget_share_bps), fixedMax: false, kind: 'share' })
   }
   const total = grant.max_total_cost
-  const plan: CapturePlan = { invocations }
-  if (total !== undefined && total !== null && cost !== undefined) plan.cost = { owner: token.id, key, units: cost.units, currency: cost.currency, maxUnits: total.units }
-  return plan
+  if (total !== undefined && total !== null && cost !== undefined) costs.push({ owner: token.id, key, units: cost.units, currency: cost.currency, maxUnits: total.units })
+  const seen = new Set<string>()
+  for (const [i, link] of (token.delegation_chain ?? []).entries()) {
+    const owner = `link:${delegationLinkId(link)}`
+    // the same signed link twice (a delegator delegating to itself) is one budget, captured once
+    if (seen.has(owner)) continue
+    seen.add(owner)
+    planLinkCaptures(link, i, owner, matched.links.find(l => l.link === i), cost, invocations, costs)
+  }
+  return { invocations, costs }
+}
+
+function planLinkCaptures(link: DelegationLink, i: number, owner: string, covering: LinkGrant | undefined, cost: MonetaryAmount | undefined, invocations: InvocationCapture[], costs: CostCapture[]): void {
+  if (covering !== undefined) {
+    const key = `link:${grantBudgetKey(covering.index, covering.grant)}`
+    const max = covering.grant.max_invocations
+    if (typeof max === 'number') invocations.push({ owner, key, max, fixedMax: false, kind: 'grant', link: i })
+    const total = covering.grant.max_total_cost
+    if (total !== undefined && total !== null && cost !== undefined) costs.push({ owner, key, units: cost.units, currency: cost.currency, maxUnits: total.units, link: i })
+  }
+  const aggregate = link.aggregate_invocation_budget
+  if (aggregate === undefined) return
+  // A delegation_family budget is one counter for the whole family, which every descendant carries
+  // unchanged (spec 03): the token's own family capture is that counter.
+  if (aggregate.scope === 'capability') invocations.push({ owner, key: 'link:aggregate', max: aggregate.max_invocations, fixedMax: false, kind: 'aggregate', link: i })
+  if (link.budget_share_bps !== undefined) invocations.push({ owner, key: 'link:share', max: shareOf(aggregate, link.budget_share_bps), fixedMax: false, kind: 'share', link: i })
+}
+
+function shareOf(aggregate: AggregateInvocationBudget, bps: number): number {
+  return Math.floor((aggregate.max_invocations * bps) / 10_000)
+}
+
+function isCount(v: unknown): boolean {
+  return Number.isSafeInteger(v) && (v as number) >= 0
 }
 
 /** A delegation family's counter: its root binding, else the id of the root capability. */

@@ -200,6 +200,21 @@ t.test('parameter_hash_valid is computed on its own: a malformed content_hash ke
   t.match(verifyCoreReceipt(resigned, { trustedKeys }), { signature_valid: true, receipt_id_valid: true, parameter_hash_valid: false, ok: false, failedStep: 'parameter_hash' })
 })
 
+t.test('parameter_hash_valid also needs action.parameter_hash to hash action.parameters', async t => {
+  const c = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody(), signer), signer)
+  const { id: _id, signature: _s, ...body } = c
+  for (const action of [
+    { parameters: c.action.parameters, parameter_hash: '0'.repeat(64) },
+    { parameters: { ...c.action.parameters, route: '/admin' }, parameter_hash: c.action.parameter_hash },
+    { parameters: c.action.parameters },
+    { parameter_hash: c.action.parameter_hash },
+  ]) {
+    const resigned = signCoreReceipt({ ...body, action }, signer)
+    t.match(verifyCoreReceipt(resigned, { trustedKeys }), { signature_valid: true, receipt_id_valid: true, parameter_hash_valid: false, ok: false, authorized: false, failedStep: 'parameter_hash', detail: /action\.parameter_hash/ }, JSON.stringify(action))
+  }
+  t.match(verifyCoreReceipt({ ...c, action: 'x' }, { trustedKeys }), { parameter_hash_valid: false, receipt_id_valid: false })
+})
+
 t.test('bbs_signature is outside the id but inside the signature; bbs_projection_version is inside both', async t => {
   const c = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody(), signer), signer)
   const { id: _id, signature: _s, ...body } = c
@@ -218,6 +233,29 @@ t.test('trace and advisory receipts verify as evidence, never as an authorizatio
   const { id: _id, signature: _s, decision: _d, ...body } = c
   const trace = signCoreReceipt({ ...body, receipt_kind: 'trace_observation', boundary_class: 'detect_only', trust_level: 'verified', observation_outcome: 'observed' }, signer)
   t.match(verifyCoreReceipt(trace, { trustedKeys }), { signature_valid: true, receipt_id_valid: true, ok: false, authorized: false, failedStep: null, result: '' })
+})
+
+t.test('a trace or advisory receipt without observation_outcome is not signable and never verifies', async t => {
+  const c = toCoreReceiptWithKeypair(signHttpReceipt(exampleReceiptBody(), signer), signer)
+  const { id: _id, signature: _s, decision: _d, ...body } = c
+  const kinds = [
+    { receipt_kind: 'trace_observation', boundary_class: 'detect_only', trust_level: 'verified' },
+    { receipt_kind: 'advisory_evaluation', boundary_class: 'advisory_only', trust_level: 'advisory' },
+  ]
+  for (const kind of kinds) {
+    for (const outcome of [{}, { observation_outcome: null }, { observation_outcome: '' }]) {
+      const incoherent = { ...body, ...kind, ...outcome }
+      const label = `${kind.receipt_kind} ${JSON.stringify(outcome)}`
+      t.throws(() => signCoreReceipt(incoherent, signer), { code: 'gate_receipt_sign_failed', message: /must carry observation_outcome/ }, `${label}: signCoreReceipt refuses`)
+      t.throws(() => signCoreReceiptJson(incoherent, signer), { code: 'gate_receipt_sign_failed', message: /must carry observation_outcome/ }, `${label}: signCoreReceiptJson refuses`)
+      // signed anyway, outside Gate: the id is right, the receipt is still not a signed receipt
+      const id = coreReceiptId(incoherent)
+      const forged = { ...incoherent, id, signature: signer.sign(new TextEncoder().encode(canonicalJson({ id, body: incoherent }))) }
+      t.match(verifyCoreReceipt(forged, { trustedKeys }), { failedStep: 'semantics', signature_valid: false, receipt_id_valid: true, ok: false, authorized: false }, `${label}: verification`)
+    }
+    const coherent = signCoreReceipt({ ...body, ...kind, observation_outcome: 'observed' }, signer)
+    t.match(verifyCoreReceipt(coherent, { trustedKeys }), { signature_valid: true, failedStep: null }, `${kind.receipt_kind} with an outcome verifies`)
+  }
 })
 
 t.test('kind coherence is enforced on verify', async t => {

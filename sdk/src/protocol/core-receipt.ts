@@ -192,9 +192,11 @@ export function kindCoherenceProblem(body: Record<string, unknown>): string | un
   const hasDecision = body.decision !== undefined && body.decision !== null
   if (expect.decision && !hasDecision) return `${String(kind)} must carry a decision`
   if (!expect.decision && hasDecision) return `${String(kind)} must not carry a decision`
-  if (kind === 'mediated_decision' && body.observation_outcome !== undefined && body.observation_outcome !== null) {
-    return 'mediated_decision must not carry observation_outcome'
-  }
+  const outcome = body.observation_outcome
+  if (kind === 'mediated_decision' && outcome !== undefined && outcome !== null) return 'mediated_decision must not carry observation_outcome'
+  // an observation or evaluation that states no outcome records nothing (the reference vectors: such
+  // a receipt "has a valid id but is not signable")
+  if (kind !== 'mediated_decision' && (typeof outcome !== 'string' || outcome === '')) return `${String(kind)} must carry observation_outcome`
   const bbs = body.bbs_projection_version
   if (bbs !== undefined && bbs !== null && bbs !== BBS_PROJECTION_VERSION) return `unknown bbs_projection_version ${String(bbs)}`
   return undefined
@@ -250,7 +252,8 @@ export function verifyCoreReceipt(receipt: unknown, options: { trustedKeys?: Ite
   }
   const trusted = options.trustedKeys === undefined ? [] : [...options.trustedKeys]
   out.signer_trusted = trusted.includes(body.kernel_key)
-  out.parameter_hash_valid = typeof body.content_hash === 'string' && HEX64.test(body.content_hash)
+  const parameterProblem = parameterHashProblem(body)
+  out.parameter_hash_valid = parameterProblem === undefined
   let failure: { step: CoreReceiptCheckStep; detail: string } | undefined
   try {
     out.receipt_id_valid = coreReceiptId(body) === id
@@ -270,12 +273,33 @@ export function verifyCoreReceipt(receipt: unknown, options: { trustedKeys?: Ite
   out.signature_valid = failure === undefined
   failure ??= !out.signer_trusted
     ? { step: 'signer', detail: 'kernel_key is not a trusted signer' }
-    : !out.parameter_hash_valid
-      ? { step: 'parameter_hash', detail: 'content_hash is not a 64-character lowercase hex digest' }
+    : parameterProblem !== undefined
+      ? { step: 'parameter_hash', detail: parameterProblem }
       : undefined
   // spec 02: the roll-up also asks for the mediated semantics (trace and advisory records are evidence only)
   const mediated = body.receipt_kind === 'mediated_decision' && body.boundary_class === 'prevent' && body.trust_level === 'mediated'
   out.ok = failure === undefined && mediated
   out.authorized = out.ok && out.result === 'allow'
   return { ...out, failedStep: failure?.step ?? null, detail: failure?.detail ?? (mediated ? 'ok' : `${out.receipt_kind}: evidence only, not an authorization`) }
+}
+
+/**
+ * Why a core receipt's hashes are not what they claim, or undefined: `action.parameter_hash` must be the
+ * SHA-256 of the canonical `action.parameters` (the reference verifier checks this), and `content_hash`
+ * must be 64 lowercase hex (spec 02; its preimage is not in the receipt). Never throws.
+ */
+function parameterHashProblem(body: Record<string, unknown>): string | undefined {
+  const action = body.action as { parameters?: unknown; parameter_hash?: unknown } | null | undefined
+  if (typeof action !== 'object' || action === null || action.parameters === undefined || typeof action.parameter_hash !== 'string') {
+    return 'action.parameter_hash and action.parameters must both be present'
+  }
+  let recomputed: string
+  try {
+    recomputed = sha256Hex(canonicalJson(action.parameters))
+  } catch {
+    return 'action.parameters cannot be canonicalized'
+  }
+  if (recomputed !== action.parameter_hash) return 'action.parameter_hash is not the hash of action.parameters'
+  if (typeof body.content_hash !== 'string' || !HEX64.test(body.content_hash)) return 'content_hash is not a 64-character lowercase hex digest'
+  return undefined
 }

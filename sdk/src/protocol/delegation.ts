@@ -44,6 +44,17 @@ export function scopeHash(scope: unknown): string {
   return sha256Hex(canonicalJson(scope))
 }
 
+/**
+ * A delegation link's identity: SHA-256 of the canonical link minus `signature`, i.e. of exactly what
+ * its delegator signed. Neither its delegatee nor anyone below can choose it (any change breaks the
+ * signature), and a second signature over the same body (ECDSA signatures are malleable) names the
+ * same link. Its budgets are counted under it (docs/capabilities.md, Budgets).
+ */
+export function delegationLinkId(link: DelegationLink): string {
+  const { signature: _signature, ...body } = link
+  return sha256Hex(canonicalJson(body))
+}
+
 /** Checks a token's chain (its signature and window are checked before). Undefined when it holds. */
 export function checkDelegation(token: CapabilityToken, authority: TokenAuthority, options: DelegationCheckOptions = {}): DelegationFailure | undefined {
   const chain = token.delegation_chain ?? []

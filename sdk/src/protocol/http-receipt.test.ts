@@ -205,7 +205,7 @@ t.test('Ed25519 backends produce identical receipts and agree on verification', 
   t.ok(verifyHttpReceipt(r, { trustedKeys, backend: 'node' }).ok)
 })
 
-t.test('property: sign then verify round-trips for arbitrary receipt contents', async t => {
+t.test('property: sign then verify round-trips for arbitrary receipt contents', async () => {
   fc.assert(
     fc.property(
       fc.record({
@@ -301,7 +301,7 @@ t.test('a text holding another signature than the parsed receipt is not used', a
   t.equal(check.response.result, 'allow')
 })
 
-t.test('property: over arbitrary canonical receipt texts the two paths agree', async t => {
+t.test('property: over arbitrary canonical receipt texts the two paths agree', async () => {
   fc.assert(
     fc.property(
       fc.record({

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { UNIX_PREFIX } from '@gate/sdk'
 import { sendError } from '@gate/sdk/server'
-import type { TrustAuthenticator } from '@gate/trust'
+import { createIssuer, createPinnedAuthority, createTrustDeps, mountTrustRoutes, revocationReceiptBody, type TrustAuthenticator } from '@gate/trust'
 import { createControlAuth } from '../http/control-auth.js'
 import { Router } from '../http/router.js'
 import { createGateServer, type FallbackHandler, type GateServer } from '../http/server.js'
@@ -21,9 +21,7 @@ import type { Authority } from '../config/authority-seed.js'
 import type { ListenerTimeouts } from '../config/listener-timeouts.js'
 import type { LoadedPolicy } from './load-policy.js'
 import type { ServiceStores } from './service-stores.js'
-import { createIssuer, createPinnedAuthority, createTrustDeps, mountTrustRoutes } from './trust-wiring.js'
-import { revocationReceiptBody } from './revocation-receipt.js'
-import { sqliteTransparencyBackend, startTransparencyLog } from './transparency-wiring.js'
+import { sqliteTransparencyBackend, startTransparencyLog, trustedKeysOf } from './transparency-wiring.js'
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { grantWarnings } from './grant-warnings.js'
 import { createMetricsRoute } from '../routes/metrics.js'
@@ -77,6 +75,8 @@ export interface RunningService {
   socketPath: string | null
   kernel: Kernel
   server: GateServer
+  /** Tool and child receipts (the receipt store's `listed_receipts`): the MCP edges record relayed requests here. */
+  listedReceipts: Pick<ServiceStores['raw']['receipts']['listed'], 'append'>
   /** Drains in-flight requests, then flushes and closes the stores. */
   close(graceMs?: number): Promise<void>
 }
@@ -132,7 +132,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   }
   let transparency
   try {
-    transparency = await startTransparencyLog({ receipts: stores.raw.receipts, openBackend: sqliteTransparencyBackend(stores.raw), writer: ports.receipts, settings: options.transparency, signer: () => authority.signer, log: options.log })
+    transparency = await startTransparencyLog({
+      receipts: stores.raw.receipts,
+      openBackend: sqliteTransparencyBackend(stores.raw),
+      writer: ports.receipts,
+      settings: options.transparency,
+      signer: () => authority.signer,
+      // rows another process appended (trust-control beside it) must be signed by a key its authority trusts
+      acceptedSigners: trustedKeysOf(() => [authority.signer.publicKey, ...stores.raw.authority.trustedPublicKeys()]),
+      onUnverified: metrics === undefined ? undefined : step => metrics.recordUnverifiedReceipt('checkpoint', step),
+      log: options.log,
+    })
   } catch (err) {
     await stores.close()
     throw err
@@ -163,6 +173,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       transparency,
       now: () => kernel.now(),
       log: options.log,
+      onUnverifiedReceipt: metrics === undefined ? undefined : step => metrics.recordUnverifiedReceipt('read', step),
     }),
     { health: options.fallback === undefined },
   )
@@ -206,6 +217,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ...bound,
     kernel,
     server,
+    listedReceipts: stores.raw.receipts.listed,
     async close(graceMs = 25_000) {
       await server.drain(graceMs)
       // a last checkpoint, so every receipt this process committed is covered by one

@@ -1,7 +1,7 @@
 // The stores a running service hands to its kernel and routes, whatever backs them.
 import type { KernelPorts } from '../kernel/ports.js'
 import type { ApprovalAdmin, CapabilityAdmin } from '../routes/context.js'
-import type { Stores } from '../stores/index.js'
+import type { SqliteStores } from '../stores/index.js'
 
 export interface ServiceStores {
   ports: KernelPorts
@@ -18,5 +18,5 @@ export interface ServiceStores {
   /** Flushes pending writes and closes every store. */
   close(): Promise<void>
   /** The underlying stores, for trust-control's readers. */
-  raw: Stores
+  raw: SqliteStores
 }

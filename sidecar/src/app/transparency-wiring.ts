@@ -3,11 +3,12 @@
 // service trust-control mounts. Undefined where receipts are kept in memory (nothing outlives the
 // process to be audited) or the log is switched off.
 import type { Signer } from '@gate/sdk'
+import type { StoredReceiptStep, TransparencyLogBackend, TrustReceiptStore } from '@gate/trust'
 import type { TransparencySettings } from '../config/transparency-flags.js'
-import { openTransparencyLogStore, type ReceiptWriter, type Stores, type TrustReceiptStore } from '../stores/index.js'
+import { openTransparencyLogStore, type ReceiptWriter, type SqliteStores } from '../stores/index.js'
 import { Checkpointer } from '../transparency/checkpointer.js'
 import type { CheckpointerControl } from '../transparency/checkpointer-control.js'
-import type { TransparencyLogBackend } from '../transparency/log-backend.js'
+import type { AcceptedSigners } from '../transparency/leaf-check.js'
 import { TransparencyLog } from '../transparency/transparency-log.js'
 
 export interface StartTransparencyLogOptions {
@@ -20,13 +21,17 @@ export interface StartTransparencyLogOptions {
   settings: TransparencySettings
   /** The authority signer (read at every checkpoint). */
   signer: () => Signer
+  /** Of the keys that signed rows another process appended, those the log accepts as leaves (leaf-check.ts). */
+  acceptedSigners: AcceptedSigners
+  /** Called once per row refused as a leaf because it does not verify (the metric). */
+  onUnverified?: (step: StoredReceiptStep) => void
   /** Also look for receipts another process committed this often (trust serve beside a sidecar); default 0. */
   pollIntervalMs?: number
   log: (line: string) => void
 }
 
 /** The SQLite backend, in the receipt file of `stores`. */
-export function sqliteTransparencyBackend(stores: Pick<Stores, 'paths'>): () => Promise<TransparencyLogBackend> {
+export function sqliteTransparencyBackend(stores: Pick<SqliteStores, 'paths'>): () => Promise<TransparencyLogBackend> {
   return () => openTransparencyLogStore(stores.paths.receipts)
 }
 
@@ -44,10 +49,12 @@ export async function startTransparencyLog(options: StartTransparencyLogOptions)
       pollIntervalMs: options.pollIntervalMs,
       copyPath: settings.copyPath,
       flushReceipts: () => writer.flush(),
+      acceptedSigners: options.acceptedSigners,
+      onUnverified: options.onUnverified,
       log: options.log,
     })
-    // The follower hook: the one call after each commit, in commit order.
-    writer.onCommitted(batch => checkpointer.onCommitted({ lastSeq: batch.lastSeq }))
+    // The follower hook: the one call after each commit, in commit order (its rows need no check).
+    writer.onCommitted(batch => checkpointer.onCommitted(batch))
     checkpointer.start()
     return checkpointer
   }
@@ -55,11 +62,19 @@ export async function startTransparencyLog(options: StartTransparencyLogOptions)
   // statement of it ran on the event loop): the checkpointer then runs there, over that thread's
   // connection, and this process reads what it wrote.
   const hostedSettings = { everyReceipts: settings.everyReceipts, intervalMs: settings.intervalMs, copyPath: settings.copyPath, pollIntervalMs: options.pollIntervalMs }
-  const checkpointer = writer.startCheckpointer === undefined ? local() : await writer.startCheckpointer(hostedSettings, local)
+  const checkpointer = writer.startCheckpointer === undefined ? local() : await writer.startCheckpointer(hostedSettings, local, { acceptedSigners: options.acceptedSigners, onUnverified: options.onUnverified })
   return new TransparencyLog({
     backend,
     checkpointer,
     findSeq: async id => (await receipts.query.getById(id))?.seq,
     writerHealthy: () => writer.healthy,
   })
+}
+
+/** The keys a sidecar's log accepts: its own and the authority store's (what its pinned authority trusts). */
+export function trustedKeysOf(keys: () => readonly string[]): AcceptedSigners {
+  return async offered => {
+    const trusted = new Set(keys())
+    return new Set(offered.filter(k => trusted.has(k)))
+  }
 }

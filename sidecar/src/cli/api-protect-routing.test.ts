@@ -7,6 +7,7 @@ import t, { type Test } from 'tap'
 import { request } from 'undici'
 import { gateFiles } from '../testing/gate-files.js'
 import { spawnGate } from '../testing/spawn-gate.js'
+import { checkStoredReceipts } from '../testing/stored-receipts.js'
 import { startUpstreamApp } from '../testing/upstream-app.js'
 
 const TOKEN = 'routing-test-control-token-0123456789'
@@ -20,9 +21,10 @@ async function start(t: Test, extra: string[] = []) {
   const send = async (method: string, path: string, headers: Record<string, string> = {}, body?: string) => {
     const res = await request(gate.url + path, { method: method as 'GET', headers, body })
     const text = await res.body.text()
-    return { status: res.statusCode, text, json: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) }
+    const receiptId = res.headers['x-gate-receipt-id']
+    return { status: res.statusCode, text, receiptId: typeof receiptId === 'string' ? receiptId : undefined, json: text === '' ? undefined : (JSON.parse(text) as Record<string, unknown>) }
   }
-  return { gate, upstream, send }
+  return { gate, upstream, send, db }
 }
 
 // GET /admin/export has x-gate-side-effects: true (pets spec): deny-by-default on a safe method
@@ -84,4 +86,66 @@ t.test("the client's forwarding headers are replaced by the peer Gate saw", asyn
   t.equal(got.headers['x-forwarded-proto'], 'http')
   t.equal(got.headers.forwarded, undefined)
   t.equal(got.headers['x-real-ip'], undefined)
+})
+
+t.test('client headers an upstream could route on never reach it', async t => {
+  const { upstream, send } = await start(t)
+  const hostile = {
+    'X-Original-URL': '/admin/export',
+    'X-Rewrite-URL': '/admin/export',
+    'X-Original-Method': 'DELETE',
+    'X-Forwarded-Prefix': '/admin',
+    'X-Gate-Receipt-Id': 'fake',
+    'X-Gate-Verdict': 'allow',
+    'X-Gate-Approval-Id': 'appr_fake',
+    'X-Gate-Capability': 'not-a-token',
+  }
+  const r = await send('GET', '/echo', { ...hostile, 'x-app-header': 'kept' })
+  t.equal(r.status, 200)
+  const got = upstream.received.find(x => x.url === '/echo')!
+  for (const name of Object.keys(hostile)) t.equal(got.headers[name.toLowerCase()], undefined, `${name} is not forwarded`)
+  t.equal(got.headers['x-app-header'], 'kept', 'other headers are')
+  t.notOk(got.rawHeaders.some(h => /^x-gate-/i.test(h)), 'no X-Gate-* header at all')
+})
+
+// Every reading an upstream may apply to these paths reaches GET /admin/export (deny-by-default): an
+// encoded slash decoded as a separator, a trailing slash ignored, both at once, a format suffix
+// dropped (Spring's suffix patterns, Rails' `.:format`), a `;` parameter cut before or after decoding.
+const READINGS_OF_ADMIN_EXPORT = [
+  '/admin/export%2F',
+  '/admin%2Fexport%2F',
+  '/admin%2Fexport',
+  '/admin/export/',
+  '/admin/export.json',
+  '/admin/export.tar.gz',
+  '/admin%2Fexport.json',
+  '/admin/export.json/',
+  '/Admin/Export.JSON',
+  '/admin/export;x=1.json',
+  '/admin;x%2Fy/export',
+]
+
+t.test('every reading of a protected path is denied with a receipt and never reaches the upstream', async t => {
+  const { gate, upstream, send, db } = await start(t)
+  const ids: string[] = []
+  for (const path of READINGS_OF_ADMIN_EXPORT) {
+    const r = await send('GET', path)
+    t.equal(r.status, 403, `GET ${path}: 403`)
+    t.match(r.json, { error: 'gate_access_denied' }, `GET ${path}: gate_access_denied`)
+    t.ok(r.receiptId, `GET ${path}: X-Gate-Receipt-Id`)
+    if (r.receiptId !== undefined) ids.push(r.receiptId)
+  }
+  t.same(upstream.received.map(r => r.url), [], 'none of them reached the upstream')
+  const live = (await (await request(`${gate.url}/gate/live`)).body.json()) as { kernel_key: string }
+  const { missing, invalid, receipts } = await checkStoredReceipts(db, ids, live.kernel_key)
+  t.same([missing, invalid], [[], []], 'each denial is a stored receipt that verifies')
+  t.ok([...receipts.values()].every(r => r.verdict.verdict === 'deny' && r.response_status === 403), 'each records the deny')
+})
+
+t.test('readings that reach no stricter route are forwarded as sent', async t => {
+  const { upstream, send } = await start(t)
+  for (const path of ['/pets/42.json', '/pets/group%2Fname', '/reports/2024.csv']) {
+    t.equal((await send('GET', path)).status, 200, `GET ${path}: 200`)
+    t.ok(upstream.received.some(r => r.url === path), `GET ${path}: forwarded byte for byte`)
+  }
 })

@@ -8,9 +8,9 @@ import { GLOBAL_FLAGS_HELP } from '../config/global-flags.js'
 import { policyFromBytes, type LoadedPolicy } from '../app/load-policy.js'
 import type { Evaluation } from '../kernel/kernel.js'
 import { createProxy, DEFAULTS as PROXY_DEFAULTS, EGRESS_DEFAULTS, loadSpecDocument, parseUpstreamUrl, ProtectError, type GateProxy, type UpstreamTarget } from '@gate/proxy'
-import { SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
+import { HTTP_ROUTE_FLAG_OPTIONS, HTTP_ROUTE_FLAGS_HELP, SERVICE_FLAG_OPTIONS, SERVICE_POLICY_FLAGS_HELP, SERVICE_STORE_FLAGS_HELP, startFromFlags, waitForShutdown } from './sidecar.js'
 import { parseFlags, readSecondsFlag, runWithExitCodes } from './parse-flags.js'
-import { createGateLogger, lineLogger } from '../observability/logger.js'
+import { createGateLogger, errorFields, lineLogger } from '../observability/logger.js'
 import { readObservabilityFlags } from '../config/observability-flags.js'
 
 export const API_PROTECT_USAGE = `Usage: gate api protect --upstream URL [--spec FILE] [--listen ADDR] (--receipt-store PATH | --allow-ephemeral-receipts) [--upstream-timeout-secs N] [--spec-sha256 HEX] [options]
@@ -20,7 +20,9 @@ is classified by its OpenAPI route and method, mutating methods need a capabilit
 (X-Gate-Capability header or gate_capability query parameter), allowed requests are forwarded to the
 upstream, and every request gets a signed receipt (X-Gate-Receipt-Id names the finalized receipt,
 which records the status the client was answered with). The Gate routes (/gate/*, /approvals, /v1/*)
-are served by the same process.
+are served by the same process. A request whose path matches no operation of the document gets the
+method rule (an undocumented GET, HEAD or OPTIONS is forwarded without a capability) unless
+--deny-unmatched is given.
 
 Options:
   --upstream URL              upstream base URL, http or https (required); its path is kept as a
@@ -34,12 +36,14 @@ ${SERVICE_STORE_FLAGS_HELP}
   --upstream-timeout-secs N   wall-clock ceiling of one upstream hop including reading the whole
                               response (default ${PROXY_DEFAULTS.upstreamTimeoutMs / 1000}); a hop past it answers 502, or is cut off if the
                               response had started
+${HTTP_ROUTE_FLAGS_HELP}
 ${SERVICE_POLICY_FLAGS_HELP}
 
 ${GLOBAL_FLAGS_HELP}`
 
 export const API_PROTECT_FLAG_OPTIONS = {
   ...SERVICE_FLAG_OPTIONS,
+  ...HTTP_ROUTE_FLAG_OPTIONS,
   upstream: { type: 'string' },
   'upstream-timeout-secs': { type: 'string' },
   'spec-sha256': { type: 'string' },
@@ -90,13 +94,17 @@ export async function run(argv: string[]): Promise<number> {
       },
       fallback: kernel => {
         if (upstream === undefined) throw new ConfigError('internal: the upstream was not resolved before the proxy was created')
-        proxy = createProxy<Evaluation>(kernel, { upstream: upstream.href, upstreamTimeoutMs: timeoutSecs * 1000 })
+        proxy = createProxy<Evaluation>(
+          kernel,
+          { upstream: upstream.href, upstreamTimeoutMs: timeoutSecs * 1000 },
+          { onUnexpectedError: err => logger.error({ event: 'proxy_relay_failed', ...errorFields(err) }, 'upstream relay failed; answered 502') },
+        )
         return (req, res) => (proxy as GateProxy).handle(req, res)
       },
     })
     // spec 01: the proxy logs the route count, upstream URL and bound address
     log(`protecting ${upstream?.href} with ${routes} routes on ${service.url}`)
-    await waitForShutdown(service)
+    await waitForShutdown({ logger: service.logger, inFlight: () => service.server.inFlight(), close: () => service.close() })
     await proxy?.close()
     return process.exitCode === 1 ? 1 : 0
   })

@@ -1,24 +1,33 @@
 // `gate capability issue|revoke`: issue and revoke capability tokens through a sidecar's (or
-// trust-control's) /v1 routes.
+// trust-control's) /v1 routes. `issue` also works offline: with --authority-seed-file and no
+// --control-url it signs the token here with that key (the key a `gate run` or `gate mcp serve` started
+// with the same seed file trusts), for agents that need a token before any service runs.
+import { canonicalJson, signCapability, uuidv7 } from '@gate/sdk'
 import { UsageError } from '../errors.js'
+import { loadAuthority } from '../config/authority-seed.js'
 import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP, readGlobalFlags } from '../config/global-flags.js'
+import { checkHttpGrants, GRANT_FLAG_OPTIONS, GRANT_FLAGS_HELP, readGrants } from './capability-grants.js'
 import { createControlClient } from './control-client.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { escapeControls, escapeJsonControls } from './terminal-text.js'
 
-const ISSUE_USAGE = `Usage: gate capability issue --subject HEX --grant "METHOD /route" [--grant ...] [--ttl SECONDS] [--max-invocations N] [--json]
+const ISSUE_USAGE = `Usage: gate capability issue --subject HEX (--grant "METHOD /route" | --tool SERVER:TOOL) ... [--ttl SECONDS]
+                             [--max-invocations N] [constraints] [--json]
 
-Asks the sidecar (or trust-control) at --control-url to sign a capability token for the agent key HEX.
+Asks the sidecar (or trust-control) at --control-url to sign a capability token for the agent key HEX,
+or, given --authority-seed-file and no --control-url, signs it here with that key (offline).
 A grant is "METHOD /route" as written in the OpenAPI document (e.g. "POST /pets", "DELETE /pets/{id}"),
-an operationId, or a wildcard ("*", "POST *", "POST /pets/*"); see docs/capabilities.md.
-Prints the token JSON, then the X-Gate-Capability header value (base64url) on its own line. A grant
-that covers no route of the sidecar's OpenAPI document is issued with a warning on stderr.
+an operationId, or a wildcard ("*", "POST *", "POST /pets/*"), or a tool as SERVER:TOOL; see
+docs/capabilities.md. Prints the token as one line of canonical JSON (what an agent of gate run puts
+in capability_token as is), then the X-Gate-Capability header value (base64url) on its own line. A
+grant that covers no route of the sidecar's OpenAPI document is issued with a warning on stderr; with
+--spec FILE it is refused. A --grant that is a bare name is an operationId of an HTTP route (server
+"http"), which stderr says: a tool of an MCP server is --tool SERVER:TOOL.
 
 Options:
   --subject HEX           the agent's Ed25519 public key (64 hex characters)
-  --grant SPEC            a route the token may call (repeatable)
+${GRANT_FLAGS_HELP}
   --ttl SECONDS           lifetime (default 3600)
-  --max-invocations N     cap on uses of each grant
   --json                  print only the token JSON
 
 ${GLOBAL_FLAGS_HELP}`
@@ -43,10 +52,9 @@ export async function run(argv: string[]): Promise<number> {
 async function issue(argv: string[]): Promise<number> {
   const { values } = parseFlags(argv, {
     subject: { type: 'string' },
-    grant: { type: 'string', multiple: true },
     ttl: { type: 'string' },
-    'max-invocations': { type: 'string' },
     json: { type: 'boolean' },
+    ...GRANT_FLAG_OPTIONS,
     ...GLOBAL_FLAG_OPTIONS,
   })
   if (values.help === true) {
@@ -55,23 +63,26 @@ async function issue(argv: string[]): Promise<number> {
   }
   const subject = values.subject
   if (typeof subject !== 'string' || !/^[0-9a-f]{64}$/.test(subject)) throw new UsageError('--subject must be 64 lowercase hex characters (an Ed25519 public key)')
-  const grants = (values.grant as string[] | undefined) ?? []
-  if (grants.length === 0) throw new UsageError('at least one --grant is required')
+  const grants = readGrants(values)
+  for (const note of await checkHttpGrants(values, grants)) process.stderr.write(`gate capability issue: note: ${escapeControls(note)}\n`)
   const ttl = values.ttl === undefined ? 3600 : Number(values.ttl)
   if (!Number.isSafeInteger(ttl) || ttl < 1) throw new UsageError(`--ttl must be a positive integer, got "${String(values.ttl)}"`)
-  const max = values['max-invocations'] === undefined ? undefined : Number(values['max-invocations'])
-  if (max !== undefined && (!Number.isSafeInteger(max) || max < 0)) throw new UsageError('--max-invocations must be a non-negative integer')
-  const client = createControlClient(readGlobalFlags(values))
-  const body = {
-    subjectPublicKey: subject,
-    scope: { grants: grants.map(g => ({ server_id: 'http', tool_name: g.trim(), ...(max === undefined ? {} : { max_invocations: max }) })) },
-    ttlSeconds: ttl,
+  const global = readGlobalFlags(values)
+  let capability: unknown
+  if (global.authoritySeedFile !== undefined && global.controlUrl === undefined) {
+    const { signer } = await loadAuthority(global.authoritySeedFile)
+    const at = Math.floor(Date.now() / 1000)
+    capability = signCapability({ schema: 'gate.capability.v1', id: `cap_${uuidv7()}`, subject, scope: { grants }, issued_at: at, expires_at: at + ttl }, signer)
+  } else {
+    if (global.authoritySeedFile !== undefined) throw new UsageError('give --control-url (the server signs) or --authority-seed-file (signed here, offline), not both')
+    const answer = (await createControlClient(global).post('/v1/capabilities/issue', { subjectPublicKey: subject, scope: { grants }, ttlSeconds: ttl })) as { capability: unknown; warnings?: unknown }
+    warn('capability issue', answer.warnings)
+    capability = answer.capability
   }
-  const { capability, warnings } = (await client.post('/v1/capabilities/issue', body)) as { capability: unknown; warnings?: unknown }
-  warn('capability issue', warnings)
-  // the answer is the server's: nothing in it may drive the terminal
-  process.stdout.write(escapeJsonControls(JSON.stringify(capability)) + '\n')
-  if (values.json !== true) process.stdout.write(Buffer.from(JSON.stringify(capability)).toString('base64url') + '\n')
+  // canonical: the bytes the signature covers; the answer is the server's, so nothing in it may drive the terminal
+  const json = canonicalJson(capability)
+  process.stdout.write(escapeJsonControls(json) + '\n')
+  if (values.json !== true) process.stdout.write(Buffer.from(json).toString('base64url') + '\n')
   return 0
 }
 

@@ -47,6 +47,15 @@ export const COMMANDS: Record<string, CommandEntry> = {
       'serve-http': { summary: 'the hosted MCP edge: the same guard over Streamable HTTP (/mcp) for remote agents, with sessions, admission and replay', load: () => import('./mcp-serve-http.js') },
     },
   },
+  run: { summary: "run an agent that speaks Gate's native wire (GATE_WIRE_SOCKET): every tool call decided, with a signed receipt", load: () => import('./run.js') },
+  wire: {
+    summary: "native wire commands: gate wire serve (Gate's framed wire for long-running agents, unix or mutual TLS)",
+    // never called: runCommand descends into `sub` first
+    load: () => import('./wire-serve.js'),
+    sub: {
+      serve: { summary: "serve Gate's native framed wire on a Unix socket or TCP with mutual TLS; the same tool-call path as gate run", load: () => import('./wire-serve.js') },
+    },
+  },
 }
 
 const USAGE_EXIT = 2

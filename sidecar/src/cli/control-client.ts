@@ -11,7 +11,7 @@ import { UsageError } from '../errors.js'
 import type { GlobalFlags } from '../config/global-flags.js'
 import { DEFAULT_CONTROL_TOKEN_FILE, readTokenText } from '../config/control-token.js'
 
-export const DEFAULT_CONTROL_URL = 'http://127.0.0.1:9090'
+const DEFAULT_CONTROL_URL = 'http://127.0.0.1:9090'
 
 /** Options of `createControlClient`. */
 export interface ControlClientOptions {
@@ -25,7 +25,7 @@ export interface ControlClientOptions {
   defaultTokenFile: string
 }
 
-export const CONTROL_CLIENT_DEFAULTS: Readonly<ControlClientOptions> = Object.freeze({
+const CONTROL_CLIENT_DEFAULTS: Readonly<ControlClientOptions> = Object.freeze({
   headersTimeoutMs: 15_000,
   bodyTimeoutMs: 60_000,
   maxResponseBytes: 64 * 1024 * 1024,

@@ -11,7 +11,7 @@ import type { McpToolService } from './mcp-tool-server.js'
 
 const LIST_LIMIT_MAX = 1000
 
-export function mountMcpAdminRoutes(router: Router, deps: { edge: HostedEdge; auth: ControlAuth; tools: McpToolService }): void {
+export function mountMcpAdminRoutes(router: Router, deps: { edge: HostedEdge; auth: ControlAuth; tools: McpToolService; wrappedConnections: () => number }): void {
   const { edge, auth, tools } = deps
   const guarded = (handler: RouteHandler): RouteHandler => async (req, res, params, url) => {
     const checked = auth.check(req)
@@ -23,7 +23,7 @@ export function mountMcpAdminRoutes(router: Router, deps: { edge: HostedEdge; au
     // first collects garbage, so that it reports live memory rather than what the collector has yet to free.
     ;(globalThis as { gc?: () => void }).gc?.()
     const { rss, heapUsed } = process.memoryUsage()
-    sendJson(res, 200, { status: edge.stats().draining ? 'draining' : 'ok', ...edge.stats(), serverId: tools.serverId, toolServer: tools.toolServer.kind, controlUrl: tools.service.url, rssBytes: rss, heapUsedBytes: heapUsed })
+    sendJson(res, 200, { status: edge.stats().draining ? 'draining' : 'ok', ...edge.stats(), serverId: tools.serverId, toolServer: tools.api === undefined ? 'mcp' : 'openapi', wrappedConnections: deps.wrappedConnections(), controlUrl: tools.service.url, rssBytes: rss, heapUsedBytes: heapUsed })
   }))
   router.add('GET', '/admin/sessions', guarded(async (_req, res, _params, url) => {
     const asked = Number(url.searchParams.get('limit') ?? 100)

@@ -12,7 +12,7 @@ const FIXTURE = ['--', process.execPath, FIXTURE_SERVER_PATH]
 let gate: GateMcpHttp
 t.before(async () => {
   const files = await gateFiles(t)
-  gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--allow-ephemeral-receipts', '--authority-seed-file', files.seed, '--allow-tool', 'echo', '--max-body-bytes', '65536', '--max-sessions', '20', ...FIXTURE])
+  gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--allow-ephemeral-receipts', '--authority-seed-file', files.seed, '--allow-tool', 'echo', '--max-body-bytes', '65536', '--max-sessions', '20', '--max-sessions-per-caller', '100', ...FIXTURE])
 })
 
 const echo = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'ok' } } })

@@ -1,7 +1,8 @@
 // End to end: the session life of the real `gate mcp serve-http` (spec 03, "States and transitions",
 // "Events"): Last-Event-ID replay with ids `{session_id}-{sequence}`, 409 outside the window or for
-// another session's event, one GET stream per session, DELETE, idle expiry, the drain on SIGTERM, and a
-// session that survives a restart of the edge (the edge-session store beside the receipt store).
+// another session's event, one GET stream per session, DELETE, idle expiry, the drain on SIGTERM, a
+// session that survives a restart of the edge (the edge-session store beside the receipt store), and
+// the cap on one caller's sessions.
 import t, { type Test } from 'tap'
 import { createServer, type ServerResponse } from 'node:http'
 import { once } from 'node:events'
@@ -11,12 +12,13 @@ import type { AddressInfo } from 'node:net'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
 import { gateFiles } from '../testing/gate-files.js'
-import { PROTOCOL_VERSION, rawPost, rawRequest, rawSession, readStream, startGateMcpHttp, type GateMcpHttp } from '../testing/mcp-http-session.js'
+import { initializeMessage as initialize, PROTOCOL_VERSION, rawPost, rawRequest, rawSession, readStream, startGateMcpHttp, type GateMcpHttp } from '../testing/mcp-http-session.js'
 import { runGate } from '../testing/spawn-gate.js'
 
 const FIXTURE = ['--', process.execPath, FIXTURE_SERVER_PATH]
 const TOKEN_A = 'agent-a-token-0123456789'
 const TOKEN_B = 'agent-b-token-0123456789'
+const ADMIN_TOKEN = 'admin-token-for-mcp-session-tests'
 
 async function setup(t: Test, extra: string[] = []): Promise<{ gate: GateMcpHttp; args: string[]; db: string }> {
   const files = await gateFiles(t)
@@ -190,3 +192,46 @@ t.test('a session survives a restart of the edge: replay from before the stop, t
 })
 
 const gateMeta = (result: CallToolResult) => (result._meta as { gate: Record<string, string> }).gate
+
+t.test('sessions per caller are capped: past the cap 429 with Retry-After; ended sessions free their places; other callers are unaffected', async t => {
+  const files = await gateFiles(t)
+  const tokens = join(files.dir, 'tokens')
+  writeFileSync(tokens, `${TOKEN_A}\n${TOKEN_B}\n`)
+  const gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--allow-ephemeral-receipts', '--authority-seed-file', files.seed, '--admission-token-file', tokens, '--max-sessions-per-caller', '3', '--allow-tool', 'echo', ...FIXTURE], { env: { GATE_ADMIN_TOKEN: ADMIN_TOKEN } })
+  const a = { authorization: `Bearer ${TOKEN_A}` }
+  const b = { authorization: `Bearer ${TOKEN_B}` }
+  const opened = [await rawSession(gate.url, a), await rawSession(gate.url, a), await rawSession(gate.url, a)]
+  const refused = await rawPost(gate.url, initialize(), a)
+  t.equal(refused.status, 429, "the caller's fourth session is refused")
+  t.match(refused.json(), { error: 'gate_too_many_sessions', message: /3 sessions/, transient: true })
+  t.match(refused.headers.get('retry-after'), /^[1-9]\d*$/, 'Retry-After in whole seconds')
+  t.notOk(refused.headers.get('mcp-session-id'), 'no session is made')
+  const sessionsOfB = [await rawSession(gate.url, b), await rawSession(gate.url, b), await rawSession(gate.url, b)]
+  t.equal(sessionsOfB.length, 3, 'another caller opens its own three')
+  t.equal((await rawPost(gate.url, initialize(), b)).status, 429, 'and is capped on its own')
+  t.equal((await rawPost(gate.url, call(2, 'echo', { text: 'still' }), { ...a, 'mcp-session-id': opened[0]! })).status, 200, "the caller's open sessions keep working")
+  t.equal((await rawRequest(gate.url, 'DELETE', { ...a, 'mcp-session-id': opened[0]! })).status, 200)
+  const fourth = await rawSession(gate.url, a)
+  t.ok(fourth, 'a DELETE frees a place')
+  t.equal((await rawPost(gate.url, initialize(), a)).status, 429, 'and only one')
+  t.equal((await rawRequest(`${gate.base}/admin/sessions/${opened[1]}`, 'DELETE', { authorization: `Bearer ${ADMIN_TOKEN}` })).status, 200)
+  t.ok(await rawSession(gate.url, a), 'a session the admin closed frees its place')
+})
+
+t.test('the per-caller cap defaults to 16 and counts the anonymous loopback caller as one', async t => {
+  const { gate } = await setup(t)
+  for (let n = 0; n < 16; n++) await rawSession(gate.url)
+  const refused = await rawPost(gate.url, initialize())
+  t.equal(refused.status, 429)
+  t.match(refused.json(), { error: 'gate_too_many_sessions', message: /16 sessions/ })
+  const help = await runGate(['mcp', 'serve-http', '--help'])
+  t.match(help.stdout, /--max-sessions-per-caller N\s+live sessions one caller [\s\S]*?past it 429 \(default 16\)/)
+})
+
+t.test('an expired session frees its place under the per-caller cap', async t => {
+  const { gate } = await setup(t, ['--max-sessions-per-caller', '1', '--session-idle-secs', '1'])
+  const mark = gate.proc.output().length
+  const id = await rawSession(gate.url)
+  await gate.waitForOutput(new RegExp(`session ${id} expired`), mark)
+  t.ok(await rawSession(gate.url), 'the next session opens')
+})

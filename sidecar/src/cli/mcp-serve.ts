@@ -5,9 +5,10 @@
 // takes `gate sidecar`'s store and key flags (the durable-receipts gate included) and serves the Gate
 // control routes (approvals, /v1) on --listen for approvers; stdout belongs to MCP, so every log line
 // goes to stderr. The tool-server and store options are shared with `gate mcp serve-http`
-// (mcp-tool-server.ts).
+// (mcp-tool-server.ts). A wrapped server is started when the agent's initialize arrives, told the
+// client capabilities the agent declared, and its whole session is relayed (passthrough.ts).
 import { uuidv7 } from '@gate/sdk'
-import { createMcpEdge, relayWrappedServer, serveStdio } from '@gate/mcp'
+import { createMcpEdge, relayedClientCapabilities, relayWrappedServer, serveStdio, type EdgeBuilder, type StdioToolServer } from '@gate/mcp'
 import { GLOBAL_FLAGS_HELP } from '../config/global-flags.js'
 import { SERVICE_POLICY_FLAGS_HELP } from './sidecar.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
@@ -19,7 +20,8 @@ export const MCP_SERVE_USAGE = `Usage: gate mcp serve [options] -- COMMAND [ARGS
 Speaks MCP over stdio to an agent and decides every tools/call with the token's grants before the tool
 server sees it; every decision is a signed receipt (gate.receipt.v1). Behind it: the MCP server started
 as COMMAND ARGS… (a child over stdio; its resources, prompts, sampling, elicitation, logging and
-progress pass through unchanged), or the OpenAPI API at --upstream, one tool per operation.
+progress are relayed), or the OpenAPI API at --upstream, one tool per operation. The MCP server is
+started when the agent initializes, told the capabilities the agent declared.
 
 Options:
 ${MCP_TOOL_SERVER_FLAGS_HELP}
@@ -44,27 +46,38 @@ export async function run(argv: string[]): Promise<number> {
       return 0
     }
     const tools = await startMcpToolService(values, positionals, NAME, (values.listen as string | undefined) ?? '127.0.0.1:0')
-    const { log, relay, sessionCapability, service } = tools
-    const edge = createMcpEdge({
-      serverId: tools.serverId,
-      toolServer: tools.toolServer,
-      decider: tools.decider,
-      sessionCapability,
-      allowTools: tools.allowTools,
-      approvalTools: tools.approvalTools,
-      controlUrl: service.url,
-      sessionId: `mcp_${uuidv7()}`,
-      serverInfo: { name: 'gate', version: tools.version },
-      relayedCapabilities: relay?.client.getServerCapabilities(),
-      instructions: relay?.client.getInstructions(),
-    })
-    if (relay !== undefined) relayWrappedServer(edge, relay, tools.timeoutMs, log)
-    const { closed } = await serveStdio(edge, log)
+    const { log, sessionCapability, service } = tools
+    const sessionId = `mcp_${uuidv7()}`
+    let wrapped: StdioToolServer | undefined
+    const build: EdgeBuilder = async initialize => {
+      if (tools.startWrapped !== undefined) wrapped = await tools.startWrapped(relayedClientCapabilities(initialize.capabilities))
+      const edge = createMcpEdge({
+        serverId: tools.serverId,
+        toolServer: wrapped ?? tools.api!,
+        decider: tools.decider,
+        sessionCapability,
+        allowTools: tools.allowTools,
+        approvalTools: tools.approvalTools,
+        controlUrl: service.url,
+        sessionId,
+        serverInfo: { name: 'gate', version: tools.version },
+        relayedCapabilities: wrapped?.client.getServerCapabilities(),
+        instructions: wrapped?.client.getInstructions(),
+      })
+      if (wrapped !== undefined) relayWrappedServer(edge, wrapped, { timeoutMs: tools.timeoutMs, log, serverId: tools.serverId, sessionId, recorder: tools.decider })
+      return edge
+    }
+    const stdio = await serveStdio(build, log)
     log(`serving MCP on stdio for ${tools.describe} as server_id ${tools.serverId}`)
     log(`session capability: ${sessionCapability === undefined ? 'none (per call only, _meta.gateCapability)' : 'set'}`)
     log(`control routes (approvals) on ${service.url}`)
-    await Promise.race([closed, signalled()])
-    await shutdownMcpToolService(tools, () => edge.close())
+    await Promise.race([stdio.closed, signalled()])
+    await shutdownMcpToolService(tools, async () => {
+      await stdio.server()?.close()
+      await wrapped?.close()
+    })
+    // a wrapped server that could not start for the agent ends the command with an error (logged)
+    if (stdio.failed()) return 1
     return 0
   })
 }

@@ -1,13 +1,16 @@
 // What `gate mcp serve` (stdio) and `gate mcp serve-http` (the hosted edge) share: the tool-server
 // choice (a wrapped MCP server `-- COMMAND ARGS…`, or `--spec FILE --upstream URL`), the store and key
 // flags of `gate sidecar` (started here with the kernel and the control routes), the operator policy
-// flags (--allow-tool, --approval-tool), the session capability, and the shutdown order.
+// flags (--allow-tool, --approval-tool), the session capability, and the shutdown order. A wrapped
+// server is started per agent session (`startWrapped`), told that agent's client capabilities; the
+// command is checked once at start-up by starting it and stopping it again.
 import { readFile } from 'node:fs/promises'
 import { basename } from 'node:path'
 import { canonicalJson, sha256Hex } from '@gate/sdk'
 import { convertSpec, GENERATOR_DEFAULTS } from '@gate/openapi'
 import { parseUpstreamUrl } from '@gate/proxy'
 import { OpenApiToolServer, StdioToolServer, type ToolServer } from '@gate/mcp'
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError, isOpenApiError, UsageError } from '../errors.js'
 import { policyFromBytes, type LoadedPolicy } from '../app/load-policy.js'
 import { packageVersion, type RunningService } from '../app/create-service.js'
@@ -51,9 +54,13 @@ export interface McpToolService {
   version: string
   mode: ToolServerMode
   serverId: string
-  toolServer: ToolServer
-  /** The wrapped server, whose non-tool messages are relayed; undefined for an OpenAPI API. */
-  relay: StdioToolServer | undefined
+  /** An OpenAPI API's tool server, one for every session; undefined for a wrapped server. */
+  api: ToolServer | undefined
+  /**
+   * Starts a connection (a child process) to the wrapped server declaring `clientCapabilities`;
+   * undefined for an OpenAPI API. The caller closes it.
+   */
+  startWrapped: ((clientCapabilities: ClientCapabilities) => Promise<StdioToolServer>) | undefined
   decider: ToolCallKernel
   sessionCapability: string | undefined
   allowTools: string[]
@@ -95,21 +102,27 @@ export async function startMcpToolService(values: Record<string, unknown>, posit
   })
   const log = lineLogger(service.logger)
   const version = await packageVersion()
-  let toolServer: ToolServer
-  let relay: StdioToolServer | undefined
+  const api = mode.kind === 'openapi' ? new OpenApiToolServer({ conversion: conversion!, upstream: mode.upstreamUrl, timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES }) : undefined
+  const startWrapped =
+    mode.kind === 'openapi'
+      ? undefined
+      : (clientCapabilities: ClientCapabilities) =>
+          StdioToolServer.start({ command: mode.command[0]!, args: mode.command.slice(1), timeoutMs, startTimeoutMs: Math.max(timeoutMs, START_TIMEOUT_MS), clientInfo: { name: 'gate', version }, clientCapabilities, log })
+  const describe = mode.kind === 'openapi' ? `the OpenAPI API at ${mode.upstream}` : `the MCP server "${mode.command.join(' ')}"`
+  const decider = new ToolCallKernel(service.kernel, service.listedReceipts)
+  return { service, log, version, mode, serverId, api, startWrapped, decider, sessionCapability, allowTools, approvalTools, timeoutMs, describe }
+}
+
+/** Starts the wrapped server once and stops it: a command that cannot start fails the start-up, not a session. */
+export async function checkWrappedServer(tools: McpToolService): Promise<void> {
+  if (tools.startWrapped === undefined) return
   try {
-    if (mode.kind === 'openapi') {
-      toolServer = new OpenApiToolServer({ conversion: conversion!, upstream: mode.upstreamUrl, timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES })
-    } else {
-      relay = await StdioToolServer.start({ command: mode.command[0]!, args: mode.command.slice(1), timeoutMs, startTimeoutMs: Math.max(timeoutMs, START_TIMEOUT_MS), clientInfo: { name: 'gate', version }, log })
-      toolServer = relay
-    }
+    const probe = await tools.startWrapped({})
+    await probe.close()
   } catch (err) {
-    await service.close()
+    await tools.service.close()
     throw err
   }
-  const describe = mode.kind === 'openapi' ? `the OpenAPI API at ${mode.upstream}` : `the MCP server "${mode.command.join(' ')}"`
-  return { service, log, version, mode, serverId, toolServer, relay, decider: new ToolCallKernel(service.kernel), sessionCapability, allowTools, approvalTools, timeoutMs, describe }
 }
 
 function readMode(values: Record<string, unknown>, positionals: string[]): ToolServerMode {
@@ -123,7 +136,8 @@ function readMode(values: Record<string, unknown>, positionals: string[]): ToolS
   return { kind: 'openapi', spec, upstream, upstreamUrl: new URL(parseUpstreamUrl(upstream).href) }
 }
 
-async function readSpec(path: string): Promise<Buffer> {
+/** The bytes of --spec (exit 1 naming the file when it cannot be read). */
+export async function readSpec(path: string): Promise<Buffer> {
   try {
     return await readFile(path)
   } catch (err) {
@@ -155,7 +169,7 @@ export function signalled(): Promise<void> {
 export async function shutdownMcpToolService(tools: McpToolService, closeEdge: () => Promise<void>): Promise<void> {
   const { log } = tools
   await closeEdge().catch(() => {})
-  await tools.toolServer.close().catch(err => log(`stopping the tool server failed: ${(err as Error).message}`))
+  await tools.api?.close().catch(err => log(`stopping the tool server failed: ${(err as Error).message}`))
   await tools.service.close().then(
     () => log('receipts flushed, stopped'),
     err => {

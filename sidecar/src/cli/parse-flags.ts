@@ -24,13 +24,20 @@ export async function runWithExitCodes(name: string, usage: string, body: () => 
   } catch (err) {
     const e = err as Error & { code?: string }
     if (e.name === 'UsageError') {
-      process.stderr.write(`gate ${name}: ${escapeControls(e.message)}\n\n${usage}\n`)
+      // the synopsis, not the whole help: several commands failing at once (a pasted block) stay readable
+      process.stderr.write(`gate ${name}: ${escapeControls(e.message)}\n${usageSynopsis(usage)}\n(every option: gate ${name} --help)\n`)
       return 2
     }
     // a message may quote a server's answer or a receipt field
     process.stderr.write(`gate ${name}: ${escapeControls(e.message)}\n`)
     return 1
   }
+}
+
+/** The synopsis of a usage text: its lines up to the first blank one. */
+export function usageSynopsis(usage: string): string {
+  const end = usage.indexOf('\n\n')
+  return end < 0 ? usage : usage.slice(0, end)
 }
 
 /** A whole number of seconds from 1 to 3600 given as FLAG, or `fallback` when the flag is absent. */

@@ -110,7 +110,7 @@ t.test('gate receipt audit names deleted, altered, reordered and rolled-back row
 
   // the human form names the first bad index
   const text = await runGate(['receipt', 'audit', '--receipt-db', join(files.dir, 'deleted.db'), '--trusted-key', key])
-  t.match(text.stdout, /first bad index: 10\n  missing_row at index 10: no receipt at seq 11/)
+  t.match(text.stdout, /first bad index: 10\n {2}missing_row at index 10: no receipt at seq 11/)
   t.equal((await runGate(['receipt', 'audit'])).code, 2, '--receipt-db is required')
 })
 

@@ -4,7 +4,7 @@
 import t from 'tap'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createSigner, hexToBytes, verifyCheckpointStatement, verifyConsistencyProofRecord, type CheckpointStatement, type HttpReceipt } from '@gate/sdk'
+import { createSigner, hexToBytes, verifyCheckpointStatement, verifyConsistencyProofRecord, type CheckpointStatement } from '@gate/sdk'
 import { gateFiles } from '../testing/gate-files.js'
 import { runGate, spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { call, schemaErrors } from '../testing/http-client.js'
@@ -86,6 +86,7 @@ t.test('the sidecar checkpoints its receipts; flush, health, proof and verify --
   const forged = await runGate(['receipt', 'verify', receiptFile, '--proof', proofFile, '--trusted-key', key])
   t.equal(forged.code, 1)
   t.match(forged.stdout, /FAIL \S+ proof proof: the audit path does not lead/)
+  t.notMatch(forged.stdout, /proof missing/, 'a proof that failed is reported by its failure only')
   writeFileSync(join(files.dir, 'two.json'), JSON.stringify([target, receipts[7]]))
   writeFileSync(proofFile, proof.stdout)
   const missing = await runGate(['receipt', 'verify', join(files.dir, 'two.json'), '--proof', proofFile, '--trusted-key', key])

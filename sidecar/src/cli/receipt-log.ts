@@ -19,7 +19,7 @@ const SOURCE = `Source (one of):
                               --control-token or GATE_CONTROL_TOKEN)
   --json                      print JSON`
 
-export const PROOF_USAGE = `Usage: gate receipt proof ID (--receipt-db PATH | --control-url URL) [--tree-size N]
+const PROOF_USAGE = `Usage: gate receipt proof ID (--receipt-db PATH | --control-url URL) [--tree-size N]
 
 Prints the receipt's inclusion proof (gate.transparency.inclusion-proof.v2) as JSON: its leaf index, the
 audit path and the signed checkpoint it leads to. Check it offline with
@@ -28,14 +28,14 @@ gate receipt verify RECEIPT --proof FILE --trusted-key KEY.
   --tree-size N               prove against the checkpoint of this tree size (default: the newest)
 ${SOURCE}`
 
-export const HEALTH_USAGE = `Usage: gate receipt health (--receipt-db PATH | --control-url URL) [--json]
+const HEALTH_USAGE = `Usage: gate receipt health (--receipt-db PATH | --control-url URL) [--json]
 
 Store reachable, last commit, tree size, last checkpoint, receipts not yet in the tree or not yet
 checkpointed. Exit 1 when unhealthy. (A fleet sidecar's outbox lag is in its /gate/health.)
 
 ${SOURCE}`
 
-export const FLUSH_USAGE = `Usage: gate receipt flush (--receipt-db PATH --authority-seed-file PATH | --control-url URL) [--timeout-ms N] [--json]
+const FLUSH_USAGE = `Usage: gate receipt flush (--receipt-db PATH --authority-seed-file PATH | --control-url URL) [--timeout-ms N] [--json]
 
 Makes everything written durable and checkpointed: commits what the writer holds, adds every committed
 receipt to the tree and signs a checkpoint unless the newest already covers them all. Exit 1 on timeout.
@@ -44,7 +44,7 @@ receipt to the tree and signs a checkpoint unless the newest already covers them
   --authority-seed-file PATH  local mode: the authority key that signs checkpoints
 ${SOURCE}`
 
-export const CHECKPOINT_USAGE = `Usage: gate receipt checkpoint status (--receipt-db PATH | --control-url URL) [--json]
+const CHECKPOINT_USAGE = `Usage: gate receipt checkpoint status (--receipt-db PATH | --control-url URL) [--json]
        gate receipt checkpoint create (--receipt-db PATH --authority-seed-file PATH | --control-url URL) [--json]
 
 status prints the newest signed checkpoint and how many receipts it leaves uncovered; create adds every

@@ -7,7 +7,8 @@ function pagesOf(stored: string[], seen: { limits: number[] }) {
     seen.limits.push(limit)
     const from = cursor ?? stored.length
     const receipts = stored.slice(from, from + limit)
-    return { receipts, nextCursor: receipts.length === limit ? from + limit : null, totalCount: stored.length }
+    const unverified = receipts.flatMap((r, i) => (r.startsWith('bad') ? [{ receiptId: r, seq: from + i + 1, failedStep: 'signature' as const, detail: 'signature does not verify' }] : []))
+    return { receipts, nextCursor: receipts.length === limit ? from + limit : null, totalCount: stored.length, unverified }
   }
 }
 
@@ -24,5 +25,12 @@ t.test('readNewest across a page boundary, and when fewer match than asked', asy
   const stored = Array.from({ length: 201 }, (_, i) => `r${i}`)
   t.same((await readNewest(pagesOf(stored, { limits: [] }), 2)).receipts, ['r200', 'r199'])
   t.same((await readNewest(pagesOf(['a', 'b'], { limits: [] }), 50)).receipts, ['b', 'a'])
-  t.same(await readNewest(pagesOf([], { limits: [] }), 5), { receipts: [], totalCount: 0 })
+  t.same(await readNewest(pagesOf([], { limits: [] }), 5), { receipts: [], totalCount: 0, unverified: [] })
+})
+
+t.test('readNewest reports the receipts that did not verify on every page it read, newest first', async t => {
+  const stored = Array.from({ length: 450 }, (_, i) => (i === 10 || i === 300 ? `bad${i}` : `r${i}`))
+  const { receipts, unverified } = await readNewest(pagesOf(stored, { limits: [] }), 2)
+  t.same(receipts, ['r449', 'r448'])
+  t.same(unverified.map(u => [u.receiptId, u.seq]), [['bad300', 301], ['bad10', 11]], 'every match was read: each unverified one is named')
 })

@@ -2,7 +2,8 @@
 // inclusion proof must be for a receipt in the input and lead to a checkpoint signed by a --trusted-key
 // (without one, the statement's signature is still checked and its signer reported untrusted, as for
 // receipts); each consistency proof must link two such checkpoints. Every receipt in the input needs a
-// proof. One line per proof and per unproven receipt, "ok ..." or "FAIL <id> proof: <why>".
+// proof. One line per proof and per unproven receipt, "ok ..." or "FAIL <id> proof: <why>"; a receipt
+// whose proof failed is reported by that failure only, never as missing too.
 import { readFile } from 'node:fs/promises'
 import { parseJsonExact, verifyConsistencyProofRecord, verifyInclusionProofRecord, INCLUSION_PROOF_SCHEMA, CONSISTENCY_PROOF_SCHEMA } from '@gate/sdk'
 import { validate } from '@gate/schemas'
@@ -23,6 +24,8 @@ export async function checkProofFile(file: string, receiptIds: readonly string[]
   const signer = (trusted: boolean) => (trusted ? 'checkpoint signer trusted' : 'checkpoint signature valid, signer untrusted')
   const wanted = new Set(receiptIds)
   const proven = new Set<string>()
+  // receipts whose proof was given and failed: their failure is the line, not "missing"
+  const failed = new Set<string>()
   const lines: string[] = []
   let failures = 0
   for (const [i, record] of records.entries()) {
@@ -32,6 +35,7 @@ export async function checkProofFile(file: string, receiptIds: readonly string[]
     const shape = r.schema === CONSISTENCY_PROOF_SCHEMA || r.schema === INCLUSION_PROOF_SCHEMA ? validate(r.schema, record) : { ok: true as const }
     if (!shape.ok) {
       failures++
+      failed.add(label)
       lines.push(`FAIL ${label} proof malformed: ${shape.errors[0]}`)
       continue
     }
@@ -53,6 +57,7 @@ export async function checkProofFile(file: string, receiptIds: readonly string[]
     const check = verifyInclusionProofRecord(record, options)
     if (!check.ok) {
       failures++
+      failed.add(label)
       lines.push(`FAIL ${label} proof ${check.step}: ${check.reason}`)
       continue
     }
@@ -65,7 +70,7 @@ export async function checkProofFile(file: string, receiptIds: readonly string[]
     lines.push(`ok ${label} included at leaf ${String(r.leaf_index)} of checkpoint tree size ${String(r.tree_size)} (${signer(check.signerTrusted)})`)
   }
   for (const id of wanted) {
-    if (proven.has(id)) continue
+    if (proven.has(id) || failed.has(id)) continue
     failures++
     lines.push(`FAIL ${id} proof missing: no inclusion proof for this receipt in ${file}`)
   }

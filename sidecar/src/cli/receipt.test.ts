@@ -8,7 +8,8 @@ import { createSigner, generateSecret, sha256Hex, signHttpReceiptJson, uuidv7, t
 import { PETS_SPEC_YAML } from '../testing/pets-spec.js'
 import { GATE_MAIN, runGate, spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { call } from '../testing/http-client.js'
-import { createReceiptRow, openReceiptStore, type StoredReceipt } from '../stores/index.js'
+import { createReceiptRow, type StoredReceipt } from '@gate/trust'
+import { openReceiptStore } from '../stores/index.js'
 
 // a real sidecar's evaluations and a trust-control process: beyond tap's 300 s per file on a busy host
 t.setTimeout(900_000)
@@ -31,7 +32,7 @@ const now = Math.floor(Date.now() / 1000)
 
 let sidecar!: GateProcess
 let trust!: GateProcess
-let rows: StoredReceipt[] = []
+const rows: StoredReceipt[] = []
 let decisionId = ''
 let finalId = ''
 let pendingId = ''

@@ -1,11 +1,14 @@
 // A fleet on a PostgreSQL trust-control of two nodes: each sidecar joins a different node. A revocation
 // made through one node reaches the sidecar of the other (its held feed request looks again every 250 ms
 // for revocations other nodes commit); a max_invocations budget holds across both nodes and both
-// sidecars; every receipt is stored once in the shared database. Skipped where no PostgreSQL is found.
+// sidecars, and so does a delegation link's for all its siblings (issue 37); every receipt is stored once
+// in the shared database. Skipped where no PostgreSQL is found.
 import t from 'tap'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { postgresSkipReason, startPostgres } from '../testing/postgres-server.js'
+import { createSigner, generateSecret } from '@gate/sdk'
+import { delegatedSiblings } from '../testing/delegated-siblings.js'
+import { postgresSkipReason, startPostgres } from '@gate/trust/testing'
 import { spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { evaluate, FLEET_TOKEN, fleetHealth, issueCentrally, receiptIdsAtControl, revokeCentrally, startFleetSidecar, waitUntil } from '../testing/fleet.js'
 
@@ -27,7 +30,10 @@ t.test('two trust-control nodes on one database serve one fleet', { skip }, asyn
     return p
   }
   const [a, b] = await Promise.all([node(), node()])
-  const sidecars = [await startFleetSidecar(t, dir, 1, a!.url), await startFleetSidecar(t, dir, 2, b!.url)]
+  // an issuer both sidecars trust, which delegates below (the nodes' authority seed stays in the database)
+  const delegator = createSigner({ secret: generateSecret() })
+  const trusted = ['--trusted-issuer', delegator.publicKey]
+  const sidecars = [await startFleetSidecar(t, dir, 1, a!.url, trusted), await startFleetSidecar(t, dir, 2, b!.url, trusted)]
   await waitUntil('both sidecars enrolled', async () => (await Promise.all(sidecars.map(s => fleetHealth(s.url)))).every(h => h.key_enrolled))
 
   const capability = await issueCentrally(a!.url)
@@ -45,6 +51,12 @@ t.test('two trust-control nodes on one database serve one fleet', { skip }, asyn
     reasons.push(reasonCode === undefined ? verdict : `${verdict} (${reasonCode})`)
   }
   t.same(verdicts, ['allow', 'allow', 'allow', 'allow', 'deny', 'deny'], `four invocations across both nodes and both sidecars: ${reasons.join(', ')}`)
+
+  // issue 37: siblings of one delegation link, presented through both nodes, share its budget
+  const siblings = await delegatedSiblings({ url: a!.url, controlToken: FLEET_TOKEN, authority: delegator, grants: [{ server_id: 'http', tool_name: 'POST /pets', max_invocations: 2 }], count: 8 })
+  const sharing = await Promise.all(siblings.map((child, i) => evaluate(sidecars[i % 2]!.url, child)))
+  t.equal(sharing.filter(v => v.verdict === 'allow').length, 2, "8 siblings at once through both nodes: the link's two invocations")
+  t.same(sharing.filter(v => v.verdict !== 'allow').map(v => v.reasonCode), Array(6).fill('budget_exhausted'))
 
   await waitUntil('both outboxes drained', async () => (await Promise.all(sidecars.map(s => fleetHealth(s.url)))).every(h => h.outbox.lag === 0))
   const ids = await receiptIdsAtControl(b!.url)

@@ -10,7 +10,7 @@ import { provideServiceControlToken } from '../config/control-token.js'
 import { readServiceConfig, SERVICE_DEFAULTS } from '../config/service-config.js'
 import { loadPolicyFile } from '../app/load-policy.js'
 import type { RouteTableOptions } from '@gate/openapi'
-import { openServiceStores } from '../app/open-stores.js'
+import { openServiceStores } from '../app/open-service-stores.js'
 import { startService, type RunningService } from '../app/create-service.js'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 import { TRANSPARENCY_FLAG_OPTIONS, TRANSPARENCY_FLAGS_HELP, type TransparencySettings } from '../config/transparency-flags.js'
@@ -32,6 +32,17 @@ export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen ad
                               capabilities live in sibling files (PATH.revocations.db, ...)
   --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only
 ${LISTENER_TIMEOUT_FLAGS_HELP}`
+
+// The HTTP route flags of `gate sidecar` and `gate api protect` (the tool-call commands match tools,
+// never paths).
+export const HTTP_ROUTE_FLAGS_HELP = `  --deny-unmatched            a request whose path matches no operation of the OpenAPI document is
+                              deny-by-default whatever its method: it needs a capability granting it,
+                              as a mutating method does (default: the method rule, under which an
+                              undocumented GET, HEAD or OPTIONS passes without one)`
+
+export const HTTP_ROUTE_FLAG_OPTIONS = {
+  'deny-unmatched': { type: 'boolean' },
+} as const
 
 export const SERVICE_POLICY_FLAGS_HELP = `  --case-sensitive-routes     compare path segments with their letter case (default: ignore it, as
                               Express and Koa route); a path that differs from a stricter route only
@@ -57,6 +68,7 @@ Options:
   --spec FILE                 OpenAPI 3.x document (JSON or YAML) giving the route policy; without it
                               safe methods pass and mutating methods need a capability
 ${SERVICE_STORE_FLAGS_HELP}
+${HTTP_ROUTE_FLAGS_HELP}
 ${SERVICE_POLICY_FLAGS_HELP}
 
 ${GLOBAL_FLAGS_HELP}`
@@ -80,13 +92,16 @@ export const SERVICE_FLAG_OPTIONS = {
 
 export async function run(argv: string[]): Promise<number> {
   return runWithExitCodes('sidecar', SIDECAR_USAGE, async () => {
-    const { values } = parseFlags(argv, SERVICE_FLAG_OPTIONS)
+    const { values } = parseFlags(argv, { ...SERVICE_FLAG_OPTIONS, ...HTTP_ROUTE_FLAG_OPTIONS })
     if (values.help === true) {
       process.stdout.write(SIDECAR_USAGE + '\n')
       return 0
     }
+    if (values['deny-unmatched'] === true && values.spec === undefined) {
+      throw new UsageError('--deny-unmatched needs --spec FILE: without a document no path matches an operation')
+    }
     const service = await startFromFlags(values, 'sidecar')
-    await waitForShutdown(service)
+    await waitForShutdown({ logger: service.logger, inFlight: () => service.server.inFlight(), close: () => service.close() })
     return 0
   })
 }
@@ -109,11 +124,16 @@ export async function startFromFlags(
   const log = lineLogger(logger)
   const listen = parseServiceListenAddress(config.listen)
   const { policyLoader, ...serviceOptions } = extra
-  const routeOptions: RouteTableOptions = { caseSensitive: config.caseSensitiveRoutes }
+  const routeOptions: RouteTableOptions = { caseSensitive: config.caseSensitiveRoutes, denyUnmatched: config.denyUnmatched }
   const policy = await (policyLoader?.(routeOptions) ?? loadPolicyFile(config.spec, routeOptions))
   const authority = await loadAuthority(global.authoritySeedFile)
   if (authority.ephemeral) {
-    log('warning: no --authority-seed-file; generated a fresh signing key for this process only (receipts signed now will not verify against the key of the next boot)')
+    // what to do, in words a first run can act on (issue 45)
+    log(
+      'warning: no --authority-seed-file, so this process signs with a key made at start: its receipts and tokens will not verify after a restart. ' +
+        'To keep one key, create it once with `npx gate keygen .gate/authority.seed` and start with `--authority-seed-file .gate/authority.seed` ' +
+        '(npm start: `npm start -- --authority-seed-file .gate/authority.seed`)',
+    )
   }
   // before any store file is created: a start that cannot bind leaves nothing behind
   if (listen.kind === 'tcp') await checkCanListen(listen)
@@ -156,7 +176,8 @@ export async function startFromFlags(
     fleet,
     ...serviceOptions,
   })
-  log(`policy: ${policy.source} (${policy.routeCount} routes, ${routeOptions.caseSensitive === true ? 'case-sensitive' : 'case-insensitive'} paths, HEAD decided as GET, policy_hash ${policy.policyHash})`)
+  const unmatched = routeOptions.denyUnmatched === true ? 'unmatched requests deny-by-default' : 'unmatched requests by the method rule'
+  log(`policy: ${policy.source} (${policy.routeCount} routes, ${routeOptions.caseSensitive === true ? 'case-sensitive' : 'case-insensitive'} paths, HEAD decided as GET, ${unmatched}, policy_hash ${policy.policyHash})`)
   log(`receipts: ${stores.receiptBackend} (${stores.receiptLocation})`)
   log(`signer public key: ${authority.signer.publicKey}`)
   log(`transparency log: ${describeTransparency(transparency, stores.receiptBackend)}`)
@@ -171,15 +192,23 @@ export async function startFromFlags(
   return { ...service, logger }
 }
 
+/** What the shutdown needs of a running service (`gate sidecar`, `gate api protect`, `gate trust serve`). */
+export interface ShutdownTarget {
+  logger: Logger
+  inFlight(): number
+  /** Drains in-flight requests, then flushes and closes the stores. */
+  close(): Promise<void>
+}
+
 /** Resolves on SIGTERM/SIGINT after draining in-flight requests and flushing the stores. */
-export function waitForShutdown(service: RunningService & { logger: Logger }): Promise<void> {
+export function waitForShutdown(service: ShutdownTarget, stoppedMessage = 'receipts flushed, stopped'): Promise<void> {
   const { logger } = service
   return new Promise(resolve => {
     const stop = (signal: string) => {
-      logger.info({ event: 'shutdown', signal }, `${signal} received, draining ${service.server.inFlight()} in-flight request(s)`)
+      logger.info({ event: 'shutdown', signal }, `${signal} received, draining ${service.inFlight()} in-flight request(s)`)
       service.close().then(
         () => {
-          logger.info({ event: 'stopped' }, 'receipts flushed, stopped')
+          logger.info({ event: 'stopped' }, stoppedMessage)
           resolve()
         },
         err => {

@@ -26,14 +26,17 @@ export async function withLocalLog<T>(global: GlobalFlags, fn: (log: Transparenc
   const receipts = await openReceiptStore(path)
   try {
     const backend = await openTransparencyLogStore(path)
+    const requireSigner = (): Signer => {
+      if (signer === undefined) throw new UsageError('signing a checkpoint needs --authority-seed-file (the authority key the sidecar signs with)')
+      return signer
+    }
     const checkpointer = new Checkpointer({
       backend,
-      signer: () => {
-        if (signer === undefined) throw new UsageError('signing a checkpoint needs --authority-seed-file (the authority key the sidecar signs with)')
-        return signer
-      },
+      signer: requireSigner,
       everyReceipts: 0,
       intervalMs: 0,
+      // every row is another process's here: it becomes a leaf only when the seed's key signed it
+      acceptedSigners: async keys => new Set(keys.filter(k => k === requireSigner().publicKey)),
     })
     const log = new TransparencyLog({ backend, checkpointer, findSeq: async id => (await receipts.query.getById(id))?.seq })
     try {

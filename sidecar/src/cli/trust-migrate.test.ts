@@ -4,9 +4,9 @@
 import t from 'tap'
 import { join } from 'node:path'
 import { call } from '../testing/http-client.js'
-import { postgresSkipReason, startPostgres, type PostgresServer } from '../testing/postgres-server.js'
+import { postgresSkipReason, startPostgres, type PostgresServer } from '@gate/trust/testing'
 import { runGate, spawnGate } from '../testing/spawn-gate.js'
-import { PgDatabase } from '../stores/postgres/index.js'
+import { PgDatabase } from '@gate/trust/postgres'
 
 const skip = postgresSkipReason()
 const TOKEN = 'migrate-service-token-0123456789abcdef'

@@ -3,7 +3,7 @@
 // the same migrations at start; concurrent runs wait for each other (advisory lock). Exit 0 when the
 // schema is current, 1 when the database is unreachable or refused (a newer schema, a foreign database).
 import { UsageError } from '../errors.js'
-import { checkDatabaseUrl, migrate, PgDatabase } from '../stores/postgres/index.js'
+import { checkDatabaseUrl, migrate, PgDatabase } from '@gate/trust/postgres'
 import { parseFlags, runWithExitCodes } from './parse-flags.js'
 
 export const TRUST_MIGRATE_USAGE = `Usage: gate trust migrate --database-url URL

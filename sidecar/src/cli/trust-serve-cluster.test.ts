@@ -8,10 +8,10 @@ import { join } from 'node:path'
 import { createSigner, generateSecret, signHttpReceiptJson, uuidv7 } from '@gate/sdk'
 import { peerAuthHeaders } from '@gate/trust'
 import { call, type JsonResponse } from '../testing/http-client.js'
-import { postgresSkipReason, startPostgres, type PostgresServer } from '../testing/postgres-server.js'
+import { postgresSkipReason, startPostgres, type PostgresServer } from '@gate/trust/testing'
 import { spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { receiptBody } from '../testing/receipt-rows.js'
-import { openPgStores, type PgStores } from '../stores/postgres/index.js'
+import { openPgStores, type PgStores } from '@gate/trust/postgres'
 
 const skip = postgresSkipReason()
 const SERVICE_TOKEN = 'cluster-service-token-0123456789abcdef'

@@ -15,7 +15,7 @@ import { fileSystemPath } from '../stores/file-mode.js'
 import type { GlobalFlags } from './global-flags.js'
 
 /** The token file's name beside the receipt store. */
-export const CONTROL_TOKEN_FILE_NAME = 'control-token'
+const CONTROL_TOKEN_FILE_NAME = 'control-token'
 
 /** Where the client commands look when given no token: `.gate/control-token` in the working directory. */
 export const DEFAULT_CONTROL_TOKEN_FILE = join('.gate', CONTROL_TOKEN_FILE_NAME)
@@ -66,7 +66,7 @@ export function provideServiceControlToken(inputs: ControlTokenInputs): ServiceC
  * not a regular file, or one that does not hold exactly one well-formed token is refused: its token
  * may be known to someone else, so it is neither reused nor silently replaced.
  */
-export function readPrivateTokenFile(file: string): string | undefined {
+function readPrivateTokenFile(file: string): string | undefined {
   let stat
   try {
     stat = statSync(file)

@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import { checkCanListen, listenFailure } from './listen-check.js'
 
-t.test('a free address passes and stays free; port 0 is never probed', async t => {
+t.test('a free address passes and stays free; port 0 is never probed', async () => {
   const probe = createServer().listen(0, '127.0.0.1')
   await once(probe, 'listening')
   const { port } = probe.address() as AddressInfo

@@ -1,11 +1,11 @@
 // The flags `gate mcp serve-http` adds to `gate mcp serve`'s (docs/mcp.md, "Hosted edge"): admission
 // (bearer tokens from a file or GATE_MCP_ADMISSION_TOKENS, a JWT key), the admin token, browser origins,
-// and the session, stream, body, idle, drain and replay limits. Tokens come from files or the
+// Host names, and the session (in all and per caller), stream, body, idle, drain and replay limits. Tokens come from files or the
 // environment; argv is readable by every local user (--admin-token is spec 03's name and is accepted,
 // with GATE_ADMIN_TOKEN preferred).
 import { readFile } from 'node:fs/promises'
 import { checkControlToken } from '@gate/sdk/server'
-import type { AdmissionOptions, HostedLimits } from '@gate/mcp'
+import { readAllowedHost, readOAuthUrl, type AdmissionOptions, type HostedLimits } from '@gate/mcp'
 import { ConfigError, UsageError } from '../errors.js'
 
 export const MCP_HTTP_FLAG_OPTIONS = {
@@ -16,13 +16,19 @@ export const MCP_HTTP_FLAG_OPTIONS = {
   'jwt-audience': { type: 'string' },
   'admin-token': { type: 'string' },
   'allow-origin': { type: 'string', multiple: true },
+  'allowed-host': { type: 'string', multiple: true },
   'edge-session-store': { type: 'string' },
   'session-idle-secs': { type: 'string' },
   'drain-secs': { type: 'string' },
   'max-sessions': { type: 'string' },
+  'max-sessions-per-caller': { type: 'string' },
   'max-streams': { type: 'string' },
   'max-body-bytes': { type: 'string' },
   'replay-window': { type: 'string' },
+  'shared-server': { type: 'boolean' },
+  'oauth-issuer': { type: 'string' },
+  'resource-url': { type: 'string' },
+  'oauth-scope': { type: 'string', multiple: true },
 } as const
 
 export const MCP_HTTP_DEFAULTS = Object.freeze({
@@ -30,6 +36,7 @@ export const MCP_HTTP_DEFAULTS = Object.freeze({
   idleSecs: 900,
   drainSecs: 25,
   maxSessions: 1000,
+  maxSessionsPerCaller: 16,
   maxStreams: 1000,
   maxBodyBytes: 4 * 1024 * 1024,
   replayWindow: 1000,
@@ -43,24 +50,46 @@ export const MCP_HTTP_FLAGS_HELP = `Hosted edge:
                               comma-separated)
   --jwt-key PATH              admit a session with a JWT verified by this key: PEM public key, JWK or JWK Set
   --jwt-issuer ISS            required JWT iss          --jwt-audience AUD   required JWT aud
+  --oauth-issuer URL          admit a session with an OAuth 2.1 access token of this authorization server
+                              (its metadata and JWKS are discovered from it; https, or http on loopback);
+                              GET /.well-known/oauth-protected-resource names it (RFC 9728)
+  --resource-url URL          this edge's canonical URL, the audience access tokens must name (default
+                              the listener's URL and /mcp; required on a non-loopback listener)
+  --oauth-scope SCOPE         a scope every access token must carry (repeatable; published as
+                              scopes_supported); default none
   --admin-token TOKEN         bearer token of /admin/* (GATE_ADMIN_TOKEN preferred); without it /admin is off
   --allow-origin ORIGIN       a browser origin allowed to call /mcp (repeatable; loopback origins are allowed
                               on a loopback listener)
+  --allowed-host NAME         a Host name this listener answers, with any port (repeatable; required on a
+                              non-loopback listener, which answers no other; a loopback listener also
+                              answers localhost, 127.0.0.1 and [::1] with no port or its own)
   --edge-session-store PATH   the edge-session store (default beside --receipt-store: PATH.edge_sessions.db)
   --session-idle-secs N       a session with no request and no open stream expires after N s (default ${MCP_HTTP_DEFAULTS.idleSecs})
   --drain-secs N              on SIGTERM, how long requests in flight may finish (default ${MCP_HTTP_DEFAULTS.drainSecs})
   --max-sessions N            live sessions at once (default ${MCP_HTTP_DEFAULTS.maxSessions})
+  --max-sessions-per-caller N live sessions one caller (admission token, JWT subject, or every anonymous
+                              loopback client together) holds at once; past it 429 (default ${MCP_HTTP_DEFAULTS.maxSessionsPerCaller})
   --max-streams N             open GET streams at once (default ${MCP_HTTP_DEFAULTS.maxStreams})
   --max-body-bytes N          largest POST body (default ${MCP_HTTP_DEFAULTS.maxBodyBytes})
-  --replay-window N           events kept per session for Last-Event-ID (default ${MCP_HTTP_DEFAULTS.replayWindow})`
+  --replay-window N           events kept per session for Last-Event-ID (default ${MCP_HTTP_DEFAULTS.replayWindow})
+  --shared-server             one wrapped server process for every session instead of one per session:
+                              for a stateless server; it is told no client capabilities, and what it
+                              sends on its own reaches a session only while that session alone has tool
+                              calls in flight on it`
 
 export interface McpHttpSettings {
-  admission: Omit<AdmissionOptions, 'open'>
+  admission: Omit<AdmissionOptions, 'open' | 'oauth'>
+  /** --oauth-issuer, --resource-url and --oauth-scope: the edge as an OAuth 2.1 resource server. */
+  oauth: { issuer: string; resourceUrl: string | undefined; scopes: string[] } | undefined
   adminToken: string | undefined
   allowedOrigins: string[]
+  /** --allowed-host names, lower-cased (checked by readAllowedHost). */
+  allowedHosts: string[]
   edgeSessionStore: string | undefined
   limits: HostedLimits
   drainMs: number
+  /** --shared-server: one wrapped server process for every session. */
+  sharedServer: boolean
 }
 
 function readCount(value: unknown, flag: string, fallback: number, max: number): number {
@@ -72,12 +101,39 @@ function readCount(value: unknown, flag: string, fallback: number, max: number):
   return n
 }
 
+function readAllowedHosts(value: unknown): string[] {
+  const names = (value as string[] | undefined) ?? []
+  try {
+    return names.map(readAllowedHost)
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+}
+
 async function readText(path: string, flag: string): Promise<string> {
   try {
     return await readFile(path, 'utf8')
   } catch (err) {
     throw new ConfigError(`cannot read ${flag} ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
   }
+}
+
+function readOAuthFlags(values: Record<string, unknown>): McpHttpSettings['oauth'] {
+  const issuer = values['oauth-issuer'] as string | undefined
+  const resourceUrl = values['resource-url'] as string | undefined
+  const scopes = (values['oauth-scope'] as string[] | undefined) ?? []
+  if (issuer === undefined) {
+    if (resourceUrl !== undefined || scopes.length > 0) throw new UsageError('--resource-url and --oauth-scope need --oauth-issuer')
+    return undefined
+  }
+  try {
+    readOAuthUrl(issuer, '--oauth-issuer')
+    if (resourceUrl !== undefined) readOAuthUrl(resourceUrl, '--resource-url')
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+  for (const scope of scopes) if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) throw new UsageError(`--oauth-scope takes one scope token (RFC 6749 §3.3), got "${scope}"`)
+  return { issuer, resourceUrl, scopes }
 }
 
 export async function readMcpHttpFlags(values: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<McpHttpSettings> {
@@ -96,16 +152,20 @@ export async function readMcpHttpFlags(values: Record<string, unknown>, env: Nod
       tokens,
       jwt: jwtKey === undefined ? undefined : { keyText: await readText(jwtKey, '--jwt-key'), issuer: values['jwt-issuer'] as string | undefined, audience: values['jwt-audience'] as string | undefined },
     },
+    oauth: readOAuthFlags(values),
     adminToken,
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
+    allowedHosts: readAllowedHosts(values['allowed-host']),
     edgeSessionStore: values['edge-session-store'] as string | undefined,
     limits: {
       maxSessions,
+      maxSessionsPerCaller: readCount(values['max-sessions-per-caller'], '--max-sessions-per-caller', MCP_HTTP_DEFAULTS.maxSessionsPerCaller, 1_000_000),
       maxStreams: readCount(values['max-streams'], '--max-streams', MCP_HTTP_DEFAULTS.maxStreams, 1_000_000),
       maxBodyBytes: readCount(values['max-body-bytes'], '--max-body-bytes', MCP_HTTP_DEFAULTS.maxBodyBytes, 64 * 1024 * 1024),
       idleMs: idleSecs * 1000,
       replayWindow: readCount(values['replay-window'], '--replay-window', MCP_HTTP_DEFAULTS.replayWindow, 1_000_000),
     },
     drainMs: readCount(values['drain-secs'], '--drain-secs', MCP_HTTP_DEFAULTS.drainSecs, 3600) * 1000,
+    sharedServer: values['shared-server'] === true,
   }
 }

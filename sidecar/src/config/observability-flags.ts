@@ -5,7 +5,7 @@ import type { Level } from 'pino'
 import { checkControlToken } from '@gate/sdk/server'
 import { UsageError } from '../errors.js'
 
-export const LOG_LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace']
+const LOG_LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace']
 
 /** The parsed observability flags. */
 export interface ObservabilitySettings {

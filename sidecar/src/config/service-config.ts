@@ -34,6 +34,8 @@ export interface ServiceConfig {
   observability: ObservabilitySettings
   /** --case-sensitive-routes. */
   caseSensitiveRoutes: boolean
+  /** --deny-unmatched (gate sidecar and gate api protect): requests matching no operation are deny-by-default. */
+  denyUnmatched: boolean
   /** --trusted-issuer, repeatable. */
   trustedIssuers: readonly string[]
   /** --strict-nonces. */
@@ -70,6 +72,7 @@ export function readServiceConfig(values: Record<string, unknown>, env: NodeJS.P
     transparency: readTransparencyFlags(values),
     observability: readObservabilityFlags(values, env),
     caseSensitiveRoutes: values['case-sensitive-routes'] === true,
+    denyUnmatched: values['deny-unmatched'] === true,
     trustedIssuers: (values['trusted-issuer'] as string[] | undefined) ?? [],
     strictNonces: values['strict-nonces'] === true,
     fleet: readFleetFlags(values, global),

@@ -1,8 +1,9 @@
-// Trust in the authority trust-control publishes (GET /v1/authority): its trusted keys become issuers
+// Trust in the authority trust-control publishes (GET /v1/authority, gate.fleet.authority.v1): its trusted keys become issuers
 // whose capability tokens verify here. Pinned at the first answer, then followed through rotations:
 // a later answer is accepted only when it keeps every key already trusted and its generation does not
 // go back (a rotation keeps earlier keys trusted), so a different trust-control answering at the same
 // URL cannot swap the authority under a running sidecar.
+import type { AuthorityMessage } from '@gate/trust'
 import type { ControlConnection } from './control-connection.js'
 
 const TIMEOUT_MS = 5000
@@ -42,9 +43,7 @@ export class AuthorityFollower {
   }
 
   async #refresh(): Promise<void> {
-    const body = (await this.#connection.expectOk(this.#connection.get('/v1/authority', TIMEOUT_MS))) as Record<string, unknown>
-    const next = readSnapshot(body)
-    if (next === undefined) throw new Error('GET /v1/authority answered without publicKey, generation and trustedPublicKeys')
+    const next = snapshotOf(await this.#connection.expectMessage('gate.fleet.authority.v1', this.#connection.get('/v1/authority', TIMEOUT_MS)))
     const pinned = this.#pinned
     if (pinned === undefined) {
       this.#pinned = next
@@ -62,10 +61,7 @@ export class AuthorityFollower {
   }
 }
 
-function readSnapshot(body: Record<string, unknown>): AuthoritySnapshot | undefined {
-  const { publicKey, generation, trustedPublicKeys } = body
-  if (typeof publicKey !== 'string' || typeof generation !== 'number' || !Array.isArray(trustedPublicKeys)) return undefined
-  if (!trustedPublicKeys.every(k => typeof k === 'string')) return undefined
-  const keys = trustedPublicKeys as string[]
+function snapshotOf(answer: AuthorityMessage): AuthoritySnapshot {
+  const { publicKey, generation, trustedPublicKeys: keys } = answer
   return { publicKey, generation, trustedPublicKeys: keys.includes(publicKey) ? keys : [...keys, publicKey] }
 }

@@ -1,9 +1,11 @@
 // The sidecar's connection to trust-control: keep-alive HTTP(S) with the fleet's control token, the
-// private CA of --control-ca, a deadline on every request and a bounded answer. Every fleet module
+// private CA of --control-ca, a deadline on every request and a bounded answer, checked against its
+// fleet schema (gate.fleet.*, @gate/trust's fleet-messages.ts) before anyone reads it. Every fleet module
 // (authority follower, revocation mirror, key enrolment, receipt outbox, remote budgets) talks through it.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { EXACT_JSON_LIMITS, readJson } from '@gate/sdk'
+import { readFleetMessage, type FleetMessages } from '@gate/trust'
 import { StoreUnavailableError } from '../errors.js'
 
 /** Largest answer read (a revocation page of 1,000 entries is ~100 KB). */
@@ -76,6 +78,14 @@ export class ControlConnection {
     if (status === 200) return body
     const message = (body as { message?: unknown; error?: unknown } | null)?.message ?? (body as { error?: unknown } | null)?.error
     throw new ControlRefusedError(this.origin, status, typeof message === 'string' ? message : 'no message')
+  }
+
+  /** `expectOk` whose body must be the fleet message `id`; rejects with ControlUnreachableError when it is not. */
+  async expectMessage<K extends keyof FleetMessages>(id: K, reply: Promise<ControlReply>): Promise<FleetMessages[K]> {
+    const body = await this.expectOk(reply)
+    const read = readFleetMessage(id, body)
+    if (!read.ok) throw new ControlUnreachableError(this.origin, `answered with a body that is ${read.problem}`)
+    return read.value
   }
 
   close(): void {

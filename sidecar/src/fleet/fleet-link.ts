@@ -84,6 +84,14 @@ export async function startFleetLink(options: FleetLinkOptions): Promise<{ link:
     isRevoked: id => mirror.isRevoked(id) || local.isRevoked(id),
     refresh: local.refresh === undefined ? undefined : () => local.refresh!(),
     unavailable: () => mirror.unavailable(),
+    onRevoked(listener) {
+      const fromFeed = mirror.onRevoked(listener)
+      const fromHere = local.onRevoked?.(listener)
+      return () => {
+        fromFeed()
+        fromHere?.()
+      }
+    },
   }
   const link: FleetLink = {
     trustedIssuers: () => authority.trustedKeys(),

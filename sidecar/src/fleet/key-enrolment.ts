@@ -2,6 +2,7 @@
 // are accepted at ingest (a receipt signed by a key never enrolled is refused there). Tried at start;
 // when trust-control cannot be reached then, retried in the background until it answers. The receipt
 // outbox waits for it: it never ships receipts an ingest would refuse for want of an enrolment.
+import type { EnrollRequest } from '@gate/trust'
 import { ControlRefusedError, type ControlConnection } from './control-connection.js'
 
 const TIMEOUT_MS = 5000
@@ -47,10 +48,11 @@ export class KeyEnrolment {
 
   async #run(): Promise<void> {
     let backoffMs = 250
-    const body = JSON.stringify({ publicKey: this.#options.publicKey, label: this.#options.label })
+    const request: EnrollRequest = { publicKey: this.#options.publicKey, label: this.#options.label }
+    const body = JSON.stringify(request)
     while (!this.#stopped) {
       try {
-        const answer = (await this.#connection.expectOk(this.#connection.post('/v1/keys/enroll', body, TIMEOUT_MS))) as { created?: boolean }
+        const answer = await this.#connection.expectMessage('gate.fleet.enrolled_key.v1', this.#connection.post('/v1/keys/enroll', body, TIMEOUT_MS))
         this.#enrolled = true
         this.#lastError = null
         this.#options.log(`fleet: signing key ${this.#options.publicKey} ${answer.created === false ? 'was already enrolled' : 'enrolled'} at trust-control as "${this.#options.label}"`)

@@ -6,13 +6,14 @@
 // the cursor only after the acknowledgement, so every receipt is delivered at least once, also across
 // kill -9 and restarts; ingest is idempotent by receipt id, so a batch sent twice is stored once. A new
 // --control-url starts from seq 0 (the whole local log).
-import type { CommittedReceipts, ReceiptQuery, ReceiptWriter } from '../stores/index.js'
+import type { CommittedReceipts } from '@gate/trust'
+import type { ReceiptQuery, ReceiptWriter } from '../stores/index.js'
 import { openDatabase, type SqliteDatabase } from '../stores/sqlite-driver.js'
 import type { ControlConnection } from './control-connection.js'
 import type { KeyEnrolment } from './key-enrolment.js'
 
 /** Receipts per ingest request (~2.7 KB each: well under the route's 8 MiB and 1,000-receipt limits). */
-export const OUTBOX_BATCH = 250
+const OUTBOX_BATCH = 250
 const INGEST_TIMEOUT_MS = 15_000
 /** With nothing committed since, the log is looked at again this often (a commit wakes it sooner). */
 const IDLE_LOOK_MS = 1000
@@ -172,8 +173,9 @@ export class ReceiptOutbox {
     if (batch === undefined) return false
     const last = batch.lastSeq
     if (last > this.#latestSeq) this.#latestSeq = last
-    const answer = (await this.#connection.expectOk(this.#connection.post('/v1/receipts/ingest', batch.body, INGEST_TIMEOUT_MS))) as { results?: unknown[] }
-    if (!Array.isArray(answer.results) || answer.results.length !== batch.count) throw new Error('POST /v1/receipts/ingest answered without one result per receipt')
+    // the body (gate.fleet.ingest_request.v1) is built from the stored bytes by the receipt store's SQL
+    const answer = await this.#connection.expectMessage('gate.fleet.ingest_response.v1', this.#connection.post('/v1/receipts/ingest', batch.body, INGEST_TIMEOUT_MS))
+    if (answer.results.length !== batch.count) throw new Error('POST /v1/receipts/ingest answered without one result per receipt')
     // acknowledged: only now does the cursor move (a crash before this line re-sends the batch)
     await this.#options.cursor.write(this.#options.target, last)
     this.#shippedSeq = last

@@ -1,10 +1,13 @@
 // Budgets held across the fleet: the kernel's capture plan (max_invocations, aggregate and family
-// budgets, budget shares, cost) is captured at trust-control (POST /v1/budgets/capture), atomically and
-// committed there before it answers. When trust-control cannot be reached or answers anything but a
-// capture result, the capture is `unavailable`, and the budget guard denies the call: a budget another
-// host may have spent cannot be known here (fail closed).
-import type { CapturePlan } from '@gate/sdk'
-import type { BudgetPort, CaptureResult, UnavailableCapture } from '../kernel/ports.js'
+// budgets, budget shares, cost, and the same limits of every delegation link above the token) is
+// captured at trust-control (POST /v1/budgets/capture), atomically and committed there before it
+// answers. When trust-control cannot be reached or answers anything but a capture result (its schema,
+// gate.fleet.capture_result.v1, is checked), the capture
+// is `unavailable`, and the budget guard denies the call: a budget another host may have spent cannot
+// be known here (fail closed).
+import type { CaptureResult, CapturePlan } from '@gate/sdk'
+import type { CaptureRequest } from '@gate/trust'
+import type { BudgetPort, UnavailableCapture } from '../kernel/ports.js'
 import type { ControlConnection } from './control-connection.js'
 
 /** A capture waits this long for trust-control before the call is denied. */
@@ -13,30 +16,13 @@ const CAPTURE_TIMEOUT_MS = 5000
 export function createRemoteBudgets(connection: ControlConnection): BudgetPort {
   return {
     async capture(plan: CapturePlan): Promise<CaptureResult | UnavailableCapture> {
-      let answer: unknown
+      const request: CaptureRequest = plan
       try {
-        answer = await connection.expectOk(connection.post('/v1/budgets/capture', JSON.stringify(plan), CAPTURE_TIMEOUT_MS))
+        // an answer that is not a gate.fleet.capture_result.v1 rejects too: the capture is unknown
+        return await connection.expectMessage('gate.fleet.capture_result.v1', connection.post('/v1/budgets/capture', JSON.stringify(request), CAPTURE_TIMEOUT_MS))
       } catch (err) {
         return { allowed: false, failed: { kind: 'unavailable', reason: (err as Error).message } }
       }
-      return readCaptureResult(answer) ?? { allowed: false, failed: { kind: 'unavailable', reason: `trust-control ${connection.origin} answered the capture with an unknown shape` } }
     },
   }
-}
-
-function readCaptureResult(value: unknown): CaptureResult | undefined {
-  if (typeof value !== 'object' || value === null) return undefined
-  const r = value as Record<string, unknown>
-  if (r.allowed === true) {
-    if (!Array.isArray(r.used) || !r.used.every(n => Number.isSafeInteger(n))) return undefined
-    if (r.costUnits !== undefined && !Number.isSafeInteger(r.costUnits)) return undefined
-    return { allowed: true, used: r.used as number[], costUnits: r.costUnits as number | undefined }
-  }
-  if (r.allowed !== false || typeof r.failed !== 'object' || r.failed === null) return undefined
-  const f = r.failed as Record<string, unknown>
-  const int = (v: unknown) => Number.isSafeInteger(v)
-  if (f.kind === 'invocation' && int(f.index) && int(f.used)) return { allowed: false, failed: { kind: 'invocation', index: f.index as number, used: f.used as number } }
-  if (f.kind === 'max_mismatch' && int(f.index) && int(f.recordedMax)) return { allowed: false, failed: { kind: 'max_mismatch', index: f.index as number, recordedMax: f.recordedMax as number } }
-  if (f.kind === 'cost' && int(f.units)) return { allowed: false, failed: { kind: 'cost', units: f.units as number } }
-  return undefined
 }

@@ -1,4 +1,4 @@
-// A replica of trust-control's revocations (GET /v1/revocations), the sidecar's `revocation_backend:
+// A replica of trust-control's revocations (GET /v1/revocations, gate.fleet.revocation_page.v1), the sidecar's `revocation_backend:
 // remote`. One request at a time follows the feed's cursor; an empty page is held by trust-control until
 // a revocation commits, so a revocation reaches this process within one round trip. The replica is
 // in memory and replayed from cursor 0 at each start (a restarted sidecar that cannot reach
@@ -27,14 +27,6 @@ const MIN_WAIT_MS = 250
 const ANSWER_GRACE_MS = 5000
 const MAX_BACKOFF_MS = 2000
 
-interface FeedPage {
-  revocations: { seq: number; capabilityId: string }[]
-  nextCursor: number
-  latestSeq: number
-  authorityGeneration: number
-  authorityPublicKey: string
-}
-
 export interface RevocationMirrorStatus {
   cursor: number
   revoked: number
@@ -50,6 +42,7 @@ export class RevocationMirror {
   readonly #clock: () => number
   readonly #waitMs: number
   readonly #revoked = new Set<string>()
+  readonly #listeners = new Set<(capabilityId: string) => void>()
   #cursor = 0
   #syncedAt: number | undefined
   #lastError: string | null = null
@@ -81,6 +74,12 @@ export class RevocationMirror {
 
   isRevoked(capabilityId: string): boolean {
     return this.#revoked.has(capabilityId)
+  }
+
+  /** Calls `listener` with each id the feed newly revokes; returns an unsubscribe. */
+  onRevoked(listener: (capabilityId: string) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
   }
 
   /** Why the replica cannot be trusted now (undefined: it can). */
@@ -129,19 +128,20 @@ export class RevocationMirror {
     const sentAt = this.#clock()
     const wait = this.#syncedAt === undefined ? 0 : this.#waitMs
     const query = `?cursor=${this.#cursor}&limit=${PAGE}${wait > 0 ? `&waitMs=${wait}` : ''}`
-    const page = (await this.#connection.expectOk(this.#connection.get(`/v1/revocations${query}`, wait + ANSWER_GRACE_MS))) as FeedPage
-    if (!Array.isArray(page?.revocations) || typeof page.nextCursor !== 'number' || typeof page.latestSeq !== 'number') {
-      throw new Error('GET /v1/revocations answered without revocations, nextCursor and latestSeq')
-    }
+    const page = await this.#connection.expectMessage('gate.fleet.revocation_page.v1', this.#connection.get(`/v1/revocations${query}`, wait + ANSWER_GRACE_MS))
     if (page.latestSeq < this.#cursor) {
       // trust-control's revocation stream restarted (a new database): replay it whole; ids are only added
       this.#options.log(`fleet: trust-control's revocation stream is at ${page.latestSeq}, behind this mirror's cursor ${this.#cursor}: replaying it`)
       this.#cursor = 0
       return true
     }
-    for (const r of page.revocations) if (typeof r.capabilityId === 'string') this.#revoked.add(r.capabilityId)
+    for (const r of page.revocations) {
+      if (this.#revoked.has(r.capabilityId)) continue
+      this.#revoked.add(r.capabilityId)
+      for (const listener of this.#listeners) listener(r.capabilityId)
+    }
     this.#cursor = page.nextCursor
-    if (typeof page.authorityGeneration === 'number' && typeof page.authorityPublicKey === 'string') await this.#options.onAuthority?.(page.authorityGeneration, page.authorityPublicKey)
+    await this.#options.onAuthority?.(page.authorityGeneration, page.authorityPublicKey)
     // fresh as of when the request left (conservative: trust-control read its state after that); with
     // a hold of a third of the bound, a live feed is never older than two thirds of it
     this.#syncedAt = Math.max(this.#syncedAt ?? 0, sentAt)

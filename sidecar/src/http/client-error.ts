@@ -6,7 +6,7 @@
 // closes: after a parse error nothing on the stream can be trusted to start a request.
 import { maxHeaderSize, STATUS_CODES } from 'node:http'
 import type { Duplex } from 'node:stream'
-import { BadRequestError, GateError, HTTP_METHODS } from '@gate/sdk'
+import { BadRequestError, type GateError, HTTP_METHODS } from '@gate/sdk'
 import { errorBody } from '@gate/sdk/server'
 
 const ALLOW = HTTP_METHODS.join(', ')

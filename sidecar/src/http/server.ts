@@ -12,7 +12,7 @@ import type { Router } from './router.js'
 import { listenOnSocket } from './unix-socket.js'
 
 /** The handler of requests no route matched; what it resolves with is its business (the proxy: its route label). */
-export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<unknown>
+export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => unknown
 
 export interface GateServerOptions {
   router: Router
@@ -20,6 +20,8 @@ export interface GateServerOptions {
   fallback?: FallbackHandler
   /** Called with unexpected errors (never with the request's credentials). */
   onError?: (err: unknown) => void
+  /** Runs first for every request; returns true when it has answered (the hosted edge's Host check). */
+  screen?: (req: IncomingMessage, res: ServerResponse) => boolean
   /**
    * Called once a routed request's answer is done (or its connection closed), with its route template
    * (never the raw path) and the seconds since it was routed: the HTTP metrics.
@@ -86,6 +88,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
   }
 
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (options.screen?.(req, res) === true) return
     const target = req.url ?? '/'
     if (!target.startsWith('/')) return sendError(res, new TargetNotOriginFormError(target))
     // Routes are looked up by the path exactly as sent: a WHATWG URL would resolve `..` and `%2e%2e`

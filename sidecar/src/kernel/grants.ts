@@ -11,6 +11,10 @@ import type { DecisionSubject } from './guards/guard.js'
 export const CAPABILITY_SUGGESTION =
   'present a valid capability token in the X-Gate-Capability header or the gate_capability query parameter'
 
+/** The deny's hint when the request matches no operation and unmatched requests are denied (--deny-unmatched). */
+export const UNMATCHED_SUGGESTION =
+  'this request matches no operation of the OpenAPI document, and requests outside it are denied (--deny-unmatched): add the operation to the document, or present a capability granting this method and path'
+
 /** What the guards decide about an HTTP request: its matched route (or the method rule) as a call. */
 export function httpSubject(input: {
   request: GateHttpRequest
@@ -36,7 +40,7 @@ export function httpSubject(input: {
     requestedCapabilityId: request.capability_id,
     unenforcedAuthorization: request.supplemental_authorization === undefined ? undefined : 'supplemental_authorization',
     inputProblem: undefined,
-    capabilityHint: CAPABILITY_SUGGESTION,
+    capabilityHint: route.why === 'unmatched' ? UNMATCHED_SUGGESTION : CAPABILITY_SUGGESTION,
   }
 }
 

@@ -1,7 +1,7 @@
 // What the kernel needs from storage, declared here so the kernel depends on nothing concrete: the
 // sidecar wires the SQLite stores in, tests may wire in-memory ones. Receipts go through the one
 // ReceiptWriter (stores/receipt-writer.ts).
-import type { CapabilityToken, CapturePlan } from '@gate/sdk'
+import type { CapabilityToken, CaptureResult, CapturePlan } from '@gate/sdk'
 import type { ReceiptWriter } from '../stores/receipt-writer.js'
 
 export interface RevocationPort {
@@ -13,12 +13,13 @@ export interface RevocationPort {
    * fleet/revocation-mirror.ts); undefined when it can. Requests presenting a capability are then denied.
    */
   unavailable?(): string | undefined
+  /**
+   * Calls `listener` with each capability id newly revoked (here, by another process on the shared
+   * store once `refresh` sees it, or through a fleet's feed); returns an unsubscribe. The native wire
+   * pushes capability_revoked from it (docs/wire.md).
+   */
+  onRevoked?(listener: (capabilityId: string) => void): () => void
 }
-
-/** What a capture decided: every counter advanced (their new values), or the first that could not. */
-export type CaptureResult =
-  | { allowed: true; used: number[]; costUnits: number | undefined }
-  | { allowed: false; failed: { kind: 'invocation'; index: number; used: number } | { kind: 'max_mismatch'; index: number; recordedMax: number } | { kind: 'cost'; units: number } }
 
 /** A capture that could not be decided: the budget is held elsewhere and could not be reached (the call is denied). */
 export type UnavailableCapture = { allowed: false; failed: { kind: 'unavailable'; reason: string } }

@@ -4,19 +4,20 @@
 // authorizeCall), the edge's input check, approvals bound to the exact call, budgets. Every decision is
 // a core receipt (`gate.receipt.v1`) written through the one receipt writer before the answer leaves;
 // a call the tool server then did not complete gets a second, final receipt (`cancelled` or
-// `incomplete`) naming the decision (docs/mcp.md).
+// `incomplete`) naming the decision (docs/mcp.md). A request the tool server sent the agent during a call,
+// relayed by the edge, is recorded as a child receipt (spec 03, "Child receipts") naming the call.
 import {
   canonicalJson,
   sha256Hex,
   uuidv7,
   verdictToDecision,
-  type CallerIdentity,
   type CoreReceipt,
   type GuardEvidence,
   type ToolCall,
   type Verdict,
 } from '@gate/sdk'
-import type { ToolCallRequest, ToolPolicy } from '@gate/mcp'
+import type { RelayedRequestRecord, ToolCallRequest, ToolPolicy } from '@gate/mcp'
+import type { ListedReceiptInput } from '@gate/trust'
 import { parseCapabilityToken } from './capability-token.js'
 import type { PresentedCapability } from './presented-capability.js'
 import { readDeclaredCost } from './declared-cost.js'
@@ -55,9 +56,12 @@ export interface ToolCallEnding {
 /** The tool-call path over a Kernel's guards, ports and signer. */
 export class ToolCallKernel {
   readonly #kernel: Kernel
+  readonly #children: ChildReceiptSink | undefined
 
-  constructor(kernel: Kernel) {
+  /** `children` stores child receipts (the receipt store's listed receipts); without it none are recorded. */
+  constructor(kernel: Kernel, children?: ChildReceiptSink) {
     this.#kernel = kernel
+    this.#children = children
   }
 
   get kernel(): Kernel {
@@ -164,6 +168,62 @@ export class ToolCallKernel {
       metadata: { ...(body.metadata ?? {}), gate_decision_receipt_id: decision.receipt.id },
     }
     return this.#kernel.ports.receipts.writeCore(draft, { requestId: decision.requestId, ...decision.context, kind: 'final', decisionReceiptId: decision.receipt.id })
+  }
+
+  /**
+   * Records a request the tool server sent the agent during a call as a child receipt (spec 03: its
+   * `session_id`, `parent_request_id`, `request_id`, `operation_kind`, `terminal_state`, `outcome_hash`,
+   * `policy_hash` and `metadata`), content-addressed like every Gate receipt id and committed before it
+   * resolves. The request's parameters and the agent's answer are kept as hashes only: a prompt or a
+   * user's reply is the agent's content, not the policy's.
+   */
+  async recordRelayed(record: RelayedRequestRecord): Promise<{ id: string }> {
+    if (this.#children === undefined) return { id: '' }
+    const metadata: Record<string, unknown> = {
+      timestamp: this.#kernel.now(),
+      gate_tool_server: record.serverId,
+      gate_request_hash: hashValue(record.params),
+    }
+    if (record.parentReceiptId !== undefined) metadata.gate_parent_receipt_id = record.parentReceiptId
+    if (record.toolName !== undefined) metadata.gate_tool_name = record.toolName
+    if (record.candidateParentRequestIds !== undefined) metadata.gate_candidate_parent_request_ids = record.candidateParentRequestIds
+    if (record.parentRequestId === record.sessionId) metadata.gate_parent = 'session'
+    const body = {
+      session_id: record.sessionId,
+      parent_request_id: record.parentRequestId,
+      request_id: uuidv7(),
+      operation_kind: record.method,
+      terminal_state: record.terminalState,
+      outcome_hash: hashValue(record.outcome),
+      policy_hash: this.#kernel.policyHash,
+      metadata,
+    }
+    const id = sha256Hex(canonicalJson(body))
+    const input: ListedReceiptInput = {
+      kind: 'child',
+      receiptId: id,
+      json: canonicalJson({ ...body, id }),
+      sessionId: body.session_id,
+      parentRequestId: body.parent_request_id,
+      requestId: body.request_id,
+    }
+    await this.#children.append(input)
+    return { id }
+  }
+}
+
+/** Where child receipts go: the receipt store's listed receipts (`GET /v1/receipts/children`). */
+export interface ChildReceiptSink {
+  append(input: ListedReceiptInput): Promise<unknown>
+}
+
+// RFC 8785 where the value has a canonical form; an answer with a lone surrogate has none (I-JSON), and
+// is hashed as its JSON text instead
+function hashValue(value: unknown): string {
+  try {
+    return sha256Hex(canonicalJson(value ?? null))
+  } catch {
+    return sha256Hex(JSON.stringify(value ?? null))
   }
 }
 

@@ -1,7 +1,7 @@
 // The decision line is the line pino writes for the same fields, and the lines of one event-loop turn
 // reach the destination in one write.
 import t from 'tap'
-import { pino } from 'pino'
+import type { pino } from 'pino'
 import { ANONYMOUS_CALLER } from '@gate/sdk'
 import { setupKernel, kernelRequest } from '../testing/kernel-setup.js'
 import { createDecisionLog } from './decision-log.js'

@@ -22,7 +22,7 @@ export function instrumentReceiptWriter(writer: ReceiptWriter, metrics: GateMetr
     writeCore: (body, context) => timed(performance.now(), writer.writeCore(body, context)),
     onCommitted: follower => writer.onCommitted(follower),
     flush: () => writer.flush(),
-    startCheckpointer: writer.startCheckpointer === undefined ? undefined : (settings, local) => writer.startCheckpointer!(settings, local),
+    startCheckpointer: writer.startCheckpointer === undefined ? undefined : (settings, local, hooks) => writer.startCheckpointer!(settings, local, hooks),
     get healthy() {
       return writer.healthy
     },

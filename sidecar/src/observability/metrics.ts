@@ -17,6 +17,9 @@ const EVALUATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1
 const PROXY_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20]
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
+/** Default metrics not served: `sum(nodejs_active_handles)` etc. give the same numbers (docs/observability.md). */
+export const DROPPED_DEFAULT_METRICS: readonly string[] = Object.freeze(['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+
 /** Live values read at scrape time (never on the request path). */
 export interface MetricSources {
   /** Store name → healthy (the receipt store: false after a failed commit until one succeeds). */
@@ -26,10 +29,15 @@ export interface MetricSources {
   inFlightRequests?: () => number
 }
 
+/** Where a stored receipt was refused a signature because it does not verify (gate_receipts_unverified_total). */
+export type UnverifiedReceiptPath = 'read' | 'rotation' | 'checkpoint'
+
 export interface GateMetrics {
   readonly registry: Registry
   /** One decision: its verdict, the matched route pattern (or UNMATCHED_ROUTE), its method and how long it took. */
   recordDecision(verdict: Verdict, route: string, method: string, durationSeconds: number): void
+  /** A stored receipt that failed verification where it would have been signed over, by path and failing step. */
+  recordUnverifiedReceipt(path: UnverifiedReceiptPath, step: string): void
   /** An evaluation that produced no decision (fail closed), by `gate_*` code. */
   recordEvaluationFailure(code: string): void
   recordReceiptWrite(durationSeconds: number): void
@@ -58,6 +66,9 @@ export function reasonLabel(verdict: Verdict): string {
 export function createGateMetrics(options: { service: string; version: string }): GateMetrics {
   const registry = new Registry()
   collectDefaultMetrics({ register: registry })
+  // prom-client's totals of the per-type gauges are gauges named *_total, which Prometheus reserves for
+  // counters (promtool check metrics fails them); the per-type gauges stay, and sum() gives each total
+  for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name)
   let sources: MetricSources = {}
   new Gauge({
     name: 'gate_build_info',
@@ -72,6 +83,7 @@ export function createGateMetrics(options: { service: string; version: string })
   const receiptWrite = new SeriesHistogram({ name: 'gate_receipt_commit_duration_seconds', help: 'Time from handing a receipt to the writer until its row is committed (signing included).', labelNames: [], buckets: EVALUATION_BUCKETS }, registry).unlabelled
   const receiptBatch = new SeriesHistogram({ name: 'gate_receipt_commit_batch_size', help: 'Receipts per committed transaction of the receipt log (group commit).', labelNames: [], buckets: BATCH_BUCKETS }, registry).unlabelled
   const storeErrors = new SeriesCounter('gate_store_errors_total', 'Failed store writes, by store.', ['store'], registry)
+  const unverified = new SeriesCounter('gate_receipts_unverified_total', 'Stored receipts refused a signature because they do not verify (core form on read, key-rotation conversion, transparency log leaf), by path and failing step; each refusal counts.', ['path', 'step'], registry)
   const proxy = new SeriesHistogram({ name: 'gate_proxy_duration_seconds', help: 'Proxied requests (gate api protect) from arrival to the end of the answer, by route pattern and status class.', labelNames: ['route', 'status_class'], buckets: PROXY_BUCKETS }, registry)
   const http = new SeriesHistogram({ name: 'gate_http_request_duration_seconds', help: "Requests to the service's own routes, by route template, method and status.", labelNames: ['route', 'method', 'status'], buckets: EVALUATION_BUCKETS }, registry)
   new Gauge({
@@ -107,6 +119,7 @@ export function createGateMetrics(options: { service: string; version: string })
       evaluation.series(verdict.verdict).observe(seconds)
     },
     recordEvaluationFailure: code => failures.series(code).inc(),
+    recordUnverifiedReceipt: (path, step) => unverified.series(path, step).inc(),
     recordReceiptWrite: seconds => receiptWrite.observe(seconds),
     recordReceiptBatch: size => receiptBatch.observe(size),
     recordStoreError: store => storeErrors.series(store).inc(),

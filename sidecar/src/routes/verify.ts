@@ -1,13 +1,13 @@
 // POST /gate/verify (spec 02): 200 with a VerifyReceiptResponse; `signer_trusted` only for this
 // sidecar's own key (current or kept after rotation). A body that is not an HttpReceipt → 400.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { BadRequestError, GateError, verifyHttpReceipt } from '@gate/sdk'
+import { BadRequestError, verifyHttpReceipt } from '@gate/sdk'
 import { parseJsonBody, readBody } from '@gate/sdk/server'
 import { sendError, sendJson } from '@gate/sdk/server'
 import type { RouteContext } from './context.js'
 
 /** Spec 02, Limits: at most 1 MiB read. */
-export const VERIFY_BODY_LIMIT = 1024 * 1024
+const VERIFY_BODY_LIMIT = 1024 * 1024
 
 export function createVerifyRoute(ctx: RouteContext) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -1,7 +1,8 @@
 // The approval store: answered once while pending, consumed once by the exact request it approves.
 import t from 'tap'
 import { join } from 'node:path'
-import { openApprovalStore, type NewApproval, type RequestBindings } from './approval-store.js'
+import type { NewApproval, RequestBindings } from '@gate/trust'
+import { openApprovalStore } from './approval-store.js'
 
 const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'
 const NOW = 1_700_000_000

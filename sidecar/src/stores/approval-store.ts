@@ -2,6 +2,7 @@
 // only while pending and unexpired; an approved request is then consumed exactly once, only by the same
 // caller, method, route and content. Each transition is one conditional UPDATE, so it is atomic even
 // with another process on the file.
+import type { ApprovalRecord, ApprovalResponse, ApprovalStorePort, NewApproval, RequestBindings } from '@gate/trust'
 import { ApprovalStateError, DuplicateRecordError, StoreFailedError, StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqlParams, type SqliteDatabase } from './sqlite-driver.js'
@@ -11,47 +12,6 @@ import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
 export interface ApprovalStoreOptions extends DatabaseOptions {
   /** Clock in Unix seconds, default the system clock. */
   now?: () => number
-}
-
-/** What binds an approval (and a nonce) to one request. */
-export interface RequestBindings {
-  callerIdentityHash: string
-  method: string
-  routePattern: string
-  contentHash: string
-}
-
-/** A new pending approval. Times are Unix seconds. */
-export interface NewApproval extends RequestBindings {
-  approvalId: string
-  requestId: string
-  decisionReceiptId?: string | null
-  createdAt: number
-  expiresAt: number
-}
-
-export type ApprovalState = 'pending' | 'approved' | 'denied'
-
-/** A stored approval. Expiry is not a state: compare `expiresAt` with the clock. */
-export interface ApprovalRecord extends RequestBindings {
-  approvalId: string
-  requestId: string
-  decisionReceiptId: string | null
-  createdAt: number
-  expiresAt: number
-  state: ApprovalState
-  responder: string | null
-  reason: string | null
-  respondedAt: number | null
-  consumedAt: number | null
-}
-
-/** Who answered and why. */
-export interface ApprovalResponse {
-  responder?: string | null
-  reason?: string | null
-  /** Unix seconds, default the store's clock. */
-  now?: number
 }
 
 /** Schema revision 1. */
@@ -92,7 +52,7 @@ export async function openApprovalStore(path: string, options: ApprovalStoreOpti
 }
 
 /** Durable pending approvals with single-use consumption. */
-export class ApprovalStore {
+export class ApprovalStore implements ApprovalStorePort {
   readonly #db: SqliteDatabase
   readonly #now: () => number
 

@@ -4,6 +4,7 @@
 // private like every store file (file-mode.ts); a rotation wipes the retired seed.
 // Deriving public keys is the signer's job: the store is handed `derivePublicKey`.
 import { InvalidConfigError } from '@gate/sdk'
+import { AUTHORITY_SEED_BYTES, type AuthorityState, type TrustAuthorityStore } from '@gate/trust'
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
@@ -16,20 +17,6 @@ export interface AuthorityStoreOptions extends DatabaseOptions {
   /** Clock in Unix seconds, default the system clock. */
   now?: () => number
 }
-
-/** The current authority key. */
-export interface AuthorityState {
-  /** The 32-byte signing seed (a copy). */
-  seed: Uint8Array
-  publicKey: string
-  /** 1 for the first key, +1 per rotation. */
-  generation: number
-  /** Unix seconds when this key became current. */
-  rotatedAt: number
-}
-
-/** Seed length in bytes (Ed25519). */
-export const AUTHORITY_SEED_BYTES = 32
 
 /** Schema revision 1. */
 export const AUTHORITY_SCHEMA: StoreSchema = Object.freeze({
@@ -73,7 +60,7 @@ export async function openAuthorityStore(path: string, options: AuthorityStoreOp
 }
 
 /** The authority signing key and the public keys of every generation. */
-export class AuthorityStore {
+export class AuthorityStore implements TrustAuthorityStore {
   readonly #db: SqliteDatabase
   readonly #derivePublicKey: (seed: Uint8Array) => string
   readonly #now: () => number

@@ -1,5 +1,6 @@
 // The budget store: invocation counting that is atomic under concurrency, committed before it answers,
-// and exact across a reopen; cost usage for reports.
+// and exact across a reopen; cost usage for reports. The contract shared with PostgreSQL runs in
+// store-contracts.test.ts.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { openBudgetStore } from './budget-store.js'
@@ -96,28 +97,28 @@ t.test('capture advances every counter or none, and says which one stopped it', 
   t.teardown(() => store.close())
   const grant = { owner: 'cap', key: '0:POST /pets', max: 1, fixedMax: false, kind: 'grant' as const }
   const aggregate = { owner: 'cap', key: 'aggregate', max: 5, fixedMax: false, kind: 'aggregate' as const }
-  t.same(await store.capture({ invocations: [grant, aggregate] }), { allowed: true, used: [1, 1], costUnits: undefined })
-  t.same(await store.capture({ invocations: [aggregate, grant] }), { allowed: false, failed: { kind: 'invocation', index: 1, used: 1 } })
+  t.same(await store.capture({ invocations: [grant, aggregate], costs: [] }), { allowed: true, used: [1, 1], costUnits: [] })
+  t.same(await store.capture({ invocations: [aggregate, grant], costs: [] }), { allowed: false, failed: { kind: 'invocation', index: 1, used: 1 } })
   t.same((await store.usage('cap')).grants.map(g => [g.grantKey, g.used]), [['0:POST /pets', 1], ['aggregate', 1]], 'the refused capture spent nothing')
-  t.same(await store.capture({ invocations: [{ ...grant, key: 'zero', max: 0 }] }), { allowed: false, failed: { kind: 'invocation', index: 0, used: 0 } }, 'a zero maximum denies')
+  t.same(await store.capture({ invocations: [{ ...grant, key: 'zero', max: 0 }], costs: [] }), { allowed: false, failed: { kind: 'invocation', index: 0, used: 0 } }, 'a zero maximum denies')
 })
 
 t.test('a fixed-maximum counter refuses another maximum; a cost cap bounds the running total', async t => {
   const store = await openBudgetStore(':memory:', { driver })
   t.teardown(() => store.close())
   const family = { owner: 'family:root', key: 'family', max: 3, fixedMax: true, kind: 'family' as const }
-  t.match(await store.capture({ invocations: [family] }), { allowed: true, used: [1] })
-  t.same(await store.capture({ invocations: [{ ...family, max: 30 }] }), { allowed: false, failed: { kind: 'max_mismatch', index: 0, recordedMax: 3 } })
+  t.match(await store.capture({ invocations: [family], costs: [] }), { allowed: true, used: [1] })
+  t.same(await store.capture({ invocations: [{ ...family, max: 30 }], costs: [] }), { allowed: false, failed: { kind: 'max_mismatch', index: 0, recordedMax: 3 } })
   const cost = { owner: 'cap', key: 'g', units: 300, currency: 'USD', maxUnits: 500 }
-  t.same(await store.capture({ invocations: [], cost }), { allowed: true, used: [], costUnits: 300 })
-  t.same(await store.capture({ invocations: [family], cost }), { allowed: false, failed: { kind: 'cost', units: 300 } })
-  t.match(await store.capture({ invocations: [family], cost: { ...cost, units: 200 } }), { allowed: true, used: [2], costUnits: 500 })
+  t.same(await store.capture({ invocations: [], costs: [cost] }), { allowed: true, used: [], costUnits: [300] })
+  t.same(await store.capture({ invocations: [family], costs: [cost] }), { allowed: false, failed: { kind: 'cost', index: 0, units: 300 } })
+  t.match(await store.capture({ invocations: [family], costs: [{ ...cost, units: 200 }] }), { allowed: true, used: [2], costUnits: [500] })
   t.match((await store.usage('cap')).costs, [{ grantKey: 'g', currency: 'USD', units: 500 }])
 })
 
 t.test('two stores on one file capture together without overspending', async t => {
   const [a, b] = await twoStores(t)
-  const plan = { invocations: [{ owner: 'cap-3', key: 'g', max: 40, fixedMax: false, kind: 'grant' as const }, { owner: 'family:f', key: 'family', max: 25, fixedMax: true, kind: 'family' as const }] }
+  const plan = { invocations: [{ owner: 'cap-3', key: 'g', max: 40, fixedMax: false, kind: 'grant' as const }, { owner: 'family:f', key: 'family', max: 25, fixedMax: true, kind: 'family' as const }], costs: [] }
   const results = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? a : b).capture(plan)))
   t.equal(results.filter(r => r.allowed).length, 25)
   t.same((await a.usage('cap-3')).grants.map(g => g.used), [25], 'the grant counted only the captures that happened')

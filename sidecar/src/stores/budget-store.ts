@@ -1,18 +1,18 @@
-// The budget store (revision 10): invocation counts per capability grant, and charged / attempted cost
-// for reports. `tryConsume` is atomic twice over: the single writer serializes every update, and each
-// update is one conditional upsert (`... WHERE used < max`), so two processes sharing the file cannot
-// overspend either. `capture` advances a set of counters (and a capped cost total) all or none: its
-// reads and writes run in one write transaction (BEGIN IMMEDIATE), so no other writer, in this process
-// or another, comes between the check and the count. Both resolve only after commit, so a crash never
-// allows one invocation more than max.
+// The budget store (revision 10): invocation counts per capability grant (and per delegation link,
+// under `link:<id>`, docs/capabilities.md), and charged / attempted cost for reports. `tryConsume` is
+// atomic twice over: the single writer serializes every update, and each update is one conditional
+// upsert (`... WHERE used < max`), so two processes sharing the file cannot overspend either. `capture`
+// advances a set of counters (and capped cost totals) all or none: its reads and writes run in one
+// write transaction (BEGIN IMMEDIATE), so no other writer, in this process or another, comes between
+// the check and the count. Both resolve only after commit, so a crash never allows one invocation more
+// than max.
 import { StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 import { TransactionalStore } from './transactional-store.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
-import type { CapturePlan } from '@gate/sdk'
-import type { CostUsageRow, GrantUsageRow } from '@gate/trust'
-import type { CaptureResult } from '../kernel/ports.js'
+import type { CaptureResult, CapturePlan } from '@gate/sdk'
+import { checkCapturePlan, type CapabilityUsage, type CostUsageRow, type GrantUsageRow, type TrustBudgetStore } from '@gate/trust'
 
 /** Options of `openBudgetStore`. */
 export interface BudgetStoreOptions extends DatabaseOptions {
@@ -26,19 +26,6 @@ export interface BudgetStoreOptions extends DatabaseOptions {
 export interface ConsumeResult {
   allowed: boolean
   used: number
-}
-
-// Usage rows are trust-control's budget-report port types (this store implements that port).
-/** Invocation usage of one grant. */
-export type GrantUsage = GrantUsageRow
-/** Cost usage of one grant in one currency (minor units). */
-export type CostUsage = CostUsageRow
-
-/** Everything recorded for one capability. */
-export interface CapabilityUsage {
-  capabilityId: string
-  grants: GrantUsage[]
-  costs: CostUsage[]
 }
 
 /** A cost to add to a grant's totals. */
@@ -109,7 +96,7 @@ export async function openBudgetStore(path: string, options: BudgetStoreOptions 
 }
 
 /** Durable invocation and cost accounting for capability grants. */
-export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
+export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> implements TrustBudgetStore {
   readonly #now: () => number
 
   constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number) {
@@ -129,9 +116,10 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
   }
 
   /**
-   * Advances every invocation counter of `plan` by one and adds its cost, only if each counter is below
-   * its maximum (a `fixedMax` counter also only at the maximum it was created with) and the cost stays
-   * within its cap; otherwise changes nothing and says which one stopped it. Resolves after commit.
+   * Advances every invocation counter of `plan` by one and adds each of its costs, only if each counter
+   * is below its maximum (a `fixedMax` counter also only at the maximum it was created with) and each
+   * cost total stays within its cap; otherwise changes nothing and says which one stopped it. Resolves
+   * after commit.
    */
   async capture(plan: CapturePlan): Promise<CaptureResult> {
     checkCapturePlan(plan)
@@ -158,12 +146,12 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
 
   /** Committed invocation and cost usage of one capability. */
   async usage(capabilityId: string): Promise<CapabilityUsage> {
-    const grants = await this.db.all<GrantUsage>(
+    const grants = await this.db.all<GrantUsageRow>(
       `SELECT capability_id AS capabilityId, grant_key AS grantKey, used, max_invocations AS maxInvocations, updated_at AS updatedAt
        FROM invocation_budgets WHERE capability_id = ? ORDER BY grant_key`,
       [capabilityId],
     )
-    const costs = await this.db.all<CostUsage>(
+    const costs = await this.db.all<CostUsageRow>(
       `SELECT capability_id AS capabilityId, grant_key AS grantKey, currency, units, attempted_units AS attemptedUnits, updated_at AS updatedAt
        FROM cost_usage WHERE capability_id = ? ORDER BY grant_key, currency`,
       [capabilityId],
@@ -172,9 +160,9 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> {
   }
 
   /** Invocation usage of every grant, most recently used first (the operator report's budget rows). */
-  async listGrants(limit = 50): Promise<GrantUsage[]> {
+  async listGrants(limit = 50): Promise<GrantUsageRow[]> {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new StoreInputError('limit', 'a positive integer', limit)
-    return this.db.all<GrantUsage>(
+    return this.db.all<GrantUsageRow>(
       `SELECT capability_id AS capabilityId, grant_key AS grantKey, used, max_invocations AS maxInvocations, updated_at AS updatedAt
        FROM invocation_budgets ORDER BY updated_at DESC, capability_id, grant_key LIMIT ?`,
       [limit],
@@ -227,36 +215,16 @@ async function commitCapture(tx: SqliteExecutor, plan: CapturePlan, at: number):
     if ((row?.used ?? 0) >= c.max) return { allowed: false, failed: { kind: 'invocation', index, used: row?.used ?? 0 } }
     used.push((row?.used ?? 0) + 1)
   }
-  let costUnits: number | undefined
-  const cost = plan.cost
-  if (cost !== undefined) {
+  const costUnits: number[] = []
+  for (const [index, cost] of plan.costs.entries()) {
     const row = await tx.get<{ units: number }>('SELECT units FROM cost_usage WHERE capability_id = ? AND grant_key = ? AND currency = ?', [cost.owner, cost.key, cost.currency])
     const charged = row?.units ?? 0
-    if (charged + cost.units > cost.maxUnits) return { allowed: false, failed: { kind: 'cost', units: charged } }
-    costUnits = charged + cost.units
+    if (charged + cost.units > cost.maxUnits) return { allowed: false, failed: { kind: 'cost', index, units: charged } }
+    costUnits.push(charged + cost.units)
   }
   for (const c of plan.invocations) await tx.get(CONSUME_SQL, [c.owner, c.key, c.max, at])
-  if (cost !== undefined) await tx.run(COST_SQL, [cost.owner, cost.key, cost.currency, cost.units, 0, at])
+  for (const cost of plan.costs) await tx.run(COST_SQL, [cost.owner, cost.key, cost.currency, cost.units, 0, at])
   return { allowed: true, used, costUnits }
-}
-
-/** Refuses a capture plan with an empty key, a negative or fractional maximum or amount, or a bad currency. */
-export function checkCapturePlan(plan: CapturePlan): void {
-  if (typeof plan !== 'object' || plan === null || !Array.isArray(plan.invocations)) throw new StoreInputError('plan', 'an object with invocations', plan)
-  for (const c of plan.invocations) {
-    checkKey('owner', c.owner)
-    checkKey('key', c.key)
-    if (!Number.isSafeInteger(c.max) || c.max < 0) throw new StoreInputError('max', 'a non-negative integer', c.max)
-  }
-  if (plan.cost !== undefined) {
-    const { cost } = plan
-    checkKey('owner', cost.owner)
-    checkKey('key', cost.key)
-    if (typeof cost.currency !== 'string' || !CURRENCY.test(cost.currency)) throw new StoreInputError('currency', 'three uppercase ASCII letters', cost.currency)
-    for (const [field, value] of [['units', cost.units], ['maxUnits', cost.maxUnits]] as const) {
-      if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(field, 'a non-negative integer', value)
-    }
-  }
 }
 
 function checkKey(field: string, value: unknown): void {

@@ -1,6 +1,7 @@
 // Capability tokens this authority issued (revision 1), so a request may name one by `capability_id`
 // instead of presenting it, and trust-control can resolve an agent's subject key through the lineage.
 // Tokens are stored exactly as serialized at issuance.
+import type { TrustCapabilityStore } from '@gate/trust'
 import type { CapabilityToken } from '@gate/sdk'
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
@@ -31,7 +32,7 @@ export async function openCapabilityStore(path: string, options: CapabilityStore
 }
 
 /** Issued capability tokens by id. */
-export class CapabilityStore {
+export class CapabilityStore implements TrustCapabilityStore {
   readonly #db: SqliteDatabase
   constructor(db: SqliteDatabase) {
     this.#db = db

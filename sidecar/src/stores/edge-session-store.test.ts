@@ -31,7 +31,7 @@ t.test('records and events survive a reopen; the window and pruning bound them',
   await store.put(record('s1'))
   await store.put({ ...record('s1'), state: 'expired', lastActiveAt: 2000 })
   await store.put(record('s2', 5000))
-  for (let n = 1; n <= 4; n++) await store.appendEvent({ sessionId: 's2', sequence: n, streamId: n % 2 === 0 ? 'get' : 'post', message: { jsonrpc: '2.0', method: 'notifications/message', params: { n } } }, 3)
+  for (let n = 1; n <= 4; n++) await store.appendEvents([{ sessionId: 's2', sequence: n, streamId: n % 2 === 0 ? 'get' : 'post', message: { jsonrpc: '2.0', method: 'notifications/message', params: { n } } }], 3)
   await store.close()
   const reopened = await openEdgeSessionStore(path)
   t.teardown(() => reopened.close())

@@ -10,7 +10,7 @@ import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase } fro
 import { isInMemoryPath } from './store-paths.js'
 
 /** Schema revision 1. */
-export const EDGE_SESSION_SCHEMA: StoreSchema = Object.freeze({
+const EDGE_SESSION_SCHEMA: StoreSchema = Object.freeze({
   store: 'edge_sessions',
   create: [
     `CREATE TABLE edge_sessions (
@@ -97,10 +97,17 @@ export class SqliteEdgeSessionStore implements EdgeSessionStore {
     return (await this.#db.all<SessionRow>('SELECT * FROM edge_sessions ORDER BY created_at DESC LIMIT ?', [limit])).map(toRecord)
   }
 
-  async appendEvent(event: EdgeEvent, window: number): Promise<void> {
+  // one transaction for a whole batch (the hosted edge writes its events behind, in batches: session-events.ts)
+  async appendEvents(events: readonly EdgeEvent[], window: number): Promise<void> {
+    if (events.length === 0) return
+    const last = new Map<string, number>()
+    for (const event of events) last.set(event.sessionId, Math.max(last.get(event.sessionId) ?? 0, event.sequence))
     await this.#db.batch([
-      { sql: 'INSERT INTO edge_events (session_id, sequence, stream_id, message) VALUES (?, ?, ?, ?)', params: [event.sessionId, event.sequence, event.streamId, JSON.stringify(event.message)] },
-      { sql: 'DELETE FROM edge_events WHERE session_id = ? AND sequence <= ?', params: [event.sessionId, event.sequence - window] },
+      ...events.map(event => ({
+        sql: 'INSERT INTO edge_events (session_id, sequence, stream_id, message) VALUES (?, ?, ?, ?)',
+        params: [event.sessionId, event.sequence, event.streamId, JSON.stringify(event.message)],
+      })),
+      ...[...last].map(([sessionId, sequence]) => ({ sql: 'DELETE FROM edge_events WHERE session_id = ? AND sequence <= ?', params: [sessionId, sequence - window] })),
     ])
   }
 

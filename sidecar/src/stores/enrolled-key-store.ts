@@ -2,37 +2,10 @@
 // ingest route accepts. A receipt is stored only when its signature verifies under an enrolled key (or
 // the authority's own). On SQLite the table lives in the capability store's file, created on first open
 // (not part of its revision 1's required schema, so older binaries ignore it); on PostgreSQL it is part
-// of migration 1 (postgres/pg-enrolled-key-store.ts).
-import { StoreInputError } from '../errors.js'
+// of migration 1 (@gate/trust's postgres/pg-enrolled-key-store.ts). Both implement @gate/trust's
+// EnrolledKeyStore and pass its contract suite.
+import { checkEnrolment, type EnrolledKey, type EnrolledKeyStore } from '@gate/trust'
 import { openDatabase, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
-
-/** One enrolled signing key. */
-export interface EnrolledKey {
-  publicKey: string
-  /** Who it belongs to (a sidecar's name), as given at enrolment. */
-  label: string
-  /** Unix seconds. */
-  enrolledAt: number
-}
-
-/** What both backends provide. */
-export interface EnrolledKeyStore {
-  /** Enrols `publicKey`; a key already enrolled keeps its first label and time (`created: false`). */
-  enroll(publicKey: string, label: string): Promise<EnrolledKey & { created: boolean }>
-  get(publicKey: string): Promise<EnrolledKey | undefined>
-  list(): Promise<EnrolledKey[]>
-  close(): Promise<void>
-}
-
-/** Public keys as receipts write `kernel_key`: 64 hex (Ed25519) or the P-256/P-384 wire forms. */
-export const ENROLLED_KEY = /^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$/
-const LABEL = /^[\x21-\x7e][\x20-\x7e]{0,127}$/
-
-/** Refuses a key or label the table would not hold. */
-export function checkEnrolment(publicKey: unknown, label: unknown): void {
-  if (typeof publicKey !== 'string' || !ENROLLED_KEY.test(publicKey)) throw new StoreInputError('publicKey', 'a hex Ed25519 public key (64 lowercase hex characters)', publicKey)
-  if (typeof label !== 'string' || !LABEL.test(label)) throw new StoreInputError('label', '1-128 printable ASCII characters', label)
-}
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS enrolled_keys (
   public_key TEXT PRIMARY KEY,

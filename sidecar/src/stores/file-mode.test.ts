@@ -8,7 +8,7 @@ import { createSigner, generateSecret, publicKeyFor } from '@gate/sdk'
 import { gateFiles } from '../testing/gate-files.js'
 import { spawnGate } from '../testing/spawn-gate.js'
 import { call } from '../testing/http-client.js'
-import { closeStores, openStores } from './open-stores.js'
+import { closeSqliteStores, openSqliteStores } from './sqlite-stores.js'
 import { openCapabilityStore } from './capability-store.js'
 import { STORE_NAMES } from './store-paths.js'
 
@@ -36,8 +36,8 @@ t.test('the real gate sidecar creates every store file 0600 (umask 022 would giv
 t.test('a store file left readable by an older version is narrowed to 0600 with its WAL files', async t => {
   const dir = t.testdir()
   const receiptDb = join(dir, 'receipts.db')
-  const stores = await openStores({ receiptDb, driver, derivePublicKey: s => publicKeyFor(s) })
-  await closeStores(stores)
+  const stores = await openSqliteStores({ receiptDb, driver, derivePublicKey: s => publicKeyFor(s) })
+  await closeSqliteStores(stores)
   const capabilities = join(dir, 'receipts.capabilities.db')
   const { chmodSync } = await import('node:fs')
   chmodSync(capabilities, 0o644)

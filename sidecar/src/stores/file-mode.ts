@@ -8,7 +8,7 @@ import { chmodSync, closeSync, constants, existsSync, openSync, statSync } from 
 import { StoreFailedError } from '../errors.js'
 
 /** The mode of every store file. */
-export const STORE_FILE_MODE = 0o600
+const STORE_FILE_MODE = 0o600
 
 /** The file-system path of a store path (`file:` URIs included). */
 export function fileSystemPath(path: string): string {

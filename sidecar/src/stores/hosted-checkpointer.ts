@@ -6,10 +6,10 @@
 // wait for a receipt commit nor make one wait (the thread runs them in turn; against the event loop's
 // inline commits, the write lock decides, write-lock.ts).
 import type { Signer } from '@gate/sdk'
+import type { CommittedReceipts, TransparencyLogBackend } from '@gate/trust'
 import type { CheckpointResult } from '../transparency/checkpointer.js'
 import { Checkpointer } from '../transparency/checkpointer.js'
-import type { HostedCheckpointerSettings } from '../transparency/checkpointer-control.js'
-import type { TransparencyLogBackend } from '../transparency/log-backend.js'
+import type { HostedCheckpointerSettings, LeafHooks } from '../transparency/checkpointer-control.js'
 import type { SqliteDatabase } from './sqlite-driver.js'
 import { attachTransparencyLog } from './transparency-log-store.js'
 import type { WriterThreadLock } from './write-lock.js'
@@ -18,13 +18,13 @@ import type { WriterThreadLock } from './write-lock.js'
 const ERROR_REPORT_MS = 250
 
 export interface HostedCheckpointer {
-  /** Receipts up to `lastSeq` were committed (by this thread or by the event loop). */
-  onCommitted(lastSeq: number): void
+  /** A batch was committed by this process (this thread or the event loop): its rows are leaves without a check. */
+  onCommitted(batch: CommittedReceipts): void
   createCheckpoint(): Promise<CheckpointResult>
   stop(): Promise<void>
 }
 
-export interface HostCheckpointerOptions {
+export interface HostCheckpointerOptions extends LeafHooks {
   db: SqliteDatabase
   signer: Signer
   settings: HostedCheckpointerSettings
@@ -65,6 +65,8 @@ export async function hostCheckpointer(options: HostCheckpointerOptions): Promis
     intervalMs: options.settings.intervalMs,
     pollIntervalMs: options.settings.pollIntervalMs,
     copyPath: options.settings.copyPath,
+    acceptedSigners: options.acceptedSigners,
+    onUnverified: options.onUnverified,
     log: options.log,
   })
   let reported: string | null = null
@@ -77,7 +79,7 @@ export async function hostCheckpointer(options: HostCheckpointerOptions): Promis
   report.unref()
   checkpointer.start()
   return {
-    onCommitted: lastSeq => checkpointer.onCommitted({ lastSeq }),
+    onCommitted: batch => checkpointer.onCommitted(batch),
     createCheckpoint: () => checkpointer.createCheckpoint(),
     async stop() {
       clearInterval(report)

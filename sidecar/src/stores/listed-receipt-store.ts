@@ -1,12 +1,10 @@
 // Tool and child receipts (spec 03 ReceiptListResponse routes), appended through trust-control and kept
 // in the receipt store's file beside the HTTP receipts, in a table of their own: each is stored and
 // served as the bytes it arrived with; an id already stored answers idempotently.
-import type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from '@gate/trust'
+import { listedReceiptValues, type ListedReceiptFilter, type ListedReceiptInput, type ListedReceiptKind, type ListedReceiptRow, type ListedReceiptStorePort } from '@gate/trust'
 import { DuplicateRecordError, StoreInputError } from '../errors.js'
 import type { SqliteDatabase, SqlValue } from './sqlite-driver.js'
 
-// The tool and child receipt types are trust-control's port types (this store implements that port).
-export type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from '@gate/trust'
 
 /** Tool and child receipts appended through trust-control, beside the HTTP receipts (same file). */
 const LISTED_SCHEMA: readonly string[] = [
@@ -28,7 +26,7 @@ const LISTED_SCHEMA: readonly string[] = [
 ]
 
 /** The `listed_receipts` table of a receipt store's file. */
-export class ListedReceiptStore {
+export class ListedReceiptStore implements ListedReceiptStorePort {
   readonly #writer: SqliteDatabase
   readonly #reader: SqliteDatabase
   #ready: Promise<void> | undefined
@@ -108,28 +106,4 @@ export class ListedReceiptStore {
     )
     return rows.reverse()
   }
-}
-
-/**
- * The checked column values of a listed receipt, in the order of the `listed_receipts` columns (kind,
- * receipt_id, timestamp, tenant, capability_id, tool_server, tool_name, session_id, parent_request_id,
- * request_id, json), for either backend's INSERT.
- */
-export function listedReceiptValues(input: ListedReceiptInput): (string | number | null)[] {
-  if (input.kind !== 'tool' && input.kind !== 'child') throw new StoreInputError('kind', 'tool or child', input.kind)
-  if (typeof input.receiptId !== 'string' || input.receiptId === '') throw new StoreInputError('receiptId', 'a non-empty string', input.receiptId)
-  if (typeof input.json !== 'string' || input.json === '') throw new StoreInputError('json', 'a non-empty string', input.json)
-  return [
-    input.kind,
-    input.receiptId,
-    input.timestamp ?? null,
-    input.tenant ?? null,
-    input.capabilityId ?? null,
-    input.toolServer ?? null,
-    input.toolName ?? null,
-    input.sessionId ?? null,
-    input.parentRequestId ?? null,
-    input.requestId ?? null,
-    input.json,
-  ]
 }

@@ -1,7 +1,7 @@
 // The nonce store: single use, bound to the request, expiring, atomic under concurrency.
 import t from 'tap'
 import { join } from 'node:path'
-import type { RequestBindings } from './approval-store.js'
+import type { RequestBindings } from '@gate/trust'
 import { openNonceStore, type NewNonce } from './nonce-store.js'
 
 const driver = (process.env['GATE_STORE_DRIVER'] ?? 'sqlite3') as 'sqlite3' | 'node:sqlite'

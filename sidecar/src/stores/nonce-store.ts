@@ -3,7 +3,7 @@
 // through group commit (issuing is on the evaluate hot path); consumption is one conditional UPDATE
 // inside the writer's transaction, so it is single-use even with another process on the file.
 import { DuplicateRecordError, StoreInputError } from '../errors.js'
-import type { RequestBindings } from './approval-store.js'
+import type { RequestBindings } from '@gate/trust'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 import { TransactionalStore } from './transactional-store.js'

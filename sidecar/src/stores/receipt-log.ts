@@ -1,7 +1,8 @@
 // The receipt log (receipt store revision 4): the table's DDL and the one way rows get into it. Every
-// signed receipt is kept byte for byte as it was serialized, in `seq` order: an HttpReceipt in
-// `http_json` (its core form, made on read, in `core_json`), or a receipt that only ever had a core form
-// (a tool call's `gate.receipt.v1`) in `core_json` with `http_json` null. Appends go through
+// signed receipt is kept byte for byte as it was serialized, in `seq` order (the row is @gate/trust's
+// ReceiptRow, the same on PostgreSQL): an HttpReceipt in `http_json` (its core form, made on read, in
+// `core_json`), or a receipt that only ever had a core form (a tool call's `gate.receipt.v1`) in
+// `core_json` with `http_json` null. Appends go through
 // group commit, so a write resolves only once its row is committed (commit before reply: a receipt id a
 // client has seen survives `kill -9`), and followers (`onCommitted`) learn of each committed batch in
 // commit order.
@@ -13,21 +14,14 @@
 // `id_prefix` (the id's first 52 bits) and `id_bucket` (seq / 4096), indexed together: a commit touches
 // only the current bucket's ~15 index pages (6.0 KB per receipt, throughput within noise of no index),
 // and a lookup probes the buckets newest first (receipt-query.ts). bench/src/stores/receipt-ingest.ts.
+import { GroupCommit, rowValues, type CommittedReceipts, type GroupCommitStats, type ReceiptRow, type TrustReceiptLog } from '@gate/trust'
 import { StoreInputError } from '../errors.js'
-import { GroupCommit, type GroupCommitStats } from './group-commit.js'
-import { rowValues, type ReceiptRow } from './receipt-row.js'
 import type { StoreSchema } from './revision-stamp.js'
 import type { SqliteDatabase, SqlValue } from './sqlite-driver.js'
 
-// A row, its fields and its checks (receipt-row.ts), as the log's importers have always found them here.
-export * from './receipt-row.js'
-
-/** One committed batch of appends, as followers see it: the receipt at `firstSeq + i` is `receiptIds[i]`. */
-export interface CommittedReceipts {
-  firstSeq: number
-  lastSeq: number
-  receiptIds: readonly string[]
-}
+// The row model is @gate/trust's (the same on PostgreSQL); the writer modules import it from here.
+export { createCoreReceiptRow, createReceiptRow, idPrefix, rowValues, TOOL_CALL_METHOD } from '@gate/trust'
+export type { CommittedReceipts, CoreReceiptRowContext, ReceiptOutcome, ReceiptRow, ReceiptRowContext, ReceiptRowKind, StoredReceipt } from '@gate/trust'
 
 /**
  * Rows per `id_bucket` (~15 index pages): a commit of 50 receipts dirties at most those pages instead of
@@ -132,7 +126,7 @@ export interface ReceiptLogOptions {
 type LogWrite = { type: 'append'; row: unknown[]; receiptId: string } | { type: 'core'; seq: number; coreJson: string }
 
 /** Group-committed appends (and core-form updates) on the store's write connection. */
-export class ReceiptLog {
+export class ReceiptLog implements TrustReceiptLog {
   readonly #db: SqliteDatabase
   readonly #queue: GroupCommit<LogWrite, number>
   readonly #followers = new Set<(batch: CommittedReceipts) => void>()
@@ -350,8 +344,6 @@ export function appendRows(db: SqliteDatabase, rows: readonly unknown[][]): Prom
     return seq
   })
 }
-
-// ---- rows ----
 
 // Checked before queueing: one bad row must fail alone, not the batch it would have joined.
 function appendWrite(row: ReceiptRow): LogWrite {

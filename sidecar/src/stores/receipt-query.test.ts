@@ -3,7 +3,8 @@
 // index, cost index, seq walk), which must answer exactly what a filter over all rows answers.
 import t from 'tap'
 import { join } from 'node:path'
-import { ID_BUCKET_ROWS, RECEIPT_CORE_PENDING_INDEX, type ReceiptQueryFilter, type ReceiptRow, type StoredReceipt } from './receipt-store.js'
+import type { CorpusFilter, ReceiptRow, StoredReceipt } from '@gate/trust'
+import { ID_BUCKET_ROWS, RECEIPT_CORE_PENDING_INDEX } from './receipt-store.js'
 import { openDatabase } from './sqlite-driver.js'
 import { openTestReceiptStore, receiptRow, STORE_DRIVER } from '../testing/receipt-rows.js'
 
@@ -85,7 +86,7 @@ function queryRows(count: number, offset = 0): ReceiptRow[] {
   })
 }
 
-function matches(r: StoredReceipt, f: ReceiptQueryFilter): boolean {
+function matches(r: StoredReceipt, f: CorpusFilter): boolean {
   if (f.capabilityId !== undefined && r.capabilityId !== f.capabilityId) return false
   if (f.toolServer !== undefined && r.toolServer !== f.toolServer) return false
   if (f.toolName !== undefined && r.toolName !== f.toolName) return false
@@ -110,7 +111,7 @@ function countBy<T>(items: readonly T[], key: (item: T) => number): [number, num
   return [...counts]
 }
 
-const QUERY_FILTERS: ReceiptQueryFilter[] = [
+const QUERY_FILTERS: CorpusFilter[] = [
   {},
   { capabilityId: 'cap-3' },
   { capabilityId: 'cap-3', outcome: 'allow', tenant: 'tenant-1' },

@@ -1,28 +1,12 @@
 // Reads of the receipts table: point loads by id and seq, cursor pages, and trust-control's queries
 // (spec 03 receipt query, analytics, operator report) with the plans of receipt-query-plan.ts. Reads use
 // connections of their own: under WAL they see only committed rows and never wait for the writer.
-import type { CorpusAggregateRow, CorpusFilter, CorpusGrouping, CorpusRow } from '@gate/trust'
+import { idPrefix, type CorePendingRow, type CorpusAggregateRow, type CorpusFilter, type CorpusGrouping, type CorpusRow, type StoredReceipt, type TrustReceiptReader } from '@gate/trust'
 import { StoreInputError } from '../errors.js'
 import { COVERING, emptyWindow, isBucketOrdered, planQuery, subjectBranches } from './receipt-query-plan.js'
 import { ReceiptIdFilter } from './receipt-id-filter.js'
-import { ID_BUCKET_ROWS, idPrefix, type StoredReceipt } from './receipt-log.js'
+import { ID_BUCKET_ROWS } from './receipt-log.js'
 import type { SqliteDatabase, SqlValue } from './sqlite-driver.js'
-
-// The query shapes are trust-control's corpus port types (this module implements that port).
-/** Filters of the trust-control corpus queries (spec 03): present members combine with AND, bounds are inclusive. */
-export type ReceiptQueryFilter = CorpusFilter
-/** One receipt of a query page, with the columns reports read. */
-export type ReceiptPageRow = CorpusRow
-/** How `aggregate` groups: one total, per time bucket, per tool, per agent, or per (capability, agent, currency). */
-export type ReceiptGrouping = CorpusGrouping
-/** Counts and cost sums of one group (costs in minor units, summed across currencies except for `cost`). */
-export type ReceiptAggregateRow = CorpusAggregateRow
-
-/** A row whose core form is not stored yet. */
-export interface CorePendingRow {
-  seq: number
-  httpJson: string
-}
 
 /** Receipts after a cursor as one `POST /v1/receipts/ingest` body (ReceiptQuery.ingestBatchAfter). */
 export interface IngestBatch {
@@ -76,7 +60,7 @@ const GET_BY_ID_SQL = byIdSql(SELECT_COLUMNS)
 const SEQ_BY_ID_SQL = byIdSql('seq')
 
 /** Committed receipts, read. */
-export class ReceiptQuery {
+export class ReceiptQuery implements TrustReceiptReader {
   readonly #reader: SqliteDatabase
   // Index names present in the file (query planning hints only name indexes that exist).
   #indexes = new Set<string>()
@@ -171,25 +155,25 @@ export class ReceiptQuery {
   }
 
   /** Up to `limit` receipts matching `filter` by seq: the oldest first (`asc`, default) or the newest first. */
-  async queryPage(filter: ReceiptQueryFilter, limit: number, order: 'asc' | 'desc' = 'asc'): Promise<ReceiptPageRow[]> {
+  async queryPage(filter: CorpusFilter, limit: number, order: 'asc' | 'desc' = 'asc'): Promise<CorpusRow[]> {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
     if (order !== 'asc' && order !== 'desc') throw new StoreInputError('order', 'asc or desc', order)
     const narrowed = await this.#narrow(filter)
     if (narrowed === undefined) return []
     const maxBucket = await this.#maxBucket(narrowed)
-    const pages: ReceiptPageRow[][] = []
+    const pages: CorpusRow[][] = []
     for (const branch of subjectBranches(narrowed)) {
       const plan = planQuery(branch, order === 'asc' ? 'page' : 'page-desc', this.#indexes, maxBucket)
       // Bucket plans yield rows bucket by bucket, each bucket in seq order, so no sort is needed; buckets
       // are exact (floor(seq / ID_BUCKET_ROWS)) and the order is checked anyway, falling back to a sort.
       const orderBy = plan.bucketed && order === 'asc' ? '' : `ORDER BY seq ${order === 'asc' ? 'ASC' : 'DESC'}`
-      let page = await this.#reader.all<ReceiptPageRow & { idBucket?: number }>(
+      let page = await this.#reader.all<CorpusRow & { idBucket?: number }>(
         `${plan.with}SELECT ${PAGE_COLUMNS}${orderBy === '' ? ', id_bucket AS idBucket' : ''} ${plan.from} ${plan.where} ${orderBy} LIMIT ?`,
         [...plan.params, limit],
       )
       if (orderBy === '' && !isBucketOrdered(page)) {
         const fallback = planQuery(branch, 'page', new Set(), maxBucket)
-        page = await this.#reader.all<ReceiptPageRow>(`SELECT ${PAGE_COLUMNS} ${fallback.from} ${fallback.where} ORDER BY seq LIMIT ?`, [...fallback.params, limit])
+        page = await this.#reader.all<CorpusRow>(`SELECT ${PAGE_COLUMNS} ${fallback.from} ${fallback.where} ORDER BY seq LIMIT ?`, [...fallback.params, limit])
       }
       pages.push(page)
     }
@@ -198,7 +182,7 @@ export class ReceiptQuery {
   }
 
   /** Number of receipts matching `filter`. */
-  async countMatching(filter: ReceiptQueryFilter): Promise<number> {
+  async countMatching(filter: CorpusFilter): Promise<number> {
     const narrowed = emptyWindow(filter) ? undefined : filter
     if (narrowed === undefined) return 0
     const maxBucket = await this.#maxBucket(narrowed)
@@ -215,7 +199,7 @@ export class ReceiptQuery {
    * Counts and cost sums of the receipts matching `filter`, grouped as asked: `time` by buckets of
    * `bucketSeconds`; with `perBucket`, the `tool`, `subject` and `cost` groups are also split by bucket.
    */
-  async aggregate(filter: ReceiptQueryFilter, grouping: ReceiptGrouping, bucketSeconds = 86400, perBucket = false): Promise<ReceiptAggregateRow[]> {
+  async aggregate(filter: CorpusFilter, grouping: CorpusGrouping, bucketSeconds = 86400, perBucket = false): Promise<CorpusAggregateRow[]> {
     if (!Number.isSafeInteger(bucketSeconds) || bucketSeconds < 1) throw new StoreInputError('bucketSeconds', 'a positive integer', bucketSeconds)
     const narrowed = emptyWindow(filter) ? undefined : filter
     if (narrowed === undefined) return []
@@ -252,7 +236,7 @@ export class ReceiptQuery {
     }
     // `bucketSeconds` is the first placeholder of the select list, before the plan's own
     const all = plan.with === '' ? [...params, ...plan.params] : [plan.params[0]!, ...params, ...plan.params.slice(1)]
-    const rows = await (await this.#aggregates()).all<ReceiptAggregateRow>(`${plan.with}${sql}`, all)
+    const rows = await (await this.#aggregates()).all<CorpusAggregateRow>(`${plan.with}${sql}`, all)
     // An ungrouped aggregate over nothing still yields one row (with null sums): keep rows with receipts.
     return rows.filter(r => r.total > 0)
   }
@@ -269,7 +253,7 @@ export class ReceiptQuery {
     const from = this.#indexes.has('receipts_core_pending') ? 'receipts INDEXED BY receipts_core_pending' : 'receipts'
     const signer = kernelKey === undefined ? '' : 'AND instr(http_json, ?) > 0'
     const params: SqlValue[] = kernelKey === undefined ? [afterSeq, limit] : [afterSeq, `"kernel_key":${JSON.stringify(kernelKey)}`, limit]
-    return this.#reader.all<CorePendingRow>(`SELECT seq, http_json AS httpJson FROM ${from} WHERE core_json IS NULL AND seq > ? ${signer} ORDER BY seq LIMIT ?`, params)
+    return this.#reader.all<CorePendingRow>(`SELECT seq, receipt_id AS receiptId, http_json AS httpJson FROM ${from} WHERE core_json IS NULL AND seq > ? ${signer} ORDER BY seq LIMIT ?`, params)
   }
 
   /** Final receipts that name `decisionReceiptId`, searched among the `window` receipts after the decision's seq. */
@@ -281,7 +265,7 @@ export class ReceiptQuery {
   }
 
   // The last bucket a bucket plan probes: the one of the snapshot bound, else of the newest row.
-  async #maxBucket(filter: ReceiptQueryFilter): Promise<number> {
+  async #maxBucket(filter: CorpusFilter): Promise<number> {
     const through = filter.throughSeq ?? (await this.latestSeq())
     return Math.floor(through / ID_BUCKET_ROWS)
   }
@@ -303,7 +287,7 @@ export class ReceiptQuery {
   // index range then starts inside it instead of walking every older receipt. The window is found
   // once through the covering time index; `lo` never changes afterwards (rows are never deleted) and
   // `hi` is extended over rows appended since. Returns undefined when nothing can match.
-  async #narrow(filter: ReceiptQueryFilter): Promise<ReceiptQueryFilter | undefined> {
+  async #narrow(filter: CorpusFilter): Promise<CorpusFilter | undefined> {
     if (filter.since === undefined && filter.until === undefined) return filter
     if (emptyWindow(filter)) return undefined
     // Selective drivers (bucket seeks on a capability or an agent) check the time residually: finding

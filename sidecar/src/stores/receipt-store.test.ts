@@ -1,16 +1,11 @@
 // Opening the receipt store: options checked at open, query indexes only on request.
 import t from 'tap'
 import { join } from 'node:path'
-import { openReceiptStore, type ReceiptRow } from './receipt-store.js'
+import { openReceiptStore } from './receipt-store.js'
 import { openDatabase } from './sqlite-driver.js'
-import { openTestReceiptStore, receiptRow, STORE_DRIVER } from '../testing/receipt-rows.js'
+import { openTestReceiptStore, STORE_DRIVER } from '../testing/receipt-rows.js'
 
 const driver = STORE_DRIVER
-
-// a row with a small HTTP JSON, unless given
-function row(overrides: Partial<ReceiptRow> = {}): ReceiptRow {
-  return receiptRow(0, { timestamp: 1_700_000_000, method: 'POST', routePattern: '/pets/{id}', toolName: 'POST /pets/{id}', httpJson: '{"verdict":{"verdict":"allow"}}', ...overrides })
-}
 
 const open = openTestReceiptStore
 

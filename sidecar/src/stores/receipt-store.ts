@@ -3,7 +3,7 @@
 // child receipts of trust-control (listed-receipt-store.ts). Opening stamps or checks the file's
 // revision (revision-stamp.ts); closing flushes the log before anything closes.
 import { InvalidConfigError } from '@gate/sdk'
-import { GROUP_COMMIT_DEFAULTS } from './group-commit.js'
+import { GROUP_COMMIT_DEFAULTS } from '@gate/trust'
 import { ListedReceiptStore } from './listed-receipt-store.js'
 import { ReceiptLog, RECEIPT_QUERY_INDEXES, RECEIPT_SCHEMA, RECEIPT_TRUST_INDEXES } from './receipt-log.js'
 import { ReceiptQuery } from './receipt-query.js'
@@ -28,7 +28,7 @@ export interface ReceiptStoreOptions extends DatabaseOptions {
 }
 
 /** Defaults of the receipt-specific options. */
-export const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: GROUP_COMMIT_DEFAULTS.maxBatchSize, queryIndexes: false })
+const RECEIPT_STORE_DEFAULTS = Object.freeze({ maxBatchSize: GROUP_COMMIT_DEFAULTS.maxBatchSize, queryIndexes: false })
 
 const OWN_KEYS = ['maxBatchSize', 'queryIndexes', 'onError', 'onRecover'] as const
 

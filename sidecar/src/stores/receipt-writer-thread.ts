@@ -14,6 +14,7 @@ import { createSigner, signCoreReceiptJson, signHttpReceiptJson, type Signer } f
 import { nameThisThread, type ThreadReady } from '../worker-threads.js'
 import { hostCheckpointer, type HostedCheckpointer } from './hosted-checkpointer.js'
 import { appendRows, createCoreReceiptRow, createReceiptRow, rowValues, type ReceiptRow } from './receipt-log.js'
+import { bindCoreReceiptContext, bindReceiptContext } from './receipt-columns.js'
 import { openDatabase, type DatabaseOptions } from './sqlite-driver.js'
 import { WriterThreadLock } from './write-lock.js'
 import type { WriterAnswer, WriterRequest, WriterResult } from './threaded-receipt-writer.js'
@@ -61,7 +62,8 @@ try {
         for (const batch of batches) post({ id: batch.id, error: (err as Error).message })
         continue
       }
-      if (rows.length > 0) hosted?.onCommitted(lastSeq)
+      // this thread signed these rows: they become leaves without a check (leaf-check.ts)
+      if (rows.length > 0) hosted?.onCommitted({ firstSeq: lastSeq - rows.length + 1, lastSeq, receiptIds: batches.flatMap(batch => batch.ids) })
       // the rows took the seqs before lastSeq in order; each batch reports its own slice to the followers
       let seq = lastSeq - rows.length
       for (const { id, results, ids } of batches) {
@@ -96,10 +98,30 @@ try {
   }, WAL_CHECKPOINT_INTERVAL_MS)
   checkpointTimer.unref()
 
+  // Which signers of rows another process appended the log accepts is the event loop's to say (its
+  // authority's trusted keys): asked by message, answered by number.
+  const asks = new Map<number, { resolve: (keys: ReadonlySet<string>) => void; reject: (err: Error) => void }>()
+  let nextAsk = 1
+  const acceptedSigners = (keys: readonly string[]): Promise<ReadonlySet<string>> =>
+    new Promise((resolve, reject) => {
+      const ask = nextAsk++
+      asks.set(ask, { resolve, reject })
+      post({ askSigners: ask, keys: [...keys] })
+    })
+
   const control = async (request: Control): Promise<unknown> => {
     switch (request.control) {
       case 'startCheckpointer':
-        hosted ??= await hostCheckpointer({ db, signer, settings: request.settings, lock, log: line => post({ log: line }), reportError: message => post({ checkpointerError: message }) })
+        hosted ??= await hostCheckpointer({
+          db,
+          signer,
+          settings: request.settings,
+          lock,
+          acceptedSigners,
+          onUnverified: step => post({ unverified: step }),
+          log: line => post({ log: line }),
+          reportError: message => post({ checkpointerError: message }),
+        })
         return undefined
       case 'createCheckpoint':
         if (hosted === undefined) throw new Error('no checkpointer runs on the receipt writer thread')
@@ -119,7 +141,14 @@ try {
       return
     }
     if ('committed' in request) {
-      hosted?.onCommitted(request.committed)
+      for (const batch of request.committed) hosted?.onCommitted(batch)
+      return
+    }
+    if ('signers' in request) {
+      const waiting = asks.get(request.signers)
+      asks.delete(request.signers)
+      if (request.error === undefined) waiting?.resolve(new Set(request.keys))
+      else waiting?.reject(new Error(request.error))
       return
     }
     if ('control' in request) {
@@ -153,11 +182,12 @@ function signBatch(batch: Batch, signer: Signer): SignedBatch {
     let row: ReceiptRow
     try {
       if (item.form === 'http') {
-        const { receipt, json } = signHttpReceiptJson(item.body, signer)
+        // the row's tenant and subject are signed too (receipt-columns.ts); the event loop binds the same
+        const { receipt, json } = signHttpReceiptJson(bindReceiptContext(item.body, item.context), signer)
         row = createReceiptRow(receipt, json, item.context)
         result = { form: 'http', id: receipt.id, signature: receipt.signature, json, seq: 0 }
       } else {
-        const { receipt, json } = signCoreReceiptJson(item.body as unknown as Record<string, unknown>, signer)
+        const { receipt, json } = signCoreReceiptJson(bindCoreReceiptContext(item.body, item.context) as unknown as Record<string, unknown>, signer)
         row = createCoreReceiptRow(receipt, json, item.context)
         result = { form: 'core', receipt, json, seq: 0 }
       }

@@ -9,8 +9,9 @@
 // commit) and threaded (threaded-receipt-writer.ts: one thread signs, inserts and commits whole batches,
 // which halves the event loop's CPU per receipt under load; docs/architecture.md).
 import { signCoreReceiptJson, signHttpReceiptJson, type CoreReceipt, type CoreReceiptBody, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
-import type { CheckpointerControl, HostedCheckpointerSettings } from '../transparency/checkpointer-control.js'
+import type { CheckpointerControl, HostedCheckpointerSettings, LeafHooks } from '../transparency/checkpointer-control.js'
 import { createCoreReceiptRow, createReceiptRow, type CommittedReceipts, type CoreReceiptRowContext, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
+import { bindCoreReceiptContext, bindReceiptContext } from './receipt-columns.js'
 
 /** What the writer is told beyond the receipt body (the row's columns a receipt does not carry). */
 export type ReceiptWriteContext = Omit<ReceiptRowContext, 'coreJson'>
@@ -58,7 +59,7 @@ export interface ReceiptWriter {
    * Runs the transparency log's checkpointer off the event loop, where the writer has a thread to host
    * it (the threaded writer); `local` starts one here instead, should that thread stop. Absent: run it here.
    */
-  startCheckpointer?(settings: HostedCheckpointerSettings, local: () => CheckpointerControl): Promise<CheckpointerControl>
+  startCheckpointer?(settings: HostedCheckpointerSettings, local: () => CheckpointerControl, hooks: LeafHooks): Promise<CheckpointerControl>
   /** False after a failed commit until a later one succeeds: /gate/health answers 503. */
   readonly healthy: boolean
   /** Resolves once everything written so far is committed; later writes reject. */
@@ -78,12 +79,13 @@ export function createInlineReceiptWriter(options: InlineReceiptWriterOptions): 
   const { log, signer } = options
   return {
     async write(body, context = {}) {
-      const { receipt, json } = signHttpReceiptJson(body, signer())
+      // the row's tenant and subject are signed too: every column the audit can check (receipt-columns.ts)
+      const { receipt, json } = signHttpReceiptJson(bindReceiptContext(body, context), signer())
       const { seq } = await log.append(createReceiptRow(receipt, json, context))
       return { receipt, json, seq }
     },
     async writeCore(body, context) {
-      const { receipt, json } = signCoreReceiptJson(body as unknown as Record<string, unknown>, signer())
+      const { receipt, json } = signCoreReceiptJson(bindCoreReceiptContext(body, context) as unknown as Record<string, unknown>, signer())
       const { seq } = await log.append(createCoreReceiptRow(receipt, json, context))
       return { receipt, json, seq }
     },

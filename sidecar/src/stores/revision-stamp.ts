@@ -75,7 +75,7 @@ export async function readStoreStamp(db: SqliteExecutor): Promise<StoreStamp> {
 }
 
 /** The store a Gate application id belongs to, if any. */
-export function storeOfApplicationId(applicationId: number): StoreName | undefined {
+function storeOfApplicationId(applicationId: number): StoreName | undefined {
   const entry = Object.entries(STORE_APPLICATION_IDS).find(([, id]) => id === applicationId)
   return entry?.[0] as StoreName | undefined
 }

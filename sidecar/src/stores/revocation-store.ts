@@ -12,6 +12,7 @@
 // alone, more with the thread wake-ups in place); the stat is a few µs on the event loop. SQLite is
 // still asked at least once a second, for a file system whose times are coarse.
 import { statSync, type BigIntStats } from 'node:fs'
+import type { RevocationRecord, RevokeResult, TrustRevocationStore } from '@gate/trust'
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
@@ -21,19 +22,6 @@ import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
 export interface RevocationStoreOptions extends DatabaseOptions {
   /** Clock in Unix seconds, default the system clock. */
   now?: () => number
-}
-
-/** One revoked capability; `seq` orders revocations (a replication cursor). */
-export interface RevocationRecord {
-  seq: number
-  capabilityId: string
-  revokedAt: number
-}
-
-/** What `revoke` reports: `newlyRevoked` is false when the capability was already revoked. */
-export interface RevokeResult {
-  revoked: true
-  newlyRevoked: boolean
 }
 
 /** Schema revision 2. */
@@ -84,7 +72,7 @@ async function readDataVersion(db: SqliteDatabase): Promise<number> {
 }
 
 /** Durable capability revocations with a synchronous membership test. */
-export class RevocationStore {
+export class RevocationStore implements TrustRevocationStore {
   readonly #db: SqliteDatabase
   readonly #revoked: Set<string>
   readonly #now: () => number
@@ -98,6 +86,7 @@ export class RevocationStore {
   // the write-ahead log as the last completed check found it, and when that check started
   #checkedLog: BigIntStats | undefined
   #checkedAt = -Infinity
+  readonly #listeners = new Set<(capabilityId: string) => void>()
 
   constructor(db: SqliteDatabase, revoked: Set<string>, now: () => number, seen: { version: number; lastSeq: number } = { version: 0, lastSeq: 0 }) {
     this.#db = db
@@ -175,8 +164,10 @@ export class RevocationStore {
       if (version === this.#version) return
       const rows = await this.#db.all<{ seq: number; capability_id: string }>('SELECT seq, capability_id FROM revocations WHERE seq > ?', [this.#lastSeq])
       for (const row of rows) {
+        const known = this.#revoked.has(row.capability_id)
         this.#revoked.add(row.capability_id)
         if (row.seq > this.#lastSeq) this.#lastSeq = row.seq
+        if (!known) this.#notify(row.capability_id)
       }
       this.#version = version
     } catch (err) {
@@ -199,7 +190,18 @@ export class RevocationStore {
     } catch (err) {
       throw new StoreFailedError('revocations', this.path, `cannot record the revocation (${errorText(err)})`, err)
     }
+    if (changes === 1) this.#notify(capabilityId)
     return { revoked: true, newlyRevoked: changes === 1 }
+  }
+
+  /** Calls `listener` with each id newly revoked here (after its commit) or found by `refresh`; returns an unsubscribe. */
+  onRevoked(listener: (capabilityId: string) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  #notify(capabilityId: string): void {
+    for (const listener of this.#listeners) listener(capabilityId)
   }
 
   /** Up to `limit` revocations with seq > `afterSeq`, in seq order (the revocation feed). */

@@ -3,7 +3,8 @@
 // inline commits never collide, and a thread that stops hands the work to a checkpointer on the event loop.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
-import { createSigner, generateSecret, verifyCheckpointStatement } from '@gate/sdk'
+import { createSigner, generateSecret, signHttpReceiptJson, verifyCheckpointStatement } from '@gate/sdk'
+import { createReceiptRow } from '@gate/trust'
 import { Checkpointer } from '../transparency/checkpointer.js'
 import { openReceiptStore } from './receipt-store.js'
 import { createInlineReceiptWriter, type ReceiptWriter } from './receipt-writer.js'
@@ -13,6 +14,20 @@ import { receiptBody as body, STORE_DRIVER as driver } from '../testing/receipt-
 
 const seed = generateSecret('ed25519')
 const signer = createSigner({ secret: seed })
+
+// the log accepts this signer's receipts from other processes; `asked` counts the questions
+function leafHooks() {
+  const hooks = {
+    asked: 0,
+    unverified: [] as string[],
+    acceptedSigners: async (keys: readonly string[]) => {
+      hooks.asked++
+      return new Set(keys.filter(k => k === signer.publicKey))
+    },
+    onUnverified: (step: string) => void hooks.unverified.push(step),
+  }
+  return hooks
+}
 
 async function setup(t: Test, options: { busyTimeoutMs?: number; pressure: () => boolean; entry?: URL }) {
   const path = join(t.testdir(), 'receipts.db')
@@ -33,8 +48,8 @@ async function setup(t: Test, options: { busyTimeoutMs?: number; pressure: () =>
 function localCheckpointer(backend: TransparencyLogStore, writer: ReceiptWriter, started: { count: number }) {
   return () => {
     started.count++
-    const checkpointer = new Checkpointer({ backend, signer: () => signer, everyReceipts: 10, intervalMs: 0, flushReceipts: () => writer.flush() })
-    writer.onCommitted(batch => checkpointer.onCommitted({ lastSeq: batch.lastSeq }))
+    const checkpointer = new Checkpointer({ backend, signer: () => signer, everyReceipts: 10, intervalMs: 0, flushReceipts: () => writer.flush(), acceptedSigners: leafHooks().acceptedSigners })
+    writer.onCommitted(batch => checkpointer.onCommitted(batch))
     checkpointer.start()
     return checkpointer
   }
@@ -44,7 +59,8 @@ t.test('the checkpointer on the writer thread grows the tree over thread and inl
   let busy = true
   const { writer, backend } = await setup(t, { pressure: () => busy })
   const local = { count: 0 }
-  const control = await writer.startCheckpointer!({ everyReceipts: 10, intervalMs: 0 }, localCheckpointer(backend, writer, local))
+  const hooks = leafHooks()
+  const control = await writer.startCheckpointer!({ everyReceipts: 10, intervalMs: 0 }, localCheckpointer(backend, writer, local), hooks)
   const writes = []
   for (let n = 0; n < 25; n++) {
     busy = n % 2 === 0
@@ -59,6 +75,26 @@ t.test('the checkpointer on the writer thread grows the tree over thread and inl
   t.match(verifyCheckpointStatement(result.checkpoint, { trustedKeys: [signer.publicKey] }), { ok: true, signerTrusted: true })
   t.equal(control.lastError, undefined)
   t.equal(local.count, 0, 'nothing ran on the event loop')
+  t.equal(hooks.asked, 0, "this process's own commits, inline and on the thread, became leaves unread")
+  await control.stop()
+})
+
+t.test('on the thread, a row another process appended that does not verify stops the tree, counted here', async t => {
+  const { writer, backend } = await setup(t, { pressure: () => true })
+  const hooks = leafHooks()
+  const control = await writer.startCheckpointer!({ everyReceipts: 100, intervalMs: 0 }, () => t.fail('no local checkpointer') as never, hooks)
+  for (let n = 0; n < 3; n++) await writer.write(body(n))
+  // another process on the same file: one receipt it signed with an accepted key, then an altered one
+  const other = await openReceiptStore(join(t.testdirName, 'receipts.db'), { driver })
+  const good = signHttpReceiptJson(body(3), signer)
+  const bad = signHttpReceiptJson(body(4), signer)
+  const badRow = createReceiptRow(bad.receipt, bad.json)
+  await other.log.appendMany([createReceiptRow(good.receipt, good.json), { ...badRow, httpJson: badRow.httpJson!.replace('"method":"POST"', '"method":"POSt"') }])
+  await other.close()
+  await t.rejects(control.flush(60_000), /receipt seq 5 .*does not verify \(receipt_id: /)
+  t.equal(await backend.treeSize(), 4, "the thread's own rows and the verified foreign one became leaves")
+  t.ok(hooks.asked >= 1, 'the event loop was asked which signers the log accepts')
+  t.same(hooks.unverified, ['receipt_id'], 'the refusal was counted once, on the event loop')
   await control.stop()
 })
 
@@ -67,7 +103,7 @@ t.test('with no busy timeout, tree writes and inline commits take turns and lose
   // tree and checkpoints meanwhile; until the tree has grown in several passes (or a bound is reached)
   let busy = false
   const { writer, backend } = await setup(t, { busyTimeoutMs: 0, pressure: () => busy })
-  const control = await writer.startCheckpointer!({ everyReceipts: 1, intervalMs: 0 }, () => t.fail('no local checkpointer') as never)
+  const control = await writer.startCheckpointer!({ everyReceipts: 1, intervalMs: 0 }, () => t.fail('no local checkpointer') as never, leafHooks())
   const sizes = new Set<number>()
   let written = 0
   for (; written < 20_000 && sizes.size < 6; written++) {
@@ -85,7 +121,7 @@ t.test('with no busy timeout, tree writes and inline commits take turns and lose
 t.test('a writer thread that stops hands the checkpointer to the event loop', async t => {
   const { writer, backend, logged } = await setup(t, { pressure: () => true, entry: new URL('../testing/exiting-writer-thread.js', import.meta.url) })
   const local = { count: 0 }
-  const control = await writer.startCheckpointer!({ everyReceipts: 10, intervalMs: 0 }, localCheckpointer(backend, writer, local))
+  const control = await writer.startCheckpointer!({ everyReceipts: 10, intervalMs: 0 }, localCheckpointer(backend, writer, local), leafHooks())
   await t.rejects(writer.write(body(1)), { code: 'gate_receipt_persistence_failed' }, 'the write the thread held is lost')
   t.match(logged, [/writer thread stopped/])
   t.equal(local.count, 1, 'a checkpointer started on the event loop')

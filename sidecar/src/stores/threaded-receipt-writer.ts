@@ -26,11 +26,13 @@ import type { Worker } from 'node:worker_threads'
 import { publicKeyFor, signedHttpReceipt, SigningError, type CoreReceipt, type HttpReceiptBody } from '@gate/sdk'
 import { ReceiptPersistenceError } from '../errors.js'
 import { createLoopPressure } from '@gate/sdk/server'
-import type { CheckpointerControl, HostedCheckpointerSettings } from '../transparency/checkpointer-control.js'
+import type { StoredReceiptStep } from '@gate/trust'
+import type { CheckpointerControl, HostedCheckpointerSettings, LeafHooks } from '../transparency/checkpointer-control.js'
 import { closeWorker, startWorker } from '../worker-threads.js'
 import type { CommittedReceipts, ReceiptLog } from './receipt-log.js'
 import { createThreadedCheckpointer, type CheckpointerRequest, type ThreadedCheckpointer } from './threaded-checkpointer.js'
 import { createWriteLock, HELD_BY_EVENT_LOOP, isWriteLockWanted, releaseWriteLock, tryWriteLock } from './write-lock.js'
+import { bindReceiptContext } from './receipt-columns.js'
 import type { ReceiptStore } from './receipt-store.js'
 import type { CoreReceiptDraft, CoreReceiptWriteContext, ReceiptWriteContext, ReceiptWriter, WrittenCoreReceipt, WrittenReceipt } from './receipt-writer.js'
 
@@ -39,9 +41,15 @@ export type WriterItem = { form: 'http'; body: HttpReceiptBody; context: Receipt
 
 /**
  * Event loop → writer thread: the receipt bodies of one batch; a request about the hosted checkpointer
- * (`call` numbers its answer); the seq an inline commit reached; or the request to finish and close.
+ * (`call` numbers its answer); the batches inline commits made; the answer to the thread's question which
+ * signers the log accepts; or the request to finish and close.
  */
-export type WriterRequest = { id: number; items: WriterItem[] } | (CheckpointerRequest & { call: number }) | { committed: number } | 'close'
+export type WriterRequest =
+  | { id: number; items: WriterItem[] }
+  | (CheckpointerRequest & { call: number })
+  | { committed: CommittedReceipts[] }
+  | { signers: number; keys: string[]; error?: string }
+  | 'close'
 
 /**
  * One write's outcome: signed and committed (an HTTP receipt by its id and signature, rebuilt from the
@@ -61,6 +69,8 @@ export type WriterAnswer =
   | { call: number; result?: unknown; error?: string }
   | { log: string }
   | { checkpointerError: string | null }
+  | { askSigners: number; keys: string[] }
+  | { unverified: StoredReceiptStep }
 
 /** Options of `startThreadedReceiptWriter`. */
 export interface ThreadedReceiptWriterOptions {
@@ -187,8 +197,9 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
   const calls = new Map<number, Waiting>()
   let nextCall = 1
   let hosted: ThreadedCheckpointer | undefined
+  let hooks: LeafHooks | undefined
   let noticeTimer: NodeJS.Timeout | undefined
-  let noticeSeq = 0
+  let noticed: CommittedReceipts[] = []
   const call = (request: CheckpointerRequest): Promise<unknown> => {
     if (gone !== undefined) return Promise.reject(new Error(`the receipt writer thread stopped (${gone})`))
     const n = nextCall++
@@ -207,11 +218,14 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     else waiting.reject(new Error(error))
   }
   const noticeInline = (batch: CommittedReceipts) => {
-    noticeSeq = Math.max(noticeSeq, batch.lastSeq)
-    if (noticeTimer !== undefined || hosted === undefined) return
+    if (hosted === undefined) return
+    noticed.push(batch)
+    if (noticeTimer !== undefined) return
     noticeTimer = setTimeout(() => {
       noticeTimer = undefined
-      if (gone === undefined) worker.postMessage({ committed: noticeSeq } satisfies WriterRequest)
+      const committed = noticed
+      noticed = []
+      if (gone === undefined) worker.postMessage({ committed } satisfies WriterRequest)
     }, INLINE_NOTICE_MS)
     noticeTimer.unref()
   }
@@ -258,6 +272,19 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     if ('call' in answer) return answerCall(answer.call, answer.error, answer.result)
     if ('log' in answer) return log(answer.log)
     if ('checkpointerError' in answer) return hosted?.reportError(answer.checkpointerError)
+    if ('unverified' in answer) return hooks?.onUnverified?.(answer.unverified)
+    if ('askSigners' in answer) {
+      const ask = answer.askSigners
+      const answerAsk = (request: WriterRequest) => {
+        if (gone === undefined) worker.postMessage(request)
+      }
+      if (hooks === undefined) return answerAsk({ signers: ask, keys: [], error: 'no checkpointer was started here' })
+      hooks.acceptedSigners(answer.keys).then(
+        keys => answerAsk({ signers: ask, keys: [...keys] }),
+        err => answerAsk({ signers: ask, keys: [], error: (err as Error).message }),
+      )
+      return
+    }
     if (!('id' in answer)) return
     const batch = settle(answer.id)
     if (batch === undefined) return
@@ -280,7 +307,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
       const w = batch[i]!
       if ('error' in result) w.reject(result.code === 'gate_receipt_sign_failed' ? new SigningError(result.error) : new ReceiptPersistenceError(result.error))
       else if (result.form === 'core') w.resolve({ receipt: result.receipt, json: result.json, seq: result.seq })
-      else w.resolve({ receipt: signedHttpReceipt(w.body as HttpReceiptBody, publicKey, result.id, result.signature), json: result.json, seq: result.seq })
+      else w.resolve({ receipt: signedHttpReceipt(bindReceiptContext(w.body as HttpReceiptBody, w.context), publicKey, result.id, result.signature), json: result.json, seq: result.seq })
     })
   })
   worker.on('error', err => retire(err.message))
@@ -302,8 +329,9 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
       }
     },
     flush: () => drainAll(),
-    async startCheckpointer(settings: HostedCheckpointerSettings, local: () => CheckpointerControl): Promise<CheckpointerControl> {
+    async startCheckpointer(settings: HostedCheckpointerSettings, local: () => CheckpointerControl, leafHooks: LeafHooks): Promise<CheckpointerControl> {
       if (gone !== undefined || hosted !== undefined) return local()
+      hooks = leafHooks
       const control = createThreadedCheckpointer({ call, flushWriter: drainAll, local })
       try {
         await call({ control: 'startCheckpointer', settings })

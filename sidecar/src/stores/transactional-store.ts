@@ -1,7 +1,7 @@
 // What the stores whose every write goes through one transactional group commit share (budgets,
 // nonces): the file, the queue, health, flush and an idempotent close. Reads go to `db` directly.
-import { transactionalGroupCommit, type GroupCommit } from './group-commit.js'
-import type { SqliteDatabase, SqliteExecutor } from './sqlite-driver.js'
+import { GroupCommit, StoreFailedError } from '@gate/trust'
+import { errorText, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 
 export abstract class TransactionalStore<W, R> {
   protected readonly db: SqliteDatabase
@@ -43,4 +43,23 @@ export abstract class TransactionalStore<W, R> {
     this.#closing ??= this.queue.close().then(() => this.db.close())
     return this.#closing
   }
+}
+
+/**
+ * A group commit whose every batch is one transaction of `db`; a failed batch rejects each of its items
+ * with StoreFailedError naming the store, its file and `noun` (what one item is: "budget update").
+ */
+export function transactionalGroupCommit<T, R>(
+  db: SqliteDatabase,
+  store: string,
+  noun: string,
+  commitWrites: (tx: SqliteExecutor, items: readonly T[]) => Promise<R[]>,
+  maxBatchSize?: number,
+): GroupCommit<T, R> {
+  return new GroupCommit<T, R>({
+    store,
+    maxBatchSize,
+    commitBatch: items => db.transaction(tx => commitWrites(tx, items)),
+    toError: (cause, batchSize) => new StoreFailedError(store, db.path, `the commit of ${batchSize} ${noun}(s) failed (${errorText(cause)})`, cause),
+  })
 }

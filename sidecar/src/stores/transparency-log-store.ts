@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto'
 import { bytesToHex, type CheckpointStatement, type TreeNode, type TreeNodeRef } from '@gate/sdk'
 import { StoreFailedError, StoreInputError } from '../errors.js'
-import type { AuditedReceipt, LogReceipt, TransparencyLogBackend } from '../transparency/log-backend.js'
+import { AUDITED_COLUMNS, type AuditedReceipt, type LogReceipt, type TransparencyLogBackend } from '@gate/trust'
 import { openDatabase, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
 
 const SCHEMA = [
@@ -93,7 +93,7 @@ export class TransparencyLogStore implements TransparencyLogBackend {
   }
 
   auditedReceiptsAfter(afterSeq: number, limit: number): Promise<AuditedReceipt[]> {
-    return this.#db.all<AuditedReceipt>('SELECT seq, receipt_id AS receiptId, http_json AS httpJson, CASE WHEN http_json IS NULL THEN core_json END AS coreJson FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?', [afterSeq, limit])
+    return this.#db.all<AuditedReceipt>(`SELECT ${AUDITED_COLUMNS} FROM receipts WHERE seq > ? ORDER BY seq LIMIT ?`, [afterSeq, limit])
   }
 
   async leafHashesFrom(fromIndex: number, limit: number): Promise<Uint8Array[]> {

@@ -2,7 +2,7 @@
 // cpu-budget.ts) time one by one, in the order a request passes them: the same modules the service
 // runs, reached without starting it. Not part of the runtime surface.
 export { parseEvaluateBody, EVALUATE_BODY_LIMIT } from '../routes/evaluate.js'
-export { openStores, closeStores, type Stores } from '../stores/open-stores.js'
+export { openSqliteStores as openStores, closeSqliteStores as closeStores, type SqliteStores as Stores } from '../stores/sqlite-stores.js'
 export { appendRows, rowValues, createReceiptRow } from '../stores/receipt-log.js'
 export { createInlineReceiptWriter, type ReceiptWriter, type WrittenReceipt, type ReceiptWriteContext } from '../stores/receipt-writer.js'
 export { startThreadedReceiptWriter } from '../stores/threaded-receipt-writer.js'

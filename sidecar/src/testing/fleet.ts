@@ -14,13 +14,13 @@ import { call } from './http-client.js'
 export const FLEET_TOKEN = 'fleet-test-service-token-0123456789'
 const AUTH = { authorization: `Bearer ${FLEET_TOKEN}` }
 
-/** Starts `gate trust serve` over `dir`/control (a restart with the same dir reopens the same database). */
-export async function startTrustControl(t: Test, dir: string): Promise<GateProcess> {
+/** Starts `gate trust serve` over `dir`/control (a restart with the same dir reopens the same database), with `extra` flags. */
+export async function startTrustControl(t: Test, dir: string, extra: string[] = []): Promise<GateProcess> {
   const home = join(dir, 'control')
   mkdirSync(home, { recursive: true })
   const tokenFile = join(home, 'service-token')
   writeFileSync(tokenFile, `${FLEET_TOKEN}\n`, { mode: 0o600 })
-  const trust = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--receipt-db', join(home, 'receipts.db'), '--service-token-file', tokenFile, '--no-transparency-log'], {
+  const trust = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--receipt-db', join(home, 'receipts.db'), '--service-token-file', tokenFile, '--no-transparency-log', ...extra], {
     env: { GATE_CONTROL_TOKEN: '' },
   })
   t.teardown(() => trust.stop('SIGKILL'))
@@ -71,9 +71,9 @@ export interface FleetVerdict {
   receiptId: string
 }
 
-/** POST /pets presenting `capability` (a GET /pets presenting none when undefined). */
-export async function evaluate(sidecarUrl: string, capability?: CapabilityToken): Promise<FleetVerdict> {
-  const request = { request_id: uuidv7(), method: capability === undefined ? 'GET' : 'POST', path: '/pets', route_pattern: '/pets', caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000), body_hash: null }
+/** POST /pets presenting `capability` (a GET /pets presenting none when undefined), with `extra` request members. */
+export async function evaluate(sidecarUrl: string, capability?: CapabilityToken, extra: Record<string, unknown> = {}): Promise<FleetVerdict> {
+  const request = { request_id: uuidv7(), method: capability === undefined ? 'GET' : 'POST', path: '/pets', route_pattern: '/pets', caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000), body_hash: null, ...extra }
   const headers: Record<string, string> = capability === undefined ? {} : { 'x-gate-capability': Buffer.from(JSON.stringify(capability)).toString('base64url') }
   const res = await call(`${sidecarUrl}/gate/evaluate`, { body: request, headers })
   if (res.status !== 200) throw new Error(`evaluate answered ${res.status}: ${res.text}`)

@@ -5,6 +5,8 @@
 import type { Test } from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
+import { scopedSignalFetch } from '@gate/mcp'
 import { schemaErrors } from './http-client.js'
 import { spawnGate, type GateProcess, type SpawnOptions } from './spawn-gate.js'
 
@@ -19,7 +21,14 @@ export interface GateMcpHttp {
   /** The control routes' base URL (approvals, /v1). */
   controlUrl: string
   waitForOutput(pattern: RegExp, from?: number): Promise<RegExpExecArray>
-  connect(options?: { headers?: Record<string, string>; sessionId?: string }): Promise<{ client: Client; transport: StreamableHTTPClientTransport }>
+  connect(options?: ConnectOptions): Promise<{ client: Client; transport: StreamableHTTPClientTransport }>
+}
+
+export interface ConnectOptions {
+  headers?: Record<string, string>
+  sessionId?: string
+  /** What the client declares (sampling, elicitation, roots); none by default. */
+  capabilities?: ClientCapabilities
 }
 
 /** `gate mcp serve-http <args>`, started and listening. */
@@ -43,9 +52,10 @@ export async function startGateMcpHttp(t: Test, args: string[], options: SpawnOp
     })
   const url = (await waitForOutput(/mcp edge listening on (https?:\/\/[^\s"]+)/))[1]!
   const controlUrl = (await waitForOutput(/control routes \(approvals\) on (http:\/\/[^\s"]+)/))[1]!
-  const connect = async (connectOptions: { headers?: Record<string, string>; sessionId?: string } = {}) => {
-    const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: connectOptions.headers ?? {} }, sessionId: connectOptions.sessionId })
-    const client = new Client({ name: 'gate-e2e-http', version: '1.0.0' })
+  const connect = async (connectOptions: ConnectOptions = {}) => {
+    // each request its own abort signal: the transport's one long-lived signal would collect a listener per request (client-fetch.ts)
+    const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: connectOptions.headers ?? {} }, sessionId: connectOptions.sessionId, fetch: scopedSignalFetch() })
+    const client = new Client({ name: 'gate-e2e-http', version: '1.0.0' }, { capabilities: connectOptions.capabilities ?? {} })
     t.teardown(() => client.close())
     await client.connect(transport)
     return { client, transport }

@@ -3,7 +3,7 @@
 // an array.
 import type { CapabilityToken, Signer } from '@gate/sdk'
 import type { KernelPorts, NewApprovalRecord } from '../kernel/ports.js'
-import type { ReceiptRow } from '../stores/receipt-log.js'
+import type { ReceiptRow } from '@gate/trust'
 import { createInlineReceiptWriter } from '../stores/receipt-writer.js'
 
 export interface ApprovalRecord extends NewApprovalRecord {
@@ -60,12 +60,16 @@ export function createMemoryPorts(signer: Signer): MemoryPorts {
           if ((row?.used ?? 0) >= c.max) return { allowed: false, failed: { kind: 'invocation', index, used: row?.used ?? 0 } }
           counts.push((row?.used ?? 0) + 1)
         }
-        const costKey = plan.cost === undefined ? '' : `${plan.cost.owner}\u0000${plan.cost.key}\u0000${plan.cost.currency}`
-        const charged = costs.get(costKey) ?? 0
-        if (plan.cost !== undefined && charged + plan.cost.units > plan.cost.maxUnits) return { allowed: false, failed: { kind: 'cost', units: charged } }
+        const costKeys = plan.costs.map(c => `${c.owner}\u0000${c.key}\u0000${c.currency}`)
+        const totals: number[] = []
+        for (const [index, c] of plan.costs.entries()) {
+          const charged = costs.get(costKeys[index]!) ?? 0
+          if (charged + c.units > c.maxUnits) return { allowed: false, failed: { kind: 'cost', index, units: charged } }
+          totals.push(charged + c.units)
+        }
         plan.invocations.forEach((c, i) => used.set(`${c.owner}\u0000${c.key}`, { used: counts[i]!, max: c.max }))
-        if (plan.cost !== undefined) costs.set(costKey, charged + plan.cost.units)
-        return { allowed: true, used: counts, costUnits: plan.cost === undefined ? undefined : charged + plan.cost.units }
+        costKeys.forEach((key, i) => costs.set(key, totals[i]!))
+        return { allowed: true, used: counts, costUnits: totals }
       },
     },
     approvals: {

@@ -17,12 +17,13 @@ import {
 } from '@gate/sdk'
 import { runGate, spawnGate } from './spawn-gate.js'
 import { call, sendRawRequest, type JsonResponse } from './http-client.js'
-import { openAuthorityStore, openReceiptStore, type StoredReceipt } from '../stores/index.js'
-import { openPgStores } from '../stores/postgres/index.js'
+import type { StoredReceipt } from '@gate/trust'
+import { openAuthorityStore, openReceiptStore } from '../stores/index.js'
+import { openPgStores } from '@gate/trust/postgres'
 import type { TrustSuite, QueryBody, Predicate, SuiteStore } from './trust-suite-fixture.js'
 
 export function registerTrustRouteTests(s: TrustSuite): void {
-  const { pg, CONTROL_TOKEN, SERVICE_TOKEN, TENANT_TOKENS, DAY, dir, db, seedFile, seed, signer, agents, now, seedRow, loadModel, rowIdOf, auth, get, pageAll, lineageSubject, ingestBody, toolReceipt } = s
+  const { pg, CONTROL_TOKEN, SERVICE_TOKEN, TENANT_TOKENS, DAY, dir, db, seedFile, signer, agents, now, seedRow, loadModel, rowIdOf, auth, get, pageAll, lineageSubject, ingestBody, toolReceipt } = s
 
   t.test('analytics: metrics per spec, float metrics omitted when their denominator is zero', async t => {
     s.model = await loadModel()
@@ -280,7 +281,9 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     const sidecarSigner = createSigner({ secret: generateSecret('ed25519') })
     const stranger = createSigner({ secret: generateSecret('ed25519') })
     const ingest = (body: unknown, token = SERVICE_TOKEN) => call(`${s.trust.url}/v1/receipts/ingest`, { body, headers: auth(token) })
-    const item = (n: number, sign: Signer, extra: Record<string, unknown> = {}) => ({ receipt: JSON.parse(signHttpReceiptJson(ingestBody(n), sign).json), tenant: 'acme', subjectKey: agents[0], ...extra })
+    // the tenant, subject and cost are signed into each receipt, and sent beside it as older sidecars do
+    const signedColumns = (n: number) => ({ tenant: 'acme', subjectKey: agents[0]!, ...(n % 2 === 0 ? { costUnits: 10 * n, costCurrency: 'EUR' } : {}) })
+    const item = (n: number, sign: Signer) => ({ receipt: JSON.parse(signHttpReceiptJson(ingestBody(n, signedColumns(n)), sign).json), ...signedColumns(n) })
     const before = await s.store.query.latestSeq()
 
     const unknown = await ingest({ receipts: [item(1, stranger)] })
@@ -295,7 +298,7 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     t.equal((await call(`${s.trust.url}/v1/keys/enroll`, { body: { publicKey: 'nope', label: 'x' }, headers: auth(SERVICE_TOKEN) })).status, 400)
     t.match((await get('/v1/keys')).body, { keys: [{ publicKey: sidecarSigner.publicKey, label: 'sidecar-eu-1' }] })
 
-    const batch = Array.from({ length: 40 }, (_, n) => item(n, sidecarSigner, n % 2 === 0 ? { costUnits: 10 * n, costCurrency: 'EUR' } : {}))
+    const batch = Array.from({ length: 40 }, (_, n) => item(n, sidecarSigner))
     const tampered = { ...batch[7]!, receipt: { ...batch[7]!.receipt, route_pattern: '/pets/{id}/sold' } }
     const refused = await ingest({ receipts: [...batch.slice(0, 7), tampered, ...batch.slice(8)] })
     t.equal(refused.status, 400, 'one receipt whose signature does not verify refuses the batch')
@@ -313,18 +316,24 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     t.equal(await s.store.query.latestSeq(), before + 41)
     const row = await s.store.query.getById(result.results[2]!.receiptId)
     t.match(row, { tenant: 'acme', subjectKey: agents[0], costUnits: 20, costCurrency: 'EUR' })
-    t.equal(row?.httpJson, signHttpReceiptJson(ingestBody(2), sidecarSigner).json, 'stored as signed, byte for byte')
+    t.equal(row?.httpJson, signHttpReceiptJson(ingestBody(2, signedColumns(2)), sidecarSigner).json, 'stored as signed, byte for byte')
+    // a column sent beside a receipt is not what gets stored: the row's columns are read off the signature
+    const forged = { ...item(98, sidecarSigner), tenant: 'globex', subjectKey: agents[1], costUnits: 999_999, costCurrency: 'USD' }
+    const taken = await ingest({ receipts: [forged] })
+    t.equal(taken.status, 200)
+    const forgedRow = await s.store.query.getById(forged.receipt.id as string)
+    t.match(forgedRow, { tenant: 'acme', subjectKey: agents[0], costUnits: 980, costCurrency: 'EUR' }, 'the columns the receipt signs, not the ones sent beside it')
     const served = await get(`/v1/receipts/${result.results[2]!.receiptId}`)
     t.match(served.body, { httpReceipt: { kernel_key: sidecarSigner.publicKey } })
     const acme = await pageAll({ agentSubject: agents[0]!, since: String(now + 1000) }, TENANT_TOKENS.acme!)
-    t.equal(acme.ids.length, 41, 'ingested receipts are queryable, by tenant and agent')
+    t.equal(acme.ids.length, 42, 'ingested receipts are queryable, by tenant and agent')
 
     const limits: [unknown, RegExp][] = [
-      [{ receipts: [] }, /receipts must be an array of 1 to 1000 items/],
-      [{ receipts: Array.from({ length: 1001 }, () => batch[0]) }, /receipts must be an array of 1 to 1000/],
-      [{ receipts: [{ ...batch[0], surprise: 1 }] }, /unknown member "surprise"/],
-      [{ receipts: [{ ...batch[0], costCurrency: 'eur' }] }, /costCurrency must be three uppercase/],
-      [{ receipts: [{ receipt: 'x' }] }, /receipt must be a signed HttpReceipt object/],
+      [{ receipts: [] }, /body is not a gate\.fleet\.ingest_request\.v1: \/receipts: must NOT have fewer than 1 items/],
+      [{ receipts: Array.from({ length: 1001 }, () => batch[0]) }, /\/receipts: must NOT have more than 1000 items/],
+      [{ receipts: [{ ...batch[0], surprise: 1 }] }, /\/receipts\/0: must not have member "surprise"/],
+      [{ receipts: [{ ...batch[0], costCurrency: 'eur' }] }, /\/receipts\/0\/costCurrency: must match pattern/],
+      [{ receipts: [{ receipt: 'x' }] }, /\/receipts\/0\/receipt: must be object/],
     ]
     for (const [body, message] of limits) {
       const r = await ingest(body)
@@ -335,19 +344,19 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     const huge = await sendRawRequest(`${s.trust.url}/v1/receipts/ingest`, ['POST /v1/receipts/ingest HTTP/1.1', `authorization: Bearer ${SERVICE_TOKEN}`, 'content-type: application/json'], '{"receipts":["' + 'y'.repeat(9 * 1024 * 1024) + '"]}')
     t.equal(huge.status, 400, 'a body over the 8 MiB limit is refused')
     t.equal((await ingest({ receipts: batch }, TENANT_TOKENS.acme!)).status, 403, 'ingest needs the service token')
-    t.equal(await s.store.query.latestSeq(), before + 41, 'nothing else was stored')
+    t.equal(await s.store.query.latestSeq(), before + 42, 'nothing else was stored')
   })
 
   t.test('receipt ingest: a tool call\'s core-only receipt, with its request id beside it', async t => {
     const edgeSigner = createSigner({ secret: generateSecret('ed25519') })
     const ingest = (body: unknown) => call(`${s.trust.url}/v1/receipts/ingest`, { body, headers: auth(SERVICE_TOKEN) })
     const before = await s.store.query.latestSeq()
-    const core = toolReceipt(edgeSigner, { tenant_id: 'acme' })
+    const core = toolReceipt(edgeSigner, { tenant_id: 'acme', subjectKey: agents[0] })
     const item = { coreReceipt: core, requestId: 'mcp-call-1', tenant: 'acme', subjectKey: agents[0] }
     t.match((await ingest({ receipts: [item] })).body, { error: /receipts\[0\] rejected: its signer [0-9a-f]{64} is not an enrolled key/ }, 'its signer must be enrolled too')
     t.equal((await call(`${s.trust.url}/v1/keys/enroll`, { body: { publicKey: edgeSigner.publicKey, label: 'mcp-edge-1' }, headers: auth(SERVICE_TOKEN) })).status, 200)
 
-    const http = { receipt: JSON.parse(signHttpReceiptJson(ingestBody(900), edgeSigner).json) as HttpReceipt, tenant: 'acme' }
+    const http = { receipt: JSON.parse(signHttpReceiptJson(ingestBody(900, { tenant: 'acme' }), edgeSigner).json) as HttpReceipt, tenant: 'acme' }
     const stored = await ingest({ receipts: [http, item] })
     t.equal(stored.status, 200, 'HTTP and core receipts in one batch')
     t.match(stored.body, { received: 2, stored: 2, results: [{ receiptId: http.receipt.id, seq: before + 1 }, { receiptId: core.id, seq: before + 2 }] })
@@ -365,14 +374,14 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     const refused: [unknown, RegExp][] = [
       [{ ...item, coreReceipt: { ...core, tool_name: 'write_file' } }, /receipts\[0\] rejected: receipt_id: /],
       [{ ...item, coreReceipt: wrongSignature }, /receipts\[0\] rejected: signature: /],
-      [{ ...item, coreReceipt: { ...core, decision: { verdict: 'maybe' } } }, /receipts\[0\]\.coreReceipt is not a gate\.receipt\.v1: \/decision/],
-      [{ ...item, coreReceipt: { ...core, timestamp: 'yesterday' } }, /coreReceipt is not a gate\.receipt\.v1: \/timestamp/],
-      [{ ...item, coreReceipt: [core] }, /receipts\[0\]\.coreReceipt must be a signed gate\.receipt\.v1 object/],
-      [{ coreReceipt: core, tenant: 'acme' }, /receipts\[0\]\.requestId is required with a coreReceipt/],
-      [{ ...item, requestId: '' }, /requestId must be a non-empty string/],
-      [{ ...item, receipt: http.receipt }, /must carry one of receipt \(an HttpReceipt\) or coreReceipt \(a gate\.receipt\.v1\), not both/],
-      [{ ...http, requestId: 'x' }, /unknown member "requestId" \(only a coreReceipt item names its request id\)/],
-      [{ ...http, receipt: { ...http.receipt, verdict: 'allow' } }, /receipts\[0\]\.receipt is not a gate\.http\.receipt\.v1: \/verdict/],
+      [{ ...item, coreReceipt: { ...core, decision: { verdict: 'maybe' } } }, /\/receipts\/0\/coreReceipt\/decision: unknown verdict/],
+      [{ ...item, coreReceipt: { ...core, timestamp: 'yesterday' } }, /\/receipts\/0\/coreReceipt\/timestamp: must be integer/],
+      [{ ...item, coreReceipt: [core] }, /\/receipts\/0\/coreReceipt: must be object/],
+      [{ coreReceipt: core, tenant: 'acme' }, /\/receipts\/0: must have required property 'requestId'/],
+      [{ ...item, requestId: '' }, /\/receipts\/0\/requestId: must NOT have fewer than 1 characters/],
+      [{ ...item, receipt: http.receipt }, /\/receipts\/0: must not have member "receipt"/],
+      [{ ...http, requestId: 'x' }, /\/receipts\/0: must not have member "requestId"/],
+      [{ ...http, receipt: { ...http.receipt, verdict: 'allow' } }, /\/receipts\/0\/receipt\/verdict: must be object/],
     ]
     for (const [bad, message] of refused) {
       const r = await ingest({ receipts: [bad, { ...http, receipt: JSON.parse(signHttpReceiptJson(ingestBody(901), edgeSigner).json) }] })
@@ -392,11 +401,14 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     t.same(allowed.map(b => b.used![0]).sort((a, b) => a! - b!), Array.from({ length: 12 }, (_, i) => i + 1))
     t.match(results.find(r => !(r.body as { allowed: boolean }).allowed)!.body, { allowed: false, failed: { kind: 'invocation', index: 0, used: 12 } })
     const bad: [unknown, RegExp][] = [
-      [{ invocations: [{ owner: '', key: 'k', max: 1, fixedMax: false, kind: 'grant' }] }, /owner must be a non-empty string/],
-      [{ invocations: [{ owner: 'o', key: 'k', max: -1, fixedMax: false, kind: 'grant' }] }, /max must be a non-negative integer/],
-      [{ invocations: [], cost: { owner: 'o', key: 'k', units: 1, currency: 'usd', maxUnits: 5 } }, /currency must be three uppercase/],
+      [{ invocations: [{ owner: '', key: 'k', max: 1, fixedMax: false, kind: 'grant' }] }, /\/invocations\/0\/owner: must NOT have fewer than 1 characters/],
+      [{ invocations: [{ owner: 'o', key: 'k', max: -1, fixedMax: false, kind: 'grant' }] }, /\/invocations\/0\/max: must be >= 0/],
+      [{ invocations: [], costs: [{ owner: 'o', key: 'k', units: 1, currency: 'usd', maxUnits: 5 }] }, /\/costs\/0\/currency: must match pattern/],
+      [{ invocations: [], cost: { owner: 'o', key: 'k', units: 1, currency: 'USD', maxUnits: 5 } }, /\(root\): must not have member "cost"/],
+      [{ invocations: [{ owner: 'o', key: 'k', max: 1, fixedMax: false, kind: 'grant' }, { owner: 'o', key: 'k', max: 2, fixedMax: false, kind: 'grant' }] }, /names a counter twice/],
+      [{ invocations: [{ owner: 'o', key: 'k', max: 1, fixedMax: false, kind: 'grant', link: 4 }] }, /\/invocations\/0\/link: must be <= 3/],
       [{ invocations: [] }, /at least one counter or a cost/],
-      [{ invocations: [], extra: true }, /unknown member "extra"/],
+      [{ invocations: [], extra: true }, /\(root\): must not have member "extra"/],
     ]
     for (const [body, message] of bad) {
       const r = await capture(body)

@@ -1,40 +1,36 @@
 // `gate receipt audit`: recomputes the tree from the stored receipts and checks it against every
-// signed checkpoint, the store's own and any the auditor pins from outside the file. Findings name the
-// first bad leaf index where the evidence allows it:
-//   missing_row      a seq is skipped: the row at that index was deleted
-//   altered_row      the row fails its own checks: the id column differs from the signed JSON's id, the
-//                    id does not recompute from the body, or the signature fails (skipped by treeOnly)
+// signed checkpoint, the store's own and any the auditor pins from outside the file, and checks every
+// row on its own (audit-receipts.ts). One run reports every finding, each with the first bad leaf
+// index the evidence establishes; a run of rows with the same problem is one finding (audit-findings.ts):
+//   missing_row      seqs are skipped: the rows at those indexes were deleted
+//   altered_row      the row fails its own checks: its signed form (id, signature, the id column), its
+//                    stored core form, or a filter column that disagrees with the signed receipt
+//                    (skipped by treeOnly)
 //   reordered_row    the row holds a receipt the tree recorded at another index
 //   leaf_mismatch    the row's id differs from the leaf the tree recorded when it was committed
 //   root_mismatch    the recomputed root at a checkpoint's size differs from the signed root
 //   rolled_back      a checkpoint covers more receipts than the store holds (the file, or its tail, went
 //                    back to an older state); the first missing index is the store's receipt count
 //   checkpoint       a stored or pinned statement fails its signature, signer, chain or log id
-// A root mismatch is localized through the stored leaf hashes only when those reproduce the signed
-// root themselves (so they are authentic); otherwise the finding gives the range between the last
-// matching checkpoint and the failing one.
+// Deleted rows do not stop the scan: the tree goes on with the leaves it recorded for them, so the rows
+// after a deletion are still compared index by index. A root mismatch is localized through the stored
+// leaf hashes only when those reproduce the signed root themselves (so they are authentic); otherwise
+// the finding gives the range between the last matching checkpoint and the failing one.
 import {
   bytesToHex,
   chainProblem,
-  checkHttpReceiptOffThread,
   CompactMerkleTree,
   hashesEqual,
   receiptLeafHash,
   rootAt,
   verifyCheckpointStatement,
-  verifyCoreReceipt,
   type CheckpointStatement,
 } from '@gate/sdk'
-import type { AuditedReceipt, TransparencyLogBackend } from './log-backend.js'
+import { AuditFindings, type AuditFinding, type RowProblem } from './audit-findings.js'
+import { checkAuditedRows } from './audit-receipts.js'
+import type { TransparencyLogBackend } from '@gate/trust'
 
-export type AuditFindingKind = 'missing_row' | 'altered_row' | 'reordered_row' | 'leaf_mismatch' | 'root_mismatch' | 'rolled_back' | 'checkpoint'
-
-export interface AuditFinding {
-  kind: AuditFindingKind
-  /** The first bad leaf index this finding establishes (null when it concerns a statement only). */
-  index: number | null
-  detail: string
-}
+export { describeFinding, type AuditFinding, type AuditFindingKind } from './audit-findings.js'
 
 export interface AuditReport {
   ok: boolean
@@ -54,22 +50,21 @@ export interface AuditOptions {
   trustedKeys: readonly string[]
   /** Statements kept outside the store (a --checkpoint-copy file, trust-control's newest). */
   pinned?: readonly unknown[]
-  /** Skip the per-receipt id and signature checks (the tree alone). */
+  /** Skip the per-row checks (signed forms, columns): the tree alone. */
   treeOnly?: boolean
   /** Receipts read per step, default 4096. */
   batchSize?: number
 }
 
-// receipt signatures verified at once (the libuv pool runs them in parallel)
-const VERIFY_CONCURRENCY = 64
+type Target = { statement: CheckpointStatement; source: string }
 
 export async function auditLog(options: AuditOptions): Promise<AuditReport> {
   const { backend } = options
   const trusted = options.trustedKeys.length > 0
-  const findings: AuditFinding[] = []
+  const findings = new AuditFindings()
   const logId = await backend.logId()
   const treeSize = await backend.treeSize()
-  const targets = new Map<number, { statement: CheckpointStatement; source: string }[]>()
+  const targets = new Map<number, Target[]>()
   const addTarget = (statement: CheckpointStatement, source: string) => {
     const list = targets.get(statement.tree_size) ?? []
     list.push({ statement, source })
@@ -87,11 +82,11 @@ export async function auditLog(options: AuditOptions): Promise<AuditReport> {
   let previous: CheckpointStatement | undefined
   for (const statement of stored) {
     const check = verifyCheckpointStatement(statement, { trustedKeys: options.trustedKeys, requireTrusted: trusted })
-    if (!check.ok) findings.push({ kind: 'checkpoint', index: null, detail: `stored checkpoint ${statement.tree_size}: ${check.step}: ${check.reason}` })
-    else if (statement.log_id !== logId) findings.push({ kind: 'checkpoint', index: null, detail: `stored checkpoint ${statement.tree_size} names log ${statement.log_id}, the store is log ${logId}` })
+    if (!check.ok) findings.add('checkpoint', null, `stored checkpoint ${statement.tree_size}: ${check.step}: ${check.reason}`)
+    else if (statement.log_id !== logId) findings.add('checkpoint', null, `stored checkpoint ${statement.tree_size} names log ${statement.log_id}, the store is log ${logId}`)
     else {
       const link = previous === undefined ? (statement.chain_root === undefined ? undefined : 'the first checkpoint carries a chain_root: earlier checkpoints were removed') : chainProblem(previous, statement)
-      if (link !== undefined) findings.push({ kind: 'checkpoint', index: null, detail: `stored checkpoint ${statement.tree_size}: ${link}` })
+      if (link !== undefined) findings.add('checkpoint', null, `stored checkpoint ${statement.tree_size}: ${link}`)
       addTarget(statement, 'stored')
     }
     previous = statement
@@ -101,90 +96,145 @@ export async function auditLog(options: AuditOptions): Promise<AuditReport> {
   for (const [i, value] of (options.pinned ?? []).entries()) {
     const check = verifyCheckpointStatement(value, { trustedKeys: options.trustedKeys, requireTrusted: trusted })
     if (!check.ok) {
-      findings.push({ kind: 'checkpoint', index: null, detail: `pinned checkpoint #${i + 1}: ${check.step}: ${check.reason}` })
+      findings.add('checkpoint', null, `pinned checkpoint #${i + 1}: ${check.step}: ${check.reason}`)
       continue
     }
     pinnedCount++
     if (check.statement.log_id !== logId) {
-      findings.push({ kind: 'checkpoint', index: 0, detail: `pinned checkpoint #${i + 1} is of log ${check.statement.log_id}, the store is log ${logId}: the store was replaced` })
+      findings.add('checkpoint', 0, `pinned checkpoint #${i + 1} is of log ${check.statement.log_id}, the store is log ${logId}: the store was replaced`)
       continue
     }
     addTarget(check.statement, 'pinned')
   }
 
-  // (3) one pass over the receipts in seq order
-  const tree = new CompactMerkleTree()
+  // (3) one pass over the receipts in seq order; every row is checked, whatever came before it
+  const replay = new TreeReplay(backend, targets, findings)
   const batchSize = options.batchSize ?? 4096
-  let firstLeafMismatch: number | undefined
-  let lastGood = 0
-  let matched = 0
-  let stop = false
   let receipts = 0
-  for (let after = 0; !stop; ) {
+  for (let after = 0; ; ) {
     const rows = await backend.auditedReceiptsAfter(after, batchSize)
     if (rows.length === 0) break
-    const base = tree.size
-    const storedLeaves = base < treeSize ? await backend.leafHashesFrom(base, rows.length) : []
-    const checks = options.treeOnly ? [] : await checkReceipts(rows, options.trustedKeys)
+    const base = replay.tree.size
+    const last = rows[rows.length - 1]!.seq - 1
+    // the leaves the tree recorded for every index of this batch, deleted rows' included
+    const recorded = base < treeSize ? await backend.leafHashesFrom(base, Math.min(last, treeSize - 1) - base + 1) : []
+    const checks = options.treeOnly ? [] : await checkAuditedRows(rows, options.trustedKeys)
+    let around: Map<string, number> | undefined
+    const recordedAt = async (leaf: Uint8Array) => (around ??= await recordedAround(backend, base, last, batchSize)).get(bytesToHex(leaf))
     for (const [k, row] of rows.entries()) {
-      const index = tree.size
-      if (row.seq !== index + 1) {
-        findings.push({ kind: 'missing_row', index, detail: `no receipt at seq ${index + 1} (the next row is seq ${row.seq}): ${row.seq - index - 1} row(s) deleted` })
-        stop = true
-        break
+      const index = row.seq - 1
+      if (index > replay.tree.size) {
+        // deleted rows: reported once, and the tree goes on with the leaves it recorded for them, so
+        // what follows is still compared index by index
+        const from = replay.tree.size
+        findings.row('missing_row', from, gapProblem(from, row.seq), index - from)
+        for (let i = from; i < index; i++) {
+          const leaf = recorded[i - base]
+          if (leaf === undefined) replay.firstLeafMismatch ??= i
+          await replay.append(leaf ?? UNKNOWN_LEAF)
+        }
       }
       receipts++
-      const problem = options.treeOnly ? undefined : receiptProblem(row.receiptId, checks[k]!, trusted)
-      if (problem !== undefined) findings.push({ kind: 'altered_row', index, detail: `seq ${row.seq}: ${problem}` })
+      const problem = checks[k]
+      if (problem !== undefined) findings.row('altered_row', index, problem)
+      const stored = recorded[index - base]
       let leaf: Uint8Array
       try {
         leaf = receiptLeafHash(row.receiptId)
       } catch {
-        findings.push({ kind: 'altered_row', index, detail: `seq ${row.seq}: receipt_id is not 64 lowercase hex characters` })
-        stop = true
-        break
+        if (problem === undefined) findings.row('altered_row', index, { key: 'receipt_id column', detail: `seq ${row.seq}: receipt_id is not 64 lowercase hex characters`, note: 'every row of the run: receipt_id column' })
+        replay.firstLeafMismatch ??= index
+        await replay.append(stored ?? UNKNOWN_LEAF)
+        continue
       }
-      const recorded = storedLeaves[k]
-      if (recorded !== undefined && !hashesEqual(recorded, leaf)) {
-        firstLeafMismatch ??= index
-        const elsewhere = storedLeaves.findIndex(h => hashesEqual(h, leaf))
+      if (stored !== undefined && !hashesEqual(stored, leaf)) {
+        replay.firstLeafMismatch ??= index
+        // an altered row is reported as such; its leaf differing follows from that
         if (problem === undefined) {
-          findings.push(
-            elsewhere >= 0
-              ? { kind: 'reordered_row', index, detail: `seq ${row.seq} holds receipt ${row.receiptId}, which the tree recorded at index ${base + elsewhere}` }
-              : { kind: 'leaf_mismatch', index, detail: `seq ${row.seq} holds receipt ${row.receiptId}, not the one the tree recorded at this index` },
-          )
+          const at = await recordedAt(leaf)
+          if (at === undefined) findings.row('leaf_mismatch', index, { key: 'leaf', detail: `seq ${row.seq} holds receipt ${row.receiptId}, not the one the tree recorded at this index`, note: 'no row of the run holds the receipt the tree recorded at its index' })
+          else findings.row('reordered_row', index, movedProblem(row.seq, row.receiptId, index, at))
         }
       }
-      tree.append(leaf)
-      for (const target of targets.get(tree.size) ?? []) {
-        if (bytesToHex(tree.root()) === target.statement.root_hash) {
-          matched++
-          lastGood = Math.max(lastGood, tree.size)
-          continue
-        }
-        findings.push({ kind: 'root_mismatch', index: await localize(backend, target.statement, firstLeafMismatch, lastGood), detail: rootDetail(target, firstLeafMismatch, lastGood) })
-      }
+      await replay.append(leaf)
     }
     after = rows[rows.length - 1]!.seq
   }
 
   // (4) what the store no longer holds
   const covered = Math.max(treeSize, ...[...targets.keys()])
-  if (!stop && covered > tree.size) {
-    const by = [...targets.entries()].filter(([size]) => size > tree.size).flatMap(([, list]) => list.map(t => `${t.source} checkpoint ${t.statement.tree_size}`))
-    findings.push({ kind: 'rolled_back', index: tree.size, detail: `the store holds ${tree.size} receipts, but ${by.length > 0 ? by.join(', ') : `its tree recorded ${treeSize}`} covered more: receipts from index ${tree.size} on are gone` })
+  if (covered > replay.tree.size) {
+    const size = replay.tree.size
+    const by = [...targets.entries()].filter(([n]) => n > size).flatMap(([, list]) => list.map(t => `${t.source} checkpoint ${t.statement.tree_size}`))
+    findings.add('rolled_back', size, `the store holds ${size} receipts, but ${by.length > 0 ? by.join(', ') : `its tree recorded ${treeSize}`} covered more: receipts from index ${size} on are gone`)
   }
-  const indexes = findings.map(f => f.index).filter((i): i is number => i !== null)
+  const list = findings.list()
+  const indexes = list.map(f => f.index).filter((i): i is number => i !== null)
   return {
-    ok: findings.length === 0,
+    ok: list.length === 0,
     firstBadIndex: indexes.length === 0 ? null : Math.min(...indexes),
     receipts,
     treeSize,
-    checkpoints: { stored: stored.length, pinned: pinnedCount, matched },
+    checkpoints: { stored: stored.length, pinned: pinnedCount, matched: replay.matched },
     signersTrusted: trusted,
     receiptChecks: options.treeOnly ? 'skipped' : 'full',
-    findings,
+    findings: list,
+  }
+}
+
+// Stands in for a deleted receipt whose leaf the tree never recorded: the roots after it cannot match.
+const UNKNOWN_LEAF = new Uint8Array(32)
+
+/** The recomputed tree, checked against every checkpoint at each size it reaches. */
+class TreeReplay {
+  readonly tree = new CompactMerkleTree()
+  /** The first index whose leaf differs from (or is missing beside) the recorded one. */
+  firstLeafMismatch: number | undefined
+  /** The largest size whose checkpoint matched. */
+  lastGood = 0
+  matched = 0
+  readonly #backend: TransparencyLogBackend
+  readonly #targets: ReadonlyMap<number, readonly Target[]>
+  readonly #findings: AuditFindings
+
+  constructor(backend: TransparencyLogBackend, targets: ReadonlyMap<number, readonly Target[]>, findings: AuditFindings) {
+    this.#backend = backend
+    this.#targets = targets
+    this.#findings = findings
+  }
+
+  async append(leaf: Uint8Array): Promise<void> {
+    this.tree.append(leaf)
+    for (const target of this.#targets.get(this.tree.size) ?? []) {
+      if (bytesToHex(this.tree.root()) === target.statement.root_hash) {
+        this.matched++
+        this.lastGood = Math.max(this.lastGood, this.tree.size)
+        continue
+      }
+      this.#findings.rootMismatch(await localize(this.#backend, target.statement, this.firstLeafMismatch, this.lastGood), target.statement.tree_size, rootDetail(target, this.firstLeafMismatch, this.lastGood))
+    }
+  }
+}
+
+// Where the tree recorded each leaf near a batch (a batch either side): a row inserted, deleted and
+// renumbered, or swapped shows up as a receipt recorded a few indexes away.
+async function recordedAround(backend: TransparencyLogBackend, base: number, last: number, reach: number): Promise<Map<string, number>> {
+  const from = Math.max(0, base - reach)
+  const leaves = await backend.leafHashesFrom(from, last + reach - from + 1)
+  return new Map(leaves.map((leaf, i) => [bytesToHex(leaf), from + i]))
+}
+
+function gapProblem(from: number, nextSeq: number): RowProblem {
+  const count = nextSeq - 1 - from
+  return { key: 'gap', detail: `no receipt at seq ${from + 1}${count > 1 ? `–${nextSeq - 1}` : ''} (the next row is seq ${nextSeq}): ${count} row(s) deleted`, note: '' }
+}
+
+function movedProblem(seq: number, receiptId: string, index: number, at: number): RowProblem {
+  const by = Math.abs(at - index)
+  return {
+    key: `moved ${at - index}`,
+    detail: `seq ${seq} holds receipt ${receiptId}, which the tree recorded at index ${at}`,
+    note: `each row of the run holds the receipt the tree recorded ${by} ${by === 1 ? 'index' : 'indexes'} ${at < index ? 'before' : 'after'} its own (rows inserted, deleted or renumbered)`,
   }
 }
 
@@ -199,44 +249,10 @@ async function localize(backend: TransparencyLogBackend, statement: CheckpointSt
   }
 }
 
-function rootDetail(target: { statement: CheckpointStatement; source: string }, firstLeafMismatch: number | undefined, lastGood: number): string {
+function rootDetail(target: Target, firstLeafMismatch: number | undefined, lastGood: number): string {
   const where =
     firstLeafMismatch !== undefined && firstLeafMismatch < target.statement.tree_size
       ? `the first receipt that differs from the recorded tree is at index ${firstLeafMismatch}`
       : `the bad receipt is at an index in [${lastGood}, ${target.statement.tree_size})`
   return `the receipts do not rebuild the root of ${target.source} checkpoint ${target.statement.tree_size} (${target.statement.root_hash}): ${where}`
-}
-
-// Each row's signed form: its HttpReceipt, or for a core-only receipt (a tool call's) the core one.
-async function checkReceipts(rows: readonly Pick<AuditedReceipt, 'httpJson' | 'coreJson'>[], trustedKeys: readonly string[]) {
-  const out: { id: unknown; failedStep: string | null; detail: string }[] = []
-  for (let i = 0; i < rows.length; i += VERIFY_CONCURRENCY) {
-    const chunk = rows.slice(i, i + VERIFY_CONCURRENCY)
-    out.push(
-      ...(await Promise.all(
-        chunk.map(async row => {
-          let receipt: unknown
-          try {
-            receipt = JSON.parse(row.httpJson ?? row.coreJson ?? '')
-          } catch {
-            return { id: undefined, failedStep: 'parse', detail: 'stored JSON does not parse' }
-          }
-          if (row.httpJson === null) {
-            const core = verifyCoreReceipt(receipt, { trustedKeys })
-            return { id: (receipt as { id?: unknown }).id, failedStep: core.failedStep, detail: core.detail }
-          }
-          const check = await checkHttpReceiptOffThread(receipt, { trustedKeys })
-          return { id: (receipt as { id?: unknown }).id, failedStep: check.failedStep, detail: check.detail ?? '' }
-        }),
-      )),
-    )
-  }
-  return out
-}
-
-function receiptProblem(receiptId: string, check: { id: unknown; failedStep: string | null; detail: string }, trusted: boolean): string | undefined {
-  if (check.failedStep === 'parse') return check.detail
-  if (check.id !== receiptId) return `the receipt_id column (${receiptId}) differs from the stored receipt's id (${String(check.id)})`
-  if (check.failedStep === null || (check.failedStep === 'signer' && !trusted)) return undefined
-  return `${check.failedStep}: ${check.detail}`
 }

@@ -1,7 +1,9 @@
 // What the transparency log (transparency-log.ts) needs of its checkpointer, wherever it runs: the
 // Checkpointer itself on the event loop, or one hosted on the receipt writer thread
 // (stores/hosted-checkpointer.ts), reached by messages.
+import type { StoredReceiptStep } from '@gate/trust'
 import type { CheckpointResult } from './checkpointer.js'
+import type { AcceptedSigners } from './leaf-check.js'
 
 export interface CheckpointerControl {
   /** The last failure of a background pass, cleared by the next success. */
@@ -18,4 +20,11 @@ export interface HostedCheckpointerSettings {
   intervalMs: number
   copyPath?: string
   pollIntervalMs?: number
+}
+
+/** What a checkpointer asks of its process about rows another process committed (leaf-check.ts). */
+export interface LeafHooks {
+  acceptedSigners: AcceptedSigners
+  /** Called once per row refused as a leaf because it does not verify (the metric). */
+  onUnverified?: (step: StoredReceiptStep) => void
 }

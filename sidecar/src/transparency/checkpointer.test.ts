@@ -1,13 +1,22 @@
 // The checkpointer over a real SQLite receipt file: resuming from the stored frontier, two writers of
-// one tree, checkpoints at multiples of N, a seq gap stopping the tree, and a flush that times out.
+// one tree, checkpoints at multiples of N, a seq gap stopping the tree, a row another process appended
+// that does not verify stopping it too (while this process's own commits need no check), and a flush
+// that times out.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
-import { bytesToHex, createMemoryNodeReader, createSigner, receiptLeafHash, verifyCheckpointStatement, chainProblem } from '@gate/sdk'
-import { openDatabase, openReceiptStore, openTransparencyLogStore, type ReceiptStore } from '../stores/index.js'
-import { receiptRow } from '../testing/receipt-rows.js'
+import { bytesToHex, createMemoryNodeReader, createSigner, receiptLeafHash, signHttpReceiptJson, verifyCheckpointStatement, chainProblem, type Signer } from '@gate/sdk'
+import { createReceiptRow, openDatabase, openReceiptStore, openTransparencyLogStore, type ReceiptRow, type ReceiptStore } from '../stores/index.js'
+import { receiptBody, receiptRow } from '../testing/receipt-rows.js'
 import { Checkpointer } from './checkpointer.js'
 
 const signer = createSigner({ secret: new Uint8Array(32).fill(1) })
+const acceptedSigners = async (keys: readonly string[]) => new Set(keys.filter(k => k === signer.publicKey))
+
+/** The row of a real receipt `by` signed (rows another process appends are verified before they become leaves). */
+function signedRow(n: number, by: Signer = signer): ReceiptRow {
+  const { receipt, json } = signHttpReceiptJson(receiptBody(n), by)
+  return createReceiptRow(receipt, json)
+}
 
 async function setup(t: Test, name = 'receipts.db'): Promise<{ path: string; receipts: ReceiptStore; ids: string[] }> {
   const path = join(t.testdir(), name)
@@ -17,14 +26,14 @@ async function setup(t: Test, name = 'receipts.db'): Promise<{ path: string; rec
 }
 
 async function append(receipts: ReceiptStore, ids: string[], count: number): Promise<void> {
-  const rows = Array.from({ length: count }, (_, i) => receiptRow(ids.length + i))
+  const rows = Array.from({ length: count }, (_, i) => signedRow(ids.length + i))
   await receipts.log.appendMany(rows)
   ids.push(...rows.map(r => r.receiptId))
 }
 
 async function checkpointer(t: Test, path: string, options: Partial<ConstructorParameters<typeof Checkpointer>[0]> = {}) {
   const backend = await openTransparencyLogStore(path)
-  const c = new Checkpointer({ backend, signer: () => signer, everyReceipts: 0, intervalMs: 0, ...options })
+  const c = new Checkpointer({ backend, signer: () => signer, acceptedSigners, everyReceipts: 0, intervalMs: 0, ...options })
   t.teardown(async () => {
     await c.stop()
     await backend.close()
@@ -90,6 +99,41 @@ t.test('a seq gap stops the tree and is reported, never skipped', async t => {
   await c.stop()
   t.match(c.lastError?.message ?? '', /receipts are missing/, 'the background pass records the failure')
   t.match(lines, [/transparency log: .*receipts are missing/])
+})
+
+t.test("a row another process appended that does not verify stops the tree before it, counted once", async t => {
+  const { path, receipts, ids } = await setup(t)
+  await append(receipts, ids, 4)
+  const altered = signedRow(4)
+  await receipts.log.appendMany([{ ...altered, httpJson: altered.httpJson!.replace('"method":"POST"', '"method":"POSt"') }, signedRow(5)])
+  const stranger = createSigner({ secret: new Uint8Array(32).fill(2) })
+  const steps: string[] = []
+  const { c, backend } = await checkpointer(t, path, { onUnverified: step => steps.push(step) })
+  await t.rejects(c.catchUp(), { code: 'gate_store_failed', message: /receipt seq 5 \([0-9a-f]{64}\) does not verify \(receipt_id: .*\): it is not added to the log/ })
+  t.equal(await backend.treeSize(), 4, 'the rows before it became leaves')
+  await t.rejects(c.createCheckpoint(), /receipt seq 5/, 'no checkpoint covers it, on any later try')
+  t.same(steps, ['receipt_id'], 'one refusal counted, however often it is retried')
+
+  // a receipt signed by a key the log does not accept, in a file of its own
+  const other = await setup(t, 'other.db')
+  await other.receipts.log.appendMany([signedRow(0), signedRow(1, stranger)])
+  const { c: c2, backend: b2 } = await checkpointer(t, other.path)
+  await t.rejects(c2.catchUp(), /receipt seq 2 .*does not verify \(signer: /)
+  t.equal(await b2.treeSize(), 1)
+})
+
+t.test("this process's own commits become leaves without their stored text being read", async t => {
+  const { path, receipts } = await setup(t)
+  // rows whose text is no receipt at all: only a check would refuse them
+  const rows = [receiptRow(0), receiptRow(1), receiptRow(2)]
+  const seqs = await receipts.log.appendMany(rows)
+  const { c, backend } = await checkpointer(t, path)
+  c.onCommitted({ firstSeq: seqs[0]!.seq, lastSeq: seqs[2]!.seq, receiptIds: rows.map(r => r.receiptId) })
+  t.equal(await c.catchUp(), 3)
+  t.equal(await backend.treeSize(), 3)
+  // the same kind of row, appended by someone else: refused
+  await receipts.log.append(receiptRow(3))
+  await t.rejects(c.catchUp(), /receipt seq 4 .*does not verify \(shape: /)
 })
 
 t.test('a flush whose writer does not commit in time fails with gate_timeout', async t => {

@@ -8,7 +8,9 @@
 // Several processes may grow the same file's tree (a sidecar, and `gate receipt checkpoint create` run
 // beside it): each append is compare-and-set on the stored size, and a process that loses reloads the
 // frontier from the stored nodes and carries on. A receipt seq that does not follow the last leaf (a row
-// missing from the table) stops the tree there: it is reported (health, `lastError`), never skipped.
+// missing from the table) stops the tree there: it is reported (health, `lastError`), never skipped. So
+// does a row another process appended whose stored receipt does not verify (leaf-check.ts): the authority
+// signs no checkpoint over what it has not verified.
 import { rename, writeFile } from 'node:fs/promises'
 import {
   bytesToHex,
@@ -21,7 +23,10 @@ import {
   type Signer,
   type TreeNode,
 } from '@gate/sdk'
+import type { StoredReceiptStep } from '@gate/trust'
 import { FlushTimeoutError, LogIntegrityError } from '../errors.js'
+import type { CommittedReceipts } from '../stores/receipt-log.js'
+import { LeafCheck, type AcceptedSigners } from './leaf-check.js'
 import type { TransparencyLogBackend } from './log-backend.js'
 
 /** Options of `Checkpointer`. */
@@ -29,6 +34,13 @@ export interface CheckpointerOptions {
   backend: TransparencyLogBackend
   /** The authority signer (read at every checkpoint: it changes on rotation). */
   signer: () => Signer
+  /**
+   * Of the keys that signed rows another process appended, those the log accepts (the authority's
+   * trusted keys, keys enrolled for ingest, this process's own): a row signed by any other is refused.
+   */
+  acceptedSigners: AcceptedSigners
+  /** Called once per row refused as a leaf (the metric), with the step it failed. */
+  onUnverified?: (step: StoredReceiptStep) => void
   /** Sign a checkpoint once this many leaves were added since the last one; 0 turns the count off. Default 1000. */
   everyReceipts?: number
   /** Sign a checkpoint this often when the log grew; 0 turns the timer off. Default 30000 ms. */
@@ -72,6 +84,10 @@ export class Checkpointer {
   readonly #now: () => number
   readonly #log: (line: string) => void
   readonly #onCheckpoint: (statement: CheckpointStatement) => void
+  readonly #leaves: LeafCheck
+  readonly #onUnverified: (step: StoredReceiptStep) => void
+  /** The seq last refused as a leaf: a log stopped at one row retries it on every pass, counted once. */
+  #refusedSeq = 0
   #tree: CompactMerkleTree | undefined
   #logId = ''
   #lastCheckpointSize = -1
@@ -95,6 +111,8 @@ export class Checkpointer {
     this.#now = options.now ?? (() => Math.floor(Date.now() / 1000))
     this.#log = options.log ?? (() => undefined)
     this.#onCheckpoint = options.onCheckpoint ?? (() => undefined)
+    this.#leaves = new LeafCheck(options.backend, options.acceptedSigners)
+    this.#onUnverified = options.onUnverified ?? (() => undefined)
   }
 
   /** Starts the interval timer and catches up once with what is already committed. */
@@ -111,10 +129,12 @@ export class Checkpointer {
   }
 
   /**
-   * The follower entry point: receipts up to `lastSeq` were committed (omitted: something was); the
-   * tree catches up shortly, reading the ids itself.
+   * The follower entry point: this process committed the batch (omitted: something was committed,
+   * by someone); the tree catches up shortly, reading the ids itself. A batch's rows are taken as
+   * leaves without a check: this process signed them, or verified them at ingest.
    */
-  onCommitted(committed?: { lastSeq: number }): void {
+  onCommitted(committed?: Pick<CommittedReceipts, 'firstSeq' | 'lastSeq' | 'receiptIds'>): void {
+    if (committed !== undefined && (this.#tree === undefined || committed.lastSeq > this.#tree.size)) this.#leaves.committed(committed)
     if (this.#stopped || this.#gatherTimer !== undefined) return
     if (committed !== undefined && this.#tree !== undefined && committed.lastSeq <= this.#tree.size) return
     this.#gatherTimer = setTimeout(() => {
@@ -177,8 +197,18 @@ export class Checkpointer {
     let tree = await this.#loadTree()
     const every = this.#everyReceipts
     for (;;) {
-      const rows = await this.#backend.receiptsAfter(tree.size, CATCH_UP_BATCH)
-      if (rows.length === 0) return tree.size
+      this.#leaves.covered(tree.size)
+      const read = await this.#backend.receiptsAfter(tree.size, CATCH_UP_BATCH)
+      if (read.length === 0) return tree.size
+      const { rows, refusal } = await this.#leaves.check(read)
+      if (refusal !== undefined && refusal.seq !== this.#refusedSeq) {
+        this.#refusedSeq = refusal.seq
+        this.#onUnverified(refusal.step)
+      }
+      // what verified is stored first; the refusal is reported on the next read, when it leads the batch
+      if (rows.length === 0) {
+        throw new LogIntegrityError(`receipt seq ${refusal!.seq} (${refusal!.receiptId}) does not verify (${refusal!.step}: ${refusal!.detail}): it is not added to the log, which stops before it`)
+      }
       let start = tree.size
       let nodes: TreeNode[] = []
       let lost = false

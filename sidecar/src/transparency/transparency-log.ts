@@ -15,11 +15,10 @@ import {
   type ConsistencyProofRecord,
   type InclusionProofRecord,
 } from '@gate/sdk'
-import type { TransparencyStatus } from '@gate/trust'
+import type { TransparencyLogBackend, TransparencyStatus } from '@gate/trust'
 import { LogIntegrityError, NotCheckpointedError } from '../errors.js'
 import type { CheckpointResult } from './checkpointer.js'
 import type { CheckpointerControl } from './checkpointer-control.js'
-import type { TransparencyLogBackend } from './log-backend.js'
 
 export interface TransparencyLogOptions {
   backend: TransparencyLogBackend

@@ -1,9 +1,11 @@
-// GET /v1/authority (status) and POST /v1/authority (rotation), service token only (spec 03). Rotation
+// GET /v1/authority (status) and POST /v1/authority (rotation), service token only (spec 03), answered as
+// gate.fleet.authority.v1 (sidecars of a fleet follow it). Rotation
 // makes a new seed current at generation + 1 and keeps every earlier public key trusted, so receipts
 // and tokens signed before it still verify.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { readBody, sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
+import type { AuthorityMessage } from '../fleet/fleet-messages.js'
 import type { AuthorityPort, TrustAuthenticator } from '../ports.js'
 import { readQueryParameters } from '../query-params.js'
 import { TRUST_POST_BODY_LIMIT } from './json-body.js'
@@ -31,8 +33,9 @@ export function createAuthorityRotateRoute(deps: { auth: TrustAuthenticator; aut
       const previousPublicKey = deps.authority.status().publicKey
       await deps.authority.rotate()
       const block = authorityBlock(deps.authority)
-      deps.log(`authority rotated to generation ${String(block.generation)} (${String(block.publicKey)})`)
-      sendJson(res, 200, { ...block, previousPublicKey })
+      deps.log(`authority rotated to generation ${block.generation} (${block.publicKey})`)
+      const answer: AuthorityMessage = { ...block, previousPublicKey }
+      sendJson(res, 200, answer)
     } catch (err) {
       sendTrustError(res, err)
     }

@@ -4,6 +4,7 @@
 // (spec 03, clustered upgrade procedure) and no store paths either (the route is unauthenticated).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { sendJson } from '@gate/sdk/server'
+import type { AuthorityMessage } from '../fleet/fleet-messages.js'
 import type { AuthorityPort, ClusterPort, HealthPort } from '../ports.js'
 
 export function createTrustHealthRoute(deps: { authority: AuthorityPort; health: HealthPort; cluster?: ClusterPort }) {
@@ -25,8 +26,8 @@ export function createTrustHealthRoute(deps: { authority: AuthorityPort; health:
   }
 }
 
-/** The spec 03 authority block: publicKey, generation, rotatedAt, trustedPublicKeys, trustedKeyCount. */
-export function authorityBlock(authority: AuthorityPort): Record<string, unknown> {
+/** The spec 03 authority block (gate.fleet.authority.v1): publicKey, generation, rotatedAt, trustedPublicKeys, trustedKeyCount. */
+export function authorityBlock(authority: AuthorityPort): AuthorityMessage {
   const status = authority.status()
   return { ...status, trustedKeyCount: status.trustedPublicKeys.length }
 }

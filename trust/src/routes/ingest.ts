@@ -4,30 +4,23 @@
 // refuses the whole batch with 400 and stores nothing. Idempotent by receipt id: a receipt stored before
 // answers `stored: false` with its seq, so a sidecar retries safely.
 // POST /v1/keys/enroll enrols a sidecar's signing key; GET /v1/keys lists them. All need the service token.
-// Request and response shapes: docs/postgres.md.
+// Request and response shapes: the gate.fleet.* schemas (fleet/fleet-messages.ts), checked on receipt.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { validate } from '@gate/schemas'
-import { canonicalJson, checkHttpReceiptOffThread, verifyCoreReceipt, type CoreReceipt, type HttpReceipt } from '@gate/sdk'
+import { canonicalJson, checkHttpReceiptOffThread, verifyCoreReceipt } from '@gate/sdk'
 import { sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import { TrustRequestError } from '../errors.js'
+import type { FleetMessages, IngestRequestItem, IngestResponse, KeyListResponse } from '../fleet/fleet-messages.js'
 import type { IngestItem, ReceiptIngestPort, TrustAuthenticator } from '../ports.js'
 import { readQueryParameters } from '../query-params.js'
-import { readJsonObject } from './json-body.js'
+import { signedCoreColumns, signedHttpColumns } from '../stores/receipt-columns.js'
+import { readFleetRequest } from './json-body.js'
 
 /** Body-size limit of an ingest batch: 8 MiB (about 3,000 receipts of 2.7 KB). */
 export const INGEST_BODY_LIMIT = 8 * 1024 * 1024
-/** Most receipts in one batch. */
-export const INGEST_MAX_RECEIPTS = 1000
 // a full batch holds far more values than a request body's default allows; integers beyond 2^53 stay
 // exact (bigint), as the signatures were made over them
 const INGEST_JSON_LIMITS = { maxNodes: 2_000_000, bigIntegers: 'bigint' } as const
-
-const COLUMN_KEYS = ['tenant', 'subjectKey', 'costUnits', 'costCurrency', 'attemptedCostUnits', 'kind', 'decisionReceiptId']
-// an HttpReceipt carries its request id; a core receipt does not, so its item names it
-const HTTP_ITEM_KEYS = new Set(['receipt', ...COLUMN_KEYS])
-const CORE_ITEM_KEYS = new Set(['coreReceipt', 'requestId', ...COLUMN_KEYS])
-const CURRENCY = /^[A-Z]{3}$/
 
 interface IngestDeps {
   auth: TrustAuthenticator
@@ -39,11 +32,8 @@ export function createIngestRoute(deps: IngestDeps) {
     try {
       requireAdmin(deps.auth, req, 'receipt ingest')
       readQueryParameters(url, [])
-      const body = await readJsonObject(req, INGEST_BODY_LIMIT, INGEST_JSON_LIMITS)
-      const list = body.receipts
-      if (!Array.isArray(list) || list.length === 0 || list.length > INGEST_MAX_RECEIPTS) throw new TrustRequestError(`receipts must be an array of 1 to ${INGEST_MAX_RECEIPTS} items`)
-      for (const key of Object.keys(body)) if (key !== 'receipts') throw new TrustRequestError(`unknown member ${JSON.stringify(key)}`)
-      const items = list.map((item, i) => readItem(item, i))
+      const body = await readFleetRequest(req, 'gate.fleet.ingest_request.v1', INGEST_BODY_LIMIT, INGEST_JSON_LIMITS)
+      const items = body.receipts.map((item, i) => toIngestItem(item, i))
       const signers = await deps.ingest.acceptedSigners([...new Set(items.map(i => i.receipt.kernel_key))])
       // every receipt verified before anything is stored
       const checks = await Promise.all(items.map(item => checkItem(item, signers)))
@@ -54,12 +44,13 @@ export function createIngestRoute(deps: IngestDeps) {
       })
       const results = await deps.ingest.ingest(items)
       const stored = results.filter(r => r.stored).length
-      sendJson(res, 200, {
+      const answer: IngestResponse = {
         received: items.length,
         stored,
         duplicates: items.length - stored,
         results: results.map((r, i) => ({ receiptId: items[i]!.receipt.id, seq: r.seq, stored: r.stored })),
-      })
+      }
+      sendJson(res, 200, answer)
     } catch (err) {
       sendTrustError(res, err)
     }
@@ -71,11 +62,9 @@ export function createEnrollRoute(deps: IngestDeps) {
     try {
       requireAdmin(deps.auth, req, 'key enrolment')
       readQueryParameters(url, [])
-      const body = await readJsonObject(req)
-      for (const key of Object.keys(body)) if (key !== 'publicKey' && key !== 'label') throw new TrustRequestError(`unknown member ${JSON.stringify(key)}`)
-      if (typeof body.publicKey !== 'string') throw new TrustRequestError('publicKey must be a hex Ed25519 public key (64 lowercase hex characters)')
-      if (typeof body.label !== 'string') throw new TrustRequestError('label must be a string naming the key\'s owner (1-128 printable ASCII characters)')
-      sendJson(res, 200, await deps.ingest.enroll(body.publicKey, body.label))
+      const body = await readFleetRequest(req, 'gate.fleet.enroll_request.v1')
+      const answer: FleetMessages['gate.fleet.enrolled_key.v1'] = await deps.ingest.enroll(body.publicKey, body.label)
+      sendJson(res, 200, answer)
     } catch (err) {
       sendTrustError(res, err)
     }
@@ -87,7 +76,8 @@ export function createListKeysRoute(deps: IngestDeps) {
     try {
       requireAdmin(deps.auth, req, 'key listing')
       readQueryParameters(url, [])
-      sendJson(res, 200, { keys: await deps.ingest.enrolled() })
+      const answer: KeyListResponse = { keys: await deps.ingest.enrolled() }
+      sendJson(res, 200, answer)
     } catch (err) {
       sendTrustError(res, err)
     }
@@ -102,56 +92,27 @@ async function checkItem(item: IngestItem, signers: Set<string>): Promise<{ fail
   return verifyCoreReceipt(item.receipt, { trustedKeys: signers })
 }
 
-function readItem(value: unknown, i: number): IngestItem {
-  const at = `receipts[${i}]`
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TrustRequestError(`${at} must be an object`)
-  const item = value as Record<string, unknown>
-  const core = 'coreReceipt' in item
-  if (core && 'receipt' in item) throw new TrustRequestError(`${at} must carry one of receipt (an HttpReceipt) or coreReceipt (a gate.receipt.v1), not both`)
-  const keys = core ? CORE_ITEM_KEYS : HTTP_ITEM_KEYS
-  for (const key of Object.keys(item)) {
-    if (!keys.has(key)) throw new TrustRequestError(`${at} has an unknown member ${JSON.stringify(key)}${key === 'requestId' ? ' (only a coreReceipt item names its request id)' : ''}`)
-  }
-  const member = core ? 'coreReceipt' : 'receipt'
-  const receipt = item[member]
-  if (typeof receipt !== 'object' || receipt === null || Array.isArray(receipt)) throw new TrustRequestError(`${at}.${member} must be a signed ${core ? 'gate.receipt.v1' : 'HttpReceipt'} object`)
-  // the schema first: the row's columns are read from the receipt, so its members must have their types
-  const schema = core ? 'gate.receipt.v1' : 'gate.http.receipt.v1'
-  const valid = validate(schema, receipt)
-  if (!valid.ok) throw new TrustRequestError(`${at}.${member} is not a ${schema}: ${valid.errors.slice(0, 3).join('; ')}`)
+// The schema has checked every member's type; the item keeps the receipt's canonical text, which is what
+// was signed and what is stored. The row's columns are read off the signed receipt alone (receipt-columns.ts),
+// never taken as sent: a column the signature does not cover is one a query would filter on unproven (the
+// audit compares them too). The sent members stay accepted for older senders and are ignored.
+function toIngestItem(item: IngestRequestItem, i: number): IngestItem {
+  const receipt = 'coreReceipt' in item ? item.coreReceipt : item.receipt
   let json: string
   try {
     json = canonicalJson(receipt)
   } catch (err) {
-    throw new TrustRequestError(`${at}.${member} has no canonical JSON form: ${(err as Error).message}`)
+    throw new TrustRequestError(`receipts[${i}] has no canonical JSON form: ${(err as Error).message}`)
   }
-  const text = (key: string): string | null => {
-    const v = item[key]
-    if (v === undefined || v === null) return null
-    if (typeof v !== 'string' || v === '' || v.length > 256) throw new TrustRequestError(`${at}.${key} must be a non-empty string or null`)
-    return v
-  }
-  const units = (key: string): number | null => {
-    const v = item[key]
-    if (v === undefined || v === null) return null
-    if (!Number.isSafeInteger(v) || (v as number) < 0) throw new TrustRequestError(`${at}.${key} must be a non-negative integer or null`)
-    return v as number
-  }
-  const kind = item.kind
-  if (kind !== undefined && kind !== 'decision' && kind !== 'final') throw new TrustRequestError(`${at}.kind must be decision or final`)
-  const costCurrency = text('costCurrency')
-  if (costCurrency !== null && !CURRENCY.test(costCurrency)) throw new TrustRequestError(`${at}.costCurrency must be three uppercase ASCII letters`)
+  const signed = 'coreReceipt' in item ? signedCoreColumns(item.coreReceipt) : signedHttpColumns(item.receipt)
   const columns = {
-    tenant: text('tenant'),
-    subjectKey: text('subjectKey'),
-    costUnits: units('costUnits'),
-    costCurrency,
-    attemptedCostUnits: units('attemptedCostUnits'),
-    kind: kind as IngestItem['kind'],
-    decisionReceiptId: text('decisionReceiptId'),
+    tenant: signed.tenant,
+    subjectKey: signed.subjectKey,
+    costUnits: signed.costUnits,
+    costCurrency: signed.costCurrency,
+    attemptedCostUnits: signed.attemptedCostUnits,
+    kind: signed.kind,
+    decisionReceiptId: signed.decisionReceiptId,
   }
-  if (!core) return { form: 'http', receipt: receipt as HttpReceipt, json, ...columns }
-  const requestId = text('requestId')
-  if (requestId === null) throw new TrustRequestError(`${at}.requestId is required with a coreReceipt (the tool call's request id)`)
-  return { form: 'core', receipt: receipt as CoreReceipt, json, requestId, ...columns }
+  return 'coreReceipt' in item ? { form: 'core', receipt: item.coreReceipt, json, requestId: item.requestId, ...columns } : { form: 'http', receipt: item.receipt, json, ...columns }
 }

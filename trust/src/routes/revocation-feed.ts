@@ -1,4 +1,5 @@
-// GET /v1/revocations: the revocation feed connected sidecars mirror (docs/fleet.md). A cursor poll
+// GET /v1/revocations: the revocation feed connected sidecars mirror (docs/fleet.md), answered as
+// gate.fleet.revocation_page.v1. A cursor poll
 // that doubles as a push stream: with `waitMs`, a request finding nothing past its cursor is held open
 // until a revocation commits or the authority rotates (answered at once) or the wait ends (answered
 // empty), so a revocation or a rotation reaches every waiting sidecar within one round trip. Other nodes of a shared database do not notify
@@ -7,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import { InvalidQueryParameterError } from '../errors.js'
+import type { RevocationPage } from '../fleet/fleet-messages.js'
 import type { AuthorityPort, RevocationFeedPort, TrustAuthenticator } from '../ports.js'
 import { readQueryParameters, readU64 } from '../query-params.js'
 
@@ -40,14 +42,15 @@ export function createRevocationFeedRoute(deps: RevocationFeedDeps) {
       if (res.destroyed) return
       const latestSeq = await deps.feed.latestSeq()
       const authority = deps.authority.status()
-      sendJson(res, 200, {
+      const answer: RevocationPage = {
         revocations: page,
         nextCursor: page.length === 0 ? cursor : page[page.length - 1]!.seq,
         latestSeq,
         // a sidecar re-reads /v1/authority when this moves (it follows rotations)
         authorityGeneration: authority.generation,
         authorityPublicKey: authority.publicKey,
-      })
+      }
+      sendJson(res, 200, answer)
     } catch (err) {
       sendTrustError(res, err)
     }

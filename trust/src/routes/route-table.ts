@@ -42,9 +42,14 @@ export const TRUST_RESPONSE_HEADERS: Readonly<Record<string, string>> = Object.f
   'x-content-type-options': 'nosniff',
 })
 
+/** The receipt query engine over `deps` (its unverified receipts reported to `deps.onUnverifiedReceipt`). */
+export function createQueryEngine(deps: TrustDeps): ReceiptQueryEngine {
+  return new ReceiptQueryEngine({ corpus: deps.corpus, lineage: deps.lineage, authority: deps.authority, log: deps.log, onUnverified: r => deps.onUnverifiedReceipt?.(r.failedStep) })
+}
+
 /** The trust-control route table over `deps`. */
 export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = {}): TrustRoute[] {
-  const engine = options.engine ?? new ReceiptQueryEngine({ corpus: deps.corpus, lineage: deps.lineage, authority: deps.authority, log: deps.log })
+  const engine = options.engine ?? createQueryEngine(deps)
   const rollup = options.rollup ?? new AnalyticsRollup(deps.corpus, { log: deps.log })
   const read = { auth: deps.auth, engine, corpus: deps.corpus }
   const listed = { auth: deps.auth, listed: deps.listed, authority: deps.authority }

@@ -1,18 +1,23 @@
 // The explorer's in-browser verification (trust/ui/receipt-verify.js), run here on Node's WebCrypto:
-// the public canonical-JSON vectors, and core receipts signed by @gate/sdk verified, tampered, signed
-// by an untrusted key, or in a key form the browser cannot check. The browser test
+// the public canonical-JSON vectors, core receipts signed by @gate/sdk verified, tampered, signed by an
+// untrusted key, or in a key form the browser cannot check, and a receipt trust-control reported
+// unverified (a real `gate trust serve` answer, as the explorer reads it). The browser test
 // (sidecar/src/cli/receipt-explorer.test.ts) runs the same module in Chromium.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { canonicalJson as sdkCanonicalJson, signHttpReceiptJson, toCoreReceiptWithKeypair, verifyCoreReceipt } from '@gate/sdk'
+import { canonicalJson as sdkCanonicalJson, checkHttpReceipt, signHttpReceiptJson, toCoreReceiptWithKeypair, verifyCoreReceipt } from '@gate/sdk'
 import { exampleReceiptBody, exampleSigner } from '@gate/sdk/testing'
+import { ReceiptQueryEngine } from '../receipt-query.js'
+import type { CorpusRow, ReceiptCorpusPort } from '../ports.js'
 
+type Verification = { state: 'verified' | 'not_verified' | 'unchecked'; detail: string }
 interface VerifyModule {
   canonicalJson(value: unknown): string
-  verifyReceipt(receipt: unknown, trustedKeys: string[]): Promise<{ state: 'verified' | 'not_verified' | 'unchecked'; detail: string }>
+  verifyReceipt(receipt: unknown, trustedKeys: string[]): Promise<Verification>
+  refusedByServer(receipt: unknown, unverified: unknown): Verification | undefined
 }
 
-const { canonicalJson, verifyReceipt } = (await import(new URL('../../ui/receipt-verify.js', import.meta.url).href)) as VerifyModule
+const { canonicalJson, verifyReceipt, refusedByServer } = (await import(new URL('../../ui/receipt-verify.js', import.meta.url).href)) as VerifyModule
 const vectors = process.env.GATE_VECTORS_DIR ?? new URL('../../../../shared/vectors/', import.meta.url).pathname
 // JSON.parse (all a browser has) rounds integers beyond 2^53: those three vectors need a bigint parser
 const BIG_INTEGER_CASES = ['i64_signed_boundaries', 'u64_above_i64_max', 'integer_above_double_precision']
@@ -52,7 +57,48 @@ t.test('tampering, an untrusted signer or a broken signature is never verified',
   t.match(await verifyReceipt([receipt], [key]), { state: 'not_verified', detail: 'not a JSON object' })
 })
 
+t.test('an HttpReceipt served as stored is checked as spec 02 signs it, as the SDK checks it', async t => {
+  const signer = exampleSigner()
+  const { receipt, json } = signHttpReceiptJson(exampleReceiptBody(), signer)
+  const served = JSON.parse(json) as Record<string, unknown>
+  t.equal(checkHttpReceipt(receipt, { trustedKeys: [signer.publicKey] }).response.ok, true, 'the SDK agrees')
+  t.match(await verifyReceipt(served, [signer.publicKey]), { state: 'verified' })
+  t.match(await verifyReceipt(served, ['a'.repeat(64)]), { state: 'not_verified', detail: /not a trusted authority key/ })
+  t.match(await verifyReceipt({ ...served, method: 'GEt' }, [signer.publicKey]), { state: 'not_verified', detail: /id is not the hash/ })
+  t.match(await verifyReceipt({ ...served, trust_level: 'advisory' }, [signer.publicKey]), { state: 'not_verified', detail: /trust_level must be mediated/ })
+  const signature = served.signature as string
+  t.match(await verifyReceipt({ ...served, signature: (signature[0] === '0' ? '1' : '0') + signature.slice(1) }, [signer.publicKey]), { state: 'not_verified', detail: /signature does not verify/ })
+  // a null observation_outcome is no member of the signed body (spec 02), so adding one changes nothing
+  t.match(await verifyReceipt({ ...served, observation_outcome: null }, [signer.publicKey]), { state: 'verified' })
+})
+
 t.test('a key form the browser cannot check is reported unchecked, not verified', async t => {
   const receipt = coreReceipt()
   t.match(await verifyReceipt({ ...receipt, kernel_key: `p256:04${'ab'.repeat(64)}` }, [`p256:04${'ab'.repeat(64)}`]), { state: 'unchecked' })
+})
+
+t.test('a receipt trust-control reports unverified is shown not verified, with its failing step', async t => {
+  const signer = exampleSigner()
+  const good = signHttpReceiptJson(exampleReceiptBody({ request_id: 'req-good' }), signer)
+  const victim = signHttpReceiptJson(exampleReceiptBody({ request_id: 'req-victim' }), signer)
+  const row = (seq: number, receiptId: string, httpJson: string): CorpusRow => ({
+    seq, receiptId, timestamp: 0, tenant: null, outcome: 'allow', capabilityId: null, subjectKey: null, toolServer: 'http', toolName: 'GET /pets/{id}', costUnits: null, costCurrency: null, attemptedCostUnits: null, httpJson, coreJson: null,
+  })
+  const rows = [row(1, good.receipt.id, good.json), row(2, victim.receipt.id, victim.json.replace('"method":"GET"', '"method":"GEt"')), row(3, 'c'.repeat(64), 'not json')]
+  const corpus = { latestSeq: async () => 3, queryPage: async () => rows, countMatching: async () => 3, setCoreJson: async () => true } as unknown as ReceiptCorpusPort
+  const engine = new ReceiptQueryEngine({
+    corpus,
+    lineage: { idsForSubject: async () => [], subjectsOf: async () => new Map() },
+    authority: { signer: () => signer, status: () => ({ publicKey: signer.publicKey, generation: 1, rotatedAt: null, trustedPublicKeys: [signer.publicKey] }) },
+    log: () => {},
+  })
+  // the response text the explorer fetches, parsed as the browser parses it
+  const body = JSON.parse((await engine.query({ filter: {}, cursor: 0, limit: 50, impossible: false }, { kind: 'admin' })).json) as { receipts: unknown[]; unverifiedReceipts: unknown[] }
+  const [core, stored, unreadable] = body.receipts
+  t.equal(refusedByServer(core, body.unverifiedReceipts), undefined, 'a receipt not listed: the page checks it itself')
+  t.match(await verifyReceipt(core, [signer.publicKey]), { state: 'verified' })
+  t.match(refusedByServer(stored, body.unverifiedReceipts), { state: 'not_verified', detail: /trust-control found it does not verify \(receipt_id: / })
+  t.equal(unreadable, null, 'a stored text that is not JSON is served as null')
+  t.match(await verifyReceipt(unreadable, [signer.publicKey]), { state: 'not_verified' })
+  t.equal(refusedByServer(stored, undefined), undefined, 'no member: nothing refused')
 })

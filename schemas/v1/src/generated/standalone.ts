@@ -7586,7 +7586,7 @@ return errors === 0;
 validate62.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const hostedError: StandaloneValidateFunction = validate63;
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.error.v1","title":"Hosted error","description":"Gate design: the JSON error body of the hosted edge's plain-HTTP failures (spec 03, Errors: 400, 401, 403, 404, 405, 406, 409, 413, 415, 500, 503). The code sits under error, like the sidecar's error body, so clients read body.error across Gate services. Open to additive members.","type":"object","properties":{"error":{"description":"Documented set; the status each code answers with is listed in the package README.","type":"string","enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_unauthorized","gate_forbidden","gate_session_not_found","gate_session_terminated","gate_session_not_ready","gate_not_acceptable","gate_replay_window_exceeded","gate_stream_already_open","gate_stale_term","gate_payload_too_large","gate_unsupported_media_type","gate_internal_error","gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining"]},"message":{"type":"string"},"details":{"type":"object","description":"Structured, code-specific context; never credentials."},"transient":{"type":"boolean","description":"True when retrying the same request later may succeed."},"retry_guidance":{"type":"string","minLength":1}},"required":["error","message","transient","retry_guidance"],"allOf":[{"$comment":"The 503 conditions clear by themselves: no quorum (spec 03), a full session or stream cap, an edge draining for a restart.","if":{"properties":{"error":{"enum":["gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining"]}},"required":["error"]},"then":{"properties":{"transient":{"const":true}}}},{"$comment":"Repeating a malformed or refused request unchanged never succeeds.","if":{"properties":{"error":{"enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_not_acceptable","gate_payload_too_large","gate_unsupported_media_type","gate_session_terminated"]}},"required":["error"]},"then":{"properties":{"transient":{"const":false}}}}]};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.error.v1","title":"Hosted error","description":"Gate design: the JSON error body of the hosted edge's plain-HTTP failures (spec 03, Errors: 400, 401, 403, 404, 405, 406, 409, 413, 415, 500, 503; and Gate's 429 per-caller session cap). The code sits under error, like the sidecar's error body, so clients read body.error across Gate services. Open to additive members.","type":"object","properties":{"error":{"description":"Documented set; the status each code answers with is listed in the package README.","type":"string","enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_unauthorized","gate_forbidden","gate_session_not_found","gate_session_terminated","gate_session_not_ready","gate_not_acceptable","gate_replay_window_exceeded","gate_stream_already_open","gate_stale_term","gate_payload_too_large","gate_unsupported_media_type","gate_internal_error","gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining","gate_too_many_sessions"]},"message":{"type":"string"},"details":{"type":"object","description":"Structured, code-specific context; never credentials."},"transient":{"type":"boolean","description":"True when retrying the same request later may succeed."},"retry_guidance":{"type":"string","minLength":1}},"required":["error","message","transient","retry_guidance"],"allOf":[{"$comment":"The 503 and 429 conditions clear by themselves: no quorum (spec 03), a full session or stream cap, an edge draining for a restart, a caller's sessions ending or expiring.","if":{"properties":{"error":{"enum":["gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining","gate_too_many_sessions"]}},"required":["error"]},"then":{"properties":{"transient":{"const":true}}}},{"$comment":"Repeating a malformed or refused request unchanged never succeeds.","if":{"properties":{"error":{"enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_not_acceptable","gate_payload_too_large","gate_unsupported_media_type","gate_session_terminated"]}},"required":["error"]},"then":{"properties":{"transient":{"const":false}}}}]};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.hosted.error.v1" */;
@@ -7618,7 +7618,7 @@ errors++;
 else {
 if(data.error !== undefined){
 let data0 = data.error;
-if(!(((data0 === "gate_quorum_unavailable") || (data0 === "gate_capacity_exhausted")) || (data0 === "gate_edge_draining"))){
+if(!((((data0 === "gate_quorum_unavailable") || (data0 === "gate_capacity_exhausted")) || (data0 === "gate_edge_draining")) || (data0 === "gate_too_many_sessions"))){
 const err1 = {};
 if(vErrors === null){
 vErrors = [err1];
@@ -7781,7 +7781,7 @@ if(typeof data4 !== "string"){
 validate63.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((((((((((((((((data4 === "gate_bad_request") || (data4 === "gate_protocol_version_mismatch")) || (data4 === "gate_unsupported_protocol_version")) || (data4 === "gate_unauthorized")) || (data4 === "gate_forbidden")) || (data4 === "gate_session_not_found")) || (data4 === "gate_session_terminated")) || (data4 === "gate_session_not_ready")) || (data4 === "gate_not_acceptable")) || (data4 === "gate_replay_window_exceeded")) || (data4 === "gate_stream_already_open")) || (data4 === "gate_stale_term")) || (data4 === "gate_payload_too_large")) || (data4 === "gate_unsupported_media_type")) || (data4 === "gate_internal_error")) || (data4 === "gate_quorum_unavailable")) || (data4 === "gate_capacity_exhausted")) || (data4 === "gate_edge_draining"))){
+if(!(((((((((((((((((((data4 === "gate_bad_request") || (data4 === "gate_protocol_version_mismatch")) || (data4 === "gate_unsupported_protocol_version")) || (data4 === "gate_unauthorized")) || (data4 === "gate_forbidden")) || (data4 === "gate_session_not_found")) || (data4 === "gate_session_terminated")) || (data4 === "gate_session_not_ready")) || (data4 === "gate_not_acceptable")) || (data4 === "gate_replay_window_exceeded")) || (data4 === "gate_stream_already_open")) || (data4 === "gate_stale_term")) || (data4 === "gate_payload_too_large")) || (data4 === "gate_unsupported_media_type")) || (data4 === "gate_internal_error")) || (data4 === "gate_quorum_unavailable")) || (data4 === "gate_capacity_exhausted")) || (data4 === "gate_edge_draining")) || (data4 === "gate_too_many_sessions"))){
 validate63.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/enum",keyword:"enum",params:{allowedValues: schema102.properties.error.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -8472,7 +8472,7 @@ errors++;
 else {
 if(data18.error !== undefined){
 let data19 = data18.error;
-if(!(((data19 === "gate_quorum_unavailable") || (data19 === "gate_capacity_exhausted")) || (data19 === "gate_edge_draining"))){
+if(!((((data19 === "gate_quorum_unavailable") || (data19 === "gate_capacity_exhausted")) || (data19 === "gate_edge_draining")) || (data19 === "gate_too_many_sessions"))){
 const err13 = {};
 if(vErrors === null){
 vErrors = [err13];
@@ -8635,7 +8635,7 @@ if(typeof data23 !== "string"){
 validate64.errors = [{instancePath:instancePath+"/error/error",schemaPath:"gate.hosted.error.v1/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!((((((((((((((((((data23 === "gate_bad_request") || (data23 === "gate_protocol_version_mismatch")) || (data23 === "gate_unsupported_protocol_version")) || (data23 === "gate_unauthorized")) || (data23 === "gate_forbidden")) || (data23 === "gate_session_not_found")) || (data23 === "gate_session_terminated")) || (data23 === "gate_session_not_ready")) || (data23 === "gate_not_acceptable")) || (data23 === "gate_replay_window_exceeded")) || (data23 === "gate_stream_already_open")) || (data23 === "gate_stale_term")) || (data23 === "gate_payload_too_large")) || (data23 === "gate_unsupported_media_type")) || (data23 === "gate_internal_error")) || (data23 === "gate_quorum_unavailable")) || (data23 === "gate_capacity_exhausted")) || (data23 === "gate_edge_draining"))){
+if(!(((((((((((((((((((data23 === "gate_bad_request") || (data23 === "gate_protocol_version_mismatch")) || (data23 === "gate_unsupported_protocol_version")) || (data23 === "gate_unauthorized")) || (data23 === "gate_forbidden")) || (data23 === "gate_session_not_found")) || (data23 === "gate_session_terminated")) || (data23 === "gate_session_not_ready")) || (data23 === "gate_not_acceptable")) || (data23 === "gate_replay_window_exceeded")) || (data23 === "gate_stream_already_open")) || (data23 === "gate_stale_term")) || (data23 === "gate_payload_too_large")) || (data23 === "gate_unsupported_media_type")) || (data23 === "gate_internal_error")) || (data23 === "gate_quorum_unavailable")) || (data23 === "gate_capacity_exhausted")) || (data23 === "gate_edge_draining")) || (data23 === "gate_too_many_sessions"))){
 validate64.errors = [{instancePath:instancePath+"/error/error",schemaPath:"gate.hosted.error.v1/properties/error/enum",keyword:"enum",params:{allowedValues: schema102.properties.error.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
@@ -13706,4 +13706,3122 @@ validate92.errors = vErrors;
 return errors === 0;
 }
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const wireAgentMessage: StandaloneValidateFunction = validate94;
+const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.wire.agent_message.v1","title":"Agent message","description":"Gate design of spec 03's AgentMessage: one agent-to-kernel frame payload of the native wire (gate-wire-v1), tagged on type. Each message is closed: spec 03 lists its fields and says no other fields. The nested capability token is a signed record passed through as received; the kernel checks it against gate.capability.v1 when it decides the call, so its own shape is not constrained here beyond being an object.","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/$defs/tool_call_request"},{"$ref":"#/$defs/list_capabilities"},{"$ref":"#/$defs/heartbeat"}],"$defs":{"call_id":{"type":"string","minLength":1,"maxLength":256,"description":"Chosen by the agent; unique among its calls in flight on the connection. The kernel's frames for the call carry it."},"tool_call_request":{"type":"object","properties":{"type":{"const":"tool_call_request"},"id":{"$ref":"#/$defs/call_id"},"capability_token":{"type":"object","description":"The signed capability (gate.capability.v1), exactly as issued."},"server_id":{"type":"string","minLength":1},"tool":{"type":"string","minLength":1},"params":{"type":"object","description":"The tool's arguments."},"governed_intent":{"type":"object"},"approval_token":{"type":"object"},"approval_tokens":{"type":"array","items":{"type":"object"}},"threshold_approval_proposal":{"type":"object"},"supplemental_authorization":{"type":"object"},"execution_nonce":{"type":"object"}},"required":["type","id","capability_token","server_id","tool","params"],"additionalProperties":false},"list_capabilities":{"type":"object","properties":{"type":{"const":"list_capabilities"}},"required":["type"],"additionalProperties":false},"heartbeat":{"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false}}};
+const schema150 = {"type":"object","properties":{"type":{"const":"list_capabilities"}},"required":["type"],"additionalProperties":false};
+const schema151 = {"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false};
+const schema148 = {"type":"object","properties":{"type":{"const":"tool_call_request"},"id":{"$ref":"#/$defs/call_id"},"capability_token":{"type":"object","description":"The signed capability (gate.capability.v1), exactly as issued."},"server_id":{"type":"string","minLength":1},"tool":{"type":"string","minLength":1},"params":{"type":"object","description":"The tool's arguments."},"governed_intent":{"type":"object"},"approval_token":{"type":"object"},"approval_tokens":{"type":"array","items":{"type":"object"}},"threshold_approval_proposal":{"type":"object"},"supplemental_authorization":{"type":"object"},"execution_nonce":{"type":"object"}},"required":["type","id","capability_token","server_id","tool","params"],"additionalProperties":false};
+const schema149 = {"type":"string","minLength":1,"maxLength":256,"description":"Chosen by the agent; unique among its calls in flight on the connection. The kernel's frames for the call carry it."};
+
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate95.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((((data.type === undefined) && (missing0 = "type")) || ((data.id === undefined) && (missing0 = "id"))) || ((data.capability_token === undefined) && (missing0 = "capability_token"))) || ((data.server_id === undefined) && (missing0 = "server_id"))) || ((data.tool === undefined) && (missing0 = "tool"))) || ((data.params === undefined) && (missing0 = "params"))){
+validate95.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(func4.call(schema148.properties, key0))){
+validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("tool_call_request" !== data.type){
+validate95.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "tool_call_request"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.id !== undefined){
+let data1 = data.id;
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate95.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/call_id/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func0(data1) < 1){
+validate95.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/call_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/call_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.capability_token !== undefined){
+let data2 = data.capability_token;
+const _errs6 = errors;
+if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
+validate95.errors = [{instancePath:instancePath+"/capability_token",schemaPath:"#/properties/capability_token/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.server_id !== undefined){
+let data3 = data.server_id;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(func0(data3) < 1){
+validate95.errors = [{instancePath:instancePath+"/server_id",schemaPath:"#/properties/server_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/server_id",schemaPath:"#/properties/server_id/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tool !== undefined){
+let data4 = data.tool;
+const _errs10 = errors;
+if(errors === _errs10){
+if(typeof data4 === "string"){
+if(func0(data4) < 1){
+validate95.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/tool",schemaPath:"#/properties/tool/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.params !== undefined){
+let data5 = data.params;
+const _errs12 = errors;
+if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
+validate95.errors = [{instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.governed_intent !== undefined){
+let data6 = data.governed_intent;
+const _errs14 = errors;
+if(!(data6 && typeof data6 == "object" && !Array.isArray(data6))){
+validate95.errors = [{instancePath:instancePath+"/governed_intent",schemaPath:"#/properties/governed_intent/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.approval_token !== undefined){
+let data7 = data.approval_token;
+const _errs16 = errors;
+if(!(data7 && typeof data7 == "object" && !Array.isArray(data7))){
+validate95.errors = [{instancePath:instancePath+"/approval_token",schemaPath:"#/properties/approval_token/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.approval_tokens !== undefined){
+let data8 = data.approval_tokens;
+const _errs18 = errors;
+if(errors === _errs18){
+if(Array.isArray(data8)){
+var valid2 = true;
+const len0 = data8.length;
+for(let i0=0; i0<len0; i0++){
+let data9 = data8[i0];
+const _errs20 = errors;
+if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
+validate95.errors = [{instancePath:instancePath+"/approval_tokens/" + i0,schemaPath:"#/properties/approval_tokens/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid2 = _errs20 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate95.errors = [{instancePath:instancePath+"/approval_tokens",schemaPath:"#/properties/approval_tokens/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.threshold_approval_proposal !== undefined){
+let data10 = data.threshold_approval_proposal;
+const _errs22 = errors;
+if(!(data10 && typeof data10 == "object" && !Array.isArray(data10))){
+validate95.errors = [{instancePath:instancePath+"/threshold_approval_proposal",schemaPath:"#/properties/threshold_approval_proposal/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs22 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.supplemental_authorization !== undefined){
+let data11 = data.supplemental_authorization;
+const _errs24 = errors;
+if(!(data11 && typeof data11 == "object" && !Array.isArray(data11))){
+validate95.errors = [{instancePath:instancePath+"/supplemental_authorization",schemaPath:"#/properties/supplemental_authorization/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs24 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.execution_nonce !== undefined){
+let data12 = data.execution_nonce;
+const _errs26 = errors;
+if(!(data12 && typeof data12 == "object" && !Array.isArray(data12))){
+validate95.errors = [{instancePath:instancePath+"/execution_nonce",schemaPath:"#/properties/execution_nonce/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs26 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate95.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate95.errors = vErrors;
+return errors === 0;
+}
+validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.wire.agent_message.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate94.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+const tag0 = data.type;
+if(typeof tag0 == "string"){
+if(tag0 === "tool_call_request"){
+if(!(validate95(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+errors = vErrors.length;
+}
+var props0 = true;
+}
+else if(tag0 === "list_capabilities"){
+const _errs4 = errors;
+if(errors === _errs4){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.type === undefined) && (missing0 = "type")){
+validate94.errors = [{instancePath,schemaPath:"#/$defs/list_capabilities/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs6 = errors;
+for(const key0 in data){
+if(!(key0 === "type")){
+validate94.errors = [{instancePath,schemaPath:"#/$defs/list_capabilities/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs6 === errors){
+if(data.type !== undefined){
+if("list_capabilities" !== data.type){
+validate94.errors = [{instancePath:instancePath+"/type",schemaPath:"#/$defs/list_capabilities/properties/type/const",keyword:"const",params:{allowedValue: "list_capabilities"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/$defs/list_capabilities/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else if(tag0 === "heartbeat"){
+const _errs9 = errors;
+if(errors === _errs9){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if((data.type === undefined) && (missing1 = "type")){
+validate94.errors = [{instancePath,schemaPath:"#/$defs/heartbeat/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs11 = errors;
+for(const key1 in data){
+if(!(key1 === "type")){
+validate94.errors = [{instancePath,schemaPath:"#/$defs/heartbeat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs11 === errors){
+if(data.type !== undefined){
+if("heartbeat" !== data.type){
+validate94.errors = [{instancePath:instancePath+"/type",schemaPath:"#/$defs/heartbeat/properties/type/const",keyword:"const",params:{allowedValue: "heartbeat"},message:"must be equal to constant"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/$defs/heartbeat/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf"}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string"}];
+return false;
+}
+}
+else {
+validate94.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate94.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate94.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+export const wireKernelMessage: StandaloneValidateFunction = validate97;
+const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.wire.kernel_message.v1","title":"Kernel message","description":"Gate design of spec 03's KernelMessage: one kernel-to-agent frame payload of the native wire (gate-wire-v1). The stream frames (tool_call_chunk, tool_call_response, heartbeat, capability_revoked) are gate.http.stream_frame.v1; capability_list answers list_capabilities with the capability tokens this connection presented, each exactly as received. Closed, like every frame.","type":"object","oneOf":[{"$ref":"gate.http.stream_frame.v1"},{"$ref":"#/$defs/capability_list"}],"$defs":{"capability_list":{"type":"object","properties":{"type":{"const":"capability_list"},"capabilities":{"type":"array","items":{"$ref":"gate.capability.v1"}}},"required":["type","capabilities"],"additionalProperties":false}}};
+const schema153 = {"type":"object","properties":{"type":{"const":"capability_list"},"capabilities":{"type":"array","items":{"$ref":"gate.capability.v1"}}},"required":["type","capabilities"],"additionalProperties":false};
+
+function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate99.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.type === undefined) && (missing0 = "type")) || ((data.capabilities === undefined) && (missing0 = "capabilities"))){
+validate99.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "type") || (key0 === "capabilities"))){
+validate99.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.type !== undefined){
+const _errs2 = errors;
+if("capability_list" !== data.type){
+validate99.errors = [{instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "capability_list"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.capabilities !== undefined){
+let data1 = data.capabilities;
+const _errs3 = errors;
+if(errors === _errs3){
+if(Array.isArray(data1)){
+var valid1 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+const _errs5 = errors;
+if(!(validate67(data1[i0], {instancePath:instancePath+"/capabilities/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs5 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate99.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"#/properties/capabilities/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate99.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate99.errors = vErrors;
+return errors === 0;
+}
+validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.wire.kernel_message.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate97.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+validate97.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+const _errs1 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs2 = errors;
+if(!(validate38(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+errors = vErrors.length;
+}
+else {
+var props0 = validate38.evaluated.props;
+}
+var _valid0 = _errs2 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs3 = errors;
+if(!(validate99(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs3 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+if(props0 !== true){
+props0 = true;
+}
+}
+}
+if(!valid0){
+const err0 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+validate97.errors = vErrors;
+return false;
+}
+else {
+errors = _errs1;
+if(vErrors !== null){
+if(_errs1){
+vErrors.length = _errs1;
+}
+else {
+vErrors = null;
+}
+}
+}
+validate97.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate97.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+export const fleetIngestRequest: StandaloneValidateFunction = validate102;
+const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.ingest_request.v1","title":"IngestRequest","description":"Gate design. The body of POST /v1/receipts/ingest (docs/fleet.md, docs/postgres.md): 1 to 1,000 receipts a sidecar signed, each either an HttpReceipt (`receipt`) or a tool call's core-only receipt (`coreReceipt`, with the call's `requestId`, which a core receipt does not carry), and the row columns the sidecar's store keeps beside it. Closed, items too: an item carries exactly one of the two receipt members. Signatures, ids and signers are checked by trust-control, not here.","type":"object","properties":{"receipts":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/item"}}},"required":["receipts"],"additionalProperties":false,"$defs":{"text":{"type":["string","null"],"minLength":1,"maxLength":256},"units":{"type":["integer","null"],"minimum":0,"maximum":9007199254740991},"item":{"type":"object","if":{"properties":{"coreReceipt":true},"required":["coreReceipt"]},"then":{"$ref":"#/$defs/core_item"},"else":{"$ref":"#/$defs/http_item"}},"http_item":{"type":"object","properties":{"receipt":{"$ref":"gate.http.receipt.v1"},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["receipt"],"additionalProperties":false},"core_item":{"type":"object","properties":{"coreReceipt":{"$ref":"gate.receipt.v1"},"requestId":{"type":"string","minLength":1,"maxLength":256,"description":"The tool call's request id."},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["coreReceipt","requestId"],"additionalProperties":false}}};
+const schema155 = {"type":"object","if":{"properties":{"coreReceipt":true},"required":["coreReceipt"]},"then":{"$ref":"#/$defs/core_item"},"else":{"$ref":"#/$defs/http_item"}};
+const schema156 = {"type":"object","properties":{"coreReceipt":{"$ref":"gate.receipt.v1"},"requestId":{"type":"string","minLength":1,"maxLength":256,"description":"The tool call's request id."},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["coreReceipt","requestId"],"additionalProperties":false};
+const schema157 = {"type":["string","null"],"minLength":1,"maxLength":256};
+const schema159 = {"type":["integer","null"],"minimum":0,"maximum":9007199254740991};
+
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate104.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.coreReceipt === undefined) && (missing0 = "coreReceipt")) || ((data.requestId === undefined) && (missing0 = "requestId"))){
+validate104.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(func4.call(schema156.properties, key0))){
+validate104.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.coreReceipt !== undefined){
+const _errs2 = errors;
+if(!(validate53(data.coreReceipt, {instancePath:instancePath+"/coreReceipt",parentData:data,parentDataProperty:"coreReceipt",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.requestId !== undefined){
+let data1 = data.requestId;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate104.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func0(data1) < 1){
+validate104.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate104.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tenant !== undefined){
+let data2 = data.tenant;
+const _errs5 = errors;
+const _errs6 = errors;
+if((typeof data2 !== "string") && (data2 !== null)){
+validate104.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(func0(data2) > 256){
+validate104.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func0(data2) < 1){
+validate104.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.subjectKey !== undefined){
+let data3 = data.subjectKey;
+const _errs8 = errors;
+const _errs9 = errors;
+if((typeof data3 !== "string") && (data3 !== null)){
+validate104.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(func0(data3) > 256){
+validate104.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func0(data3) < 1){
+validate104.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.costUnits !== undefined){
+let data4 = data.costUnits;
+const _errs11 = errors;
+const _errs12 = errors;
+if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
+validate104.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema159.type},message:"must be integer,null"}];
+return false;
+}
+if(errors === _errs12){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate104.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate104.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.costCurrency !== undefined){
+let data5 = data.costCurrency;
+const _errs14 = errors;
+if((typeof data5 !== "string") && (data5 !== null)){
+validate104.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/type",keyword:"type",params:{type: schema156.properties.costCurrency.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs14){
+if(typeof data5 === "string"){
+if(!pattern55.test(data5)){
+validate104.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""}];
+return false;
+}
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.attemptedCostUnits !== undefined){
+let data6 = data.attemptedCostUnits;
+const _errs16 = errors;
+const _errs17 = errors;
+if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
+validate104.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema159.type},message:"must be integer,null"}];
+return false;
+}
+if(errors === _errs17){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 9007199254740991 || isNaN(data6)){
+validate104.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data6 < 0 || isNaN(data6)){
+validate104.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs16 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+let data7 = data.kind;
+const _errs19 = errors;
+if(!((data7 === "decision") || (data7 === "final"))){
+validate104.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema156.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs19 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.decisionReceiptId !== undefined){
+let data8 = data.decisionReceiptId;
+const _errs20 = errors;
+const _errs21 = errors;
+if((typeof data8 !== "string") && (data8 !== null)){
+validate104.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs21){
+if(typeof data8 === "string"){
+if(func0(data8) > 256){
+validate104.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func0(data8) < 1){
+validate104.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs20 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate104.errors = vErrors;
+return errors === 0;
+}
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+const schema162 = {"type":"object","properties":{"receipt":{"$ref":"gate.http.receipt.v1"},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["receipt"],"additionalProperties":false};
+
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate107.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.receipt === undefined) && (missing0 = "receipt")){
+validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((((key0 === "receipt") || (key0 === "tenant")) || (key0 === "subjectKey")) || (key0 === "costUnits")) || (key0 === "costCurrency")) || (key0 === "attemptedCostUnits")) || (key0 === "kind")) || (key0 === "decisionReceiptId"))){
+validate107.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.receipt !== undefined){
+const _errs2 = errors;
+if(!(validate14(data.receipt, {instancePath:instancePath+"/receipt",parentData:data,parentDataProperty:"receipt",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate14.errors : vErrors.concat(validate14.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tenant !== undefined){
+let data1 = data.tenant;
+const _errs3 = errors;
+const _errs4 = errors;
+if((typeof data1 !== "string") && (data1 !== null)){
+validate107.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(func0(data1) > 256){
+validate107.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func0(data1) < 1){
+validate107.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.subjectKey !== undefined){
+let data2 = data.subjectKey;
+const _errs6 = errors;
+const _errs7 = errors;
+if((typeof data2 !== "string") && (data2 !== null)){
+validate107.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func0(data2) > 256){
+validate107.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func0(data2) < 1){
+validate107.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.costUnits !== undefined){
+let data3 = data.costUnits;
+const _errs9 = errors;
+const _errs10 = errors;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
+validate107.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema159.type},message:"must be integer,null"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate107.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < 0 || isNaN(data3)){
+validate107.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs9 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.costCurrency !== undefined){
+let data4 = data.costCurrency;
+const _errs12 = errors;
+if((typeof data4 !== "string") && (data4 !== null)){
+validate107.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/type",keyword:"type",params:{type: schema162.properties.costCurrency.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(!pattern55.test(data4)){
+validate107.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""}];
+return false;
+}
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.attemptedCostUnits !== undefined){
+let data5 = data.attemptedCostUnits;
+const _errs14 = errors;
+const _errs15 = errors;
+if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
+validate107.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema159.type},message:"must be integer,null"}];
+return false;
+}
+if(errors === _errs15){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 9007199254740991 || isNaN(data5)){
+validate107.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data5 < 0 || isNaN(data5)){
+validate107.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.kind !== undefined){
+let data6 = data.kind;
+const _errs17 = errors;
+if(!((data6 === "decision") || (data6 === "final"))){
+validate107.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema162.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.decisionReceiptId !== undefined){
+let data7 = data.decisionReceiptId;
+const _errs18 = errors;
+const _errs19 = errors;
+if((typeof data7 !== "string") && (data7 !== null)){
+validate107.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+return false;
+}
+if(errors === _errs19){
+if(typeof data7 === "string"){
+if(func0(data7) > 256){
+validate107.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+else {
+if(func0(data7) < 1){
+validate107.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate107.errors = vErrors;
+return errors === 0;
+}
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate103.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(!(data && typeof data == "object" && !Array.isArray(data))){
+validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+const _errs1 = errors;
+let valid0 = true;
+const _errs2 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.coreReceipt === undefined) && (missing0 = "coreReceipt")){
+const err0 = {};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var _valid0 = _errs2 === errors;
+errors = _errs1;
+if(vErrors !== null){
+if(_errs1){
+vErrors.length = _errs1;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid0){
+const _errs3 = errors;
+if(!(validate104(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs3 === errors;
+valid0 = _valid0;
+if(valid0){
+var props0 = true;
+}
+ifClause0 = "then";
+}
+else {
+const _errs4 = errors;
+if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+errors = vErrors.length;
+}
+var _valid0 = _errs4 === errors;
+valid0 = _valid0;
+if(valid0){
+if(props0 !== true){
+props0 = true;
+}
+}
+ifClause0 = "else";
+}
+if(!valid0){
+const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate103.errors = vErrors;
+return false;
+}
+validate103.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate103.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.ingest_request.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate102.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.receipts === undefined) && (missing0 = "receipts")){
+validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "receipts")){
+validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.receipts !== undefined){
+let data0 = data.receipts;
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+if(data0.length > 1000){
+validate102.errors = [{instancePath:instancePath+"/receipts",schemaPath:"#/properties/receipts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
+return false;
+}
+else {
+if(data0.length < 1){
+validate102.errors = [{instancePath:instancePath+"/receipts",schemaPath:"#/properties/receipts/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs4 = errors;
+if(!(validate103(data0[i0], {instancePath:instancePath+"/receipts/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+}
+else {
+validate102.errors = [{instancePath:instancePath+"/receipts",schemaPath:"#/properties/receipts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+}
+}
+}
+}
+else {
+validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const fleetIngestResponse: StandaloneValidateFunction = validate111;
+const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.ingest_response.v1","title":"IngestResponse","description":"Gate design. The answer of POST /v1/receipts/ingest: how many receipts arrived, were stored now and were stored before (idempotent by receipt id), and one result per item in item order (`stored: false` with the seq it was stored under before). Open.","type":"object","properties":{"received":{"type":"integer","minimum":1},"stored":{"type":"integer","minimum":0},"duplicates":{"type":"integer","minimum":0},"results":{"type":"array","items":{"type":"object","properties":{"receiptId":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"seq":{"type":"integer","minimum":1},"stored":{"type":"boolean"}},"required":["receiptId","seq","stored"]}}},"required":["received","stored","duplicates","results"]};
+
+function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.ingest_response.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate111.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((((data.received === undefined) && (missing0 = "received")) || ((data.stored === undefined) && (missing0 = "stored"))) || ((data.duplicates === undefined) && (missing0 = "duplicates"))) || ((data.results === undefined) && (missing0 = "results"))){
+validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.received !== undefined){
+let data0 = data.received;
+const _errs1 = errors;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+validate111.errors = [{instancePath:instancePath+"/received",schemaPath:"#/properties/received/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs1){
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 1 || isNaN(data0)){
+validate111.errors = [{instancePath:instancePath+"/received",schemaPath:"#/properties/received/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.stored !== undefined){
+let data1 = data.stored;
+const _errs3 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate111.errors = [{instancePath:instancePath+"/stored",schemaPath:"#/properties/stored/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs3){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+validate111.errors = [{instancePath:instancePath+"/stored",schemaPath:"#/properties/stored/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.duplicates !== undefined){
+let data2 = data.duplicates;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate111.errors = [{instancePath:instancePath+"/duplicates",schemaPath:"#/properties/duplicates/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate111.errors = [{instancePath:instancePath+"/duplicates",schemaPath:"#/properties/duplicates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.results !== undefined){
+let data3 = data.results;
+const _errs7 = errors;
+if(errors === _errs7){
+if(Array.isArray(data3)){
+var valid1 = true;
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+const _errs9 = errors;
+if(errors === _errs9){
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+let missing1;
+if((((data4.receiptId === undefined) && (missing1 = "receiptId")) || ((data4.seq === undefined) && (missing1 = "seq"))) || ((data4.stored === undefined) && (missing1 = "stored"))){
+validate111.errors = [{instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data4.receiptId !== undefined){
+let data5 = data4.receiptId;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data5 === "string"){
+if(!pattern0.test(data5)){
+validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/receiptId",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+return false;
+}
+}
+else {
+validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/receiptId",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs11 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data4.seq !== undefined){
+let data6 = data4.seq;
+const _errs14 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/seq",schemaPath:"#/properties/results/items/properties/seq/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs14){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/seq",schemaPath:"#/properties/results/items/properties/seq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid2 = _errs14 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data4.stored !== undefined){
+const _errs16 = errors;
+if(typeof data4.stored !== "boolean"){
+validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/stored",schemaPath:"#/properties/results/items/properties/stored/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid2 = _errs16 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+}
+else {
+validate111.errors = [{instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs9 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate111.errors = [{instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate111.errors = vErrors;
+return errors === 0;
+}
+validate111.evaluated = {"props":{"received":true,"stored":true,"duplicates":true,"results":true},"dynamicProps":false,"dynamicItems":false};
+
+export const fleetEnrollRequest: StandaloneValidateFunction = validate112;
+const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.enroll_request.v1","title":"EnrollRequest","description":"Gate design. The body of POST /v1/keys/enroll: a sidecar's signing key, as its receipts write `kernel_key` (64-hex Ed25519, or the uncompressed P-256/P-384 wire forms), and a label naming its owner (1-128 printable ASCII, not starting with a space). Closed.","type":"object","properties":{"publicKey":{"type":"string","pattern":"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},"label":{"type":"string","pattern":"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"}},"required":["publicKey","label"],"additionalProperties":false};
+const pattern78 = new RegExp("^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$", "u");
+const pattern79 = new RegExp("^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$", "u");
+
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.enroll_request.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate112.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.label === undefined) && (missing0 = "label"))){
+validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "publicKey") || (key0 === "label"))){
+validate112.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.publicKey !== undefined){
+let data0 = data.publicKey;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern78.test(data0)){
+validate112.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"#/properties/publicKey/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"+"\""}];
+return false;
+}
+}
+else {
+validate112.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"#/properties/publicKey/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.label !== undefined){
+let data1 = data.label;
+const _errs4 = errors;
+if(errors === _errs4){
+if(typeof data1 === "string"){
+if(!pattern79.test(data1)){
+validate112.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},message:"must match pattern \""+"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate112.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate112.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate112.errors = vErrors;
+return errors === 0;
+}
+validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const fleetEnrolledKey: StandaloneValidateFunction = validate113;
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.enrolled_key.v1","title":"EnrolledKey","description":"Gate design. One enrolled signing key (an item of GET /v1/keys), and the answer of POST /v1/keys/enroll, which adds `created` (false when the key was enrolled before: it keeps its first label and time). Open.","type":"object","properties":{"publicKey":{"type":"string","pattern":"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},"label":{"type":"string","pattern":"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},"enrolledAt":{"type":"integer","minimum":0},"created":{"type":"boolean"}},"required":["publicKey","label","enrolledAt"]};
+
+function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.enrolled_key.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate113.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.label === undefined) && (missing0 = "label"))) || ((data.enrolledAt === undefined) && (missing0 = "enrolledAt"))){
+validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.publicKey !== undefined){
+let data0 = data.publicKey;
+const _errs1 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(!pattern78.test(data0)){
+validate113.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"#/properties/publicKey/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"+"\""}];
+return false;
+}
+}
+else {
+validate113.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"#/properties/publicKey/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.label !== undefined){
+let data1 = data.label;
+const _errs3 = errors;
+if(errors === _errs3){
+if(typeof data1 === "string"){
+if(!pattern79.test(data1)){
+validate113.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},message:"must match pattern \""+"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate113.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.enrolledAt !== undefined){
+let data2 = data.enrolledAt;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate113.errors = [{instancePath:instancePath+"/enrolledAt",schemaPath:"#/properties/enrolledAt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate113.errors = [{instancePath:instancePath+"/enrolledAt",schemaPath:"#/properties/enrolledAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs5 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.created !== undefined){
+const _errs7 = errors;
+if(typeof data.created !== "boolean"){
+validate113.errors = [{instancePath:instancePath+"/created",schemaPath:"#/properties/created/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate113.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate113.errors = vErrors;
+return errors === 0;
+}
+validate113.evaluated = {"props":{"publicKey":true,"label":true,"enrolledAt":true,"created":true},"dynamicProps":false,"dynamicItems":false};
+
+export const fleetKeyList: StandaloneValidateFunction = validate114;
+const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.key_list.v1","title":"KeyList","description":"Gate design. The answer of GET /v1/keys: every enrolled signing key, oldest first. Open.","type":"object","properties":{"keys":{"type":"array","items":{"$ref":"gate.fleet.enrolled_key.v1"}}},"required":["keys"]};
+
+function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.key_list.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate114.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.keys === undefined) && (missing0 = "keys")){
+validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.keys !== undefined){
+let data0 = data.keys;
+const _errs1 = errors;
+if(errors === _errs1){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs3 = errors;
+const _errs4 = errors;
+if(errors === _errs4){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((((data1.publicKey === undefined) && (missing1 = "publicKey")) || ((data1.label === undefined) && (missing1 = "label"))) || ((data1.enrolledAt === undefined) && (missing1 = "enrolledAt"))){
+validate114.errors = [{instancePath:instancePath+"/keys/" + i0,schemaPath:"gate.fleet.enrolled_key.v1/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.publicKey !== undefined){
+let data2 = data1.publicKey;
+const _errs6 = errors;
+if(errors === _errs6){
+if(typeof data2 === "string"){
+if(!pattern78.test(data2)){
+validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/publicKey",schemaPath:"gate.fleet.enrolled_key.v1/properties/publicKey/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"+"\""}];
+return false;
+}
+}
+else {
+validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/publicKey",schemaPath:"gate.fleet.enrolled_key.v1/properties/publicKey/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs6 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data1.label !== undefined){
+let data3 = data1.label;
+const _errs8 = errors;
+if(errors === _errs8){
+if(typeof data3 === "string"){
+if(!pattern79.test(data3)){
+validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/label",schemaPath:"gate.fleet.enrolled_key.v1/properties/label/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},message:"must match pattern \""+"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"+"\""}];
+return false;
+}
+}
+else {
+validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/label",schemaPath:"gate.fleet.enrolled_key.v1/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid3 = _errs8 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data1.enrolledAt !== undefined){
+let data4 = data1.enrolledAt;
+const _errs10 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/enrolledAt",schemaPath:"gate.fleet.enrolled_key.v1/properties/enrolledAt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs10){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/enrolledAt",schemaPath:"gate.fleet.enrolled_key.v1/properties/enrolledAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid3 = _errs10 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data1.created !== undefined){
+const _errs12 = errors;
+if(typeof data1.created !== "boolean"){
+validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/created",schemaPath:"gate.fleet.enrolled_key.v1/properties/created/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid3 = _errs12 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate114.errors = [{instancePath:instancePath+"/keys/" + i0,schemaPath:"gate.fleet.enrolled_key.v1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate114.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate114.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate114.errors = vErrors;
+return errors === 0;
+}
+validate114.evaluated = {"props":{"keys":true},"dynamicProps":false,"dynamicItems":false};
+
+export const fleetRevocationPage: StandaloneValidateFunction = validate115;
+const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.revocation_page.v1","title":"RevocationPage","description":"Gate design. The answer of GET /v1/revocations, the feed sidecars mirror (docs/fleet.md): revocations past the cursor in seq order, the cursor to send next, the stream's latest seq (a mirror ahead of it replays from 0), and the authority's generation and key (a mirror's sidecar re-reads /v1/authority when they move). Open.","type":"object","properties":{"revocations":{"type":"array","items":{"type":"object","properties":{"seq":{"type":"integer","minimum":1},"capabilityId":{"type":"string","minLength":1},"revokedAt":{"type":"integer","minimum":0}},"required":["seq","capabilityId","revokedAt"]}},"nextCursor":{"type":"integer","minimum":0},"latestSeq":{"type":"integer","minimum":0},"authorityGeneration":{"type":"integer","minimum":0},"authorityPublicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["revocations","nextCursor","latestSeq","authorityGeneration","authorityPublicKey"]};
+
+function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.revocation_page.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate115.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.revocations === undefined) && (missing0 = "revocations")) || ((data.nextCursor === undefined) && (missing0 = "nextCursor"))) || ((data.latestSeq === undefined) && (missing0 = "latestSeq"))) || ((data.authorityGeneration === undefined) && (missing0 = "authorityGeneration"))) || ((data.authorityPublicKey === undefined) && (missing0 = "authorityPublicKey"))){
+validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.revocations !== undefined){
+let data0 = data.revocations;
+const _errs1 = errors;
+if(errors === _errs1){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((((data1.seq === undefined) && (missing1 = "seq")) || ((data1.capabilityId === undefined) && (missing1 = "capabilityId"))) || ((data1.revokedAt === undefined) && (missing1 = "revokedAt"))){
+validate115.errors = [{instancePath:instancePath+"/revocations/" + i0,schemaPath:"#/properties/revocations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data1.seq !== undefined){
+let data2 = data1.seq;
+const _errs5 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/seq",schemaPath:"#/properties/revocations/items/properties/seq/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/seq",schemaPath:"#/properties/revocations/items/properties/seq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+var valid2 = _errs5 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.capabilityId !== undefined){
+let data3 = data1.capabilityId;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data3 === "string"){
+if(func0(data3) < 1){
+validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/capabilityId",schemaPath:"#/properties/revocations/items/properties/capabilityId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+else {
+validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/capabilityId",schemaPath:"#/properties/revocations/items/properties/capabilityId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs7 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.revokedAt !== undefined){
+let data4 = data1.revokedAt;
+const _errs9 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/revokedAt",schemaPath:"#/properties/revocations/items/properties/revokedAt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs9){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/revokedAt",schemaPath:"#/properties/revocations/items/properties/revokedAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid2 = _errs9 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+}
+else {
+validate115.errors = [{instancePath:instancePath+"/revocations/" + i0,schemaPath:"#/properties/revocations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate115.errors = [{instancePath:instancePath+"/revocations",schemaPath:"#/properties/revocations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.nextCursor !== undefined){
+let data5 = data.nextCursor;
+const _errs11 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate115.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+validate115.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.latestSeq !== undefined){
+let data6 = data.latestSeq;
+const _errs13 = errors;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+validate115.errors = [{instancePath:instancePath+"/latestSeq",schemaPath:"#/properties/latestSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs13){
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+validate115.errors = [{instancePath:instancePath+"/latestSeq",schemaPath:"#/properties/latestSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.authorityGeneration !== undefined){
+let data7 = data.authorityGeneration;
+const _errs15 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+validate115.errors = [{instancePath:instancePath+"/authorityGeneration",schemaPath:"#/properties/authorityGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs15){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+validate115.errors = [{instancePath:instancePath+"/authorityGeneration",schemaPath:"#/properties/authorityGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.authorityPublicKey !== undefined){
+let data8 = data.authorityPublicKey;
+const _errs17 = errors;
+const _errs18 = errors;
+if(errors === _errs18){
+if(typeof data8 === "string"){
+if(!pattern11.test(data8)){
+validate115.errors = [{instancePath:instancePath+"/authorityPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+return false;
+}
+}
+else {
+validate115.errors = [{instancePath:instancePath+"/authorityPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate115.errors = vErrors;
+return errors === 0;
+}
+validate115.evaluated = {"props":{"revocations":true,"nextCursor":true,"latestSeq":true,"authorityGeneration":true,"authorityPublicKey":true},"dynamicProps":false,"dynamicItems":false};
+
+export const fleetCaptureRequest: StandaloneValidateFunction = validate116;
+const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_request.v1","title":"CaptureRequest","description":"Gate design. The body of POST /v1/budgets/capture: the kernel's capture plan (@gate/sdk planCaptures), every counter of one call and the cost totals it adds to, all captured or none (spec 03). At most 16 counters (the token's own three, and three for each of four delegation links, fit) and 5 cost totals (the token's grant's and one per link); naming one counter or total twice is refused by trust-control. Closed throughout.","type":"object","properties":{"invocations":{"type":"array","maxItems":16,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"max":{"type":"integer","minimum":0,"maximum":9007199254740991},"fixedMax":{"type":"boolean"},"kind":{"enum":["grant","aggregate","family","share"]},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","max","fixedMax","kind"],"additionalProperties":false}},"costs":{"type":"array","maxItems":5,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"units":{"type":"integer","minimum":0,"maximum":9007199254740991},"currency":{"type":"string","pattern":"^[A-Z]{3}$"},"maxUnits":{"type":"integer","minimum":0,"maximum":9007199254740991},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","units","currency","maxUnits"],"additionalProperties":false}}},"required":["invocations"],"additionalProperties":false};
+
+function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.capture_request.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate116.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((data.invocations === undefined) && (missing0 = "invocations")){
+validate116.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "invocations") || (key0 === "costs"))){
+validate116.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.invocations !== undefined){
+let data0 = data.invocations;
+const _errs2 = errors;
+if(errors === _errs2){
+if(Array.isArray(data0)){
+if(data0.length > 16){
+validate116.errors = [{instancePath:instancePath+"/invocations",schemaPath:"#/properties/invocations/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
+return false;
+}
+else {
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+const _errs4 = errors;
+if(errors === _errs4){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+let missing1;
+if((((((data1.owner === undefined) && (missing1 = "owner")) || ((data1.key === undefined) && (missing1 = "key"))) || ((data1.max === undefined) && (missing1 = "max"))) || ((data1.fixedMax === undefined) && (missing1 = "fixedMax"))) || ((data1.kind === undefined) && (missing1 = "kind"))){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0,schemaPath:"#/properties/invocations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs6 = errors;
+for(const key1 in data1){
+if(!((((((key1 === "owner") || (key1 === "key")) || (key1 === "max")) || (key1 === "fixedMax")) || (key1 === "kind")) || (key1 === "link"))){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0,schemaPath:"#/properties/invocations/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs6 === errors){
+if(data1.owner !== undefined){
+let data2 = data1.owner;
+const _errs7 = errors;
+if(errors === _errs7){
+if(typeof data2 === "string"){
+if(func0(data2) > 512){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/owner",schemaPath:"#/properties/invocations/items/properties/owner/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func0(data2) < 1){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/owner",schemaPath:"#/properties/invocations/items/properties/owner/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/owner",schemaPath:"#/properties/invocations/items/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs7 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.key !== undefined){
+let data3 = data1.key;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(func0(data3) > 512){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/key",schemaPath:"#/properties/invocations/items/properties/key/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func0(data3) < 1){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/key",schemaPath:"#/properties/invocations/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/key",schemaPath:"#/properties/invocations/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs9 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.max !== undefined){
+let data4 = data1.max;
+const _errs11 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/max",schemaPath:"#/properties/invocations/items/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/max",schemaPath:"#/properties/invocations/items/properties/max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/max",schemaPath:"#/properties/invocations/items/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid2 = _errs11 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.fixedMax !== undefined){
+const _errs13 = errors;
+if(typeof data1.fixedMax !== "boolean"){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/fixedMax",schemaPath:"#/properties/invocations/items/properties/fixedMax/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid2 = _errs13 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.kind !== undefined){
+let data6 = data1.kind;
+const _errs15 = errors;
+if(!((((data6 === "grant") || (data6 === "aggregate")) || (data6 === "family")) || (data6 === "share"))){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/kind",schemaPath:"#/properties/invocations/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema176.properties.invocations.items.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid2 = _errs15 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data1.link !== undefined){
+let data7 = data1.link;
+const _errs16 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/link",schemaPath:"#/properties/invocations/items/properties/link/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs16){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 3 || isNaN(data7)){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/link",schemaPath:"#/properties/invocations/items/properties/link/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3},message:"must be <= 3"}];
+return false;
+}
+else {
+if(data7 < 0 || isNaN(data7)){
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/link",schemaPath:"#/properties/invocations/items/properties/link/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid2 = _errs16 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/invocations/" + i0,schemaPath:"#/properties/invocations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid1 = _errs4 === errors;
+if(!valid1){
+break;
+}
+}
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/invocations",schemaPath:"#/properties/invocations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.costs !== undefined){
+let data8 = data.costs;
+const _errs18 = errors;
+if(errors === _errs18){
+if(Array.isArray(data8)){
+if(data8.length > 5){
+validate116.errors = [{instancePath:instancePath+"/costs",schemaPath:"#/properties/costs/maxItems",keyword:"maxItems",params:{limit: 5},message:"must NOT have more than 5 items"}];
+return false;
+}
+else {
+var valid3 = true;
+const len1 = data8.length;
+for(let i1=0; i1<len1; i1++){
+let data9 = data8[i1];
+const _errs20 = errors;
+if(errors === _errs20){
+if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
+let missing2;
+if((((((data9.owner === undefined) && (missing2 = "owner")) || ((data9.key === undefined) && (missing2 = "key"))) || ((data9.units === undefined) && (missing2 = "units"))) || ((data9.currency === undefined) && (missing2 = "currency"))) || ((data9.maxUnits === undefined) && (missing2 = "maxUnits"))){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1,schemaPath:"#/properties/costs/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+const _errs22 = errors;
+for(const key2 in data9){
+if(!((((((key2 === "owner") || (key2 === "key")) || (key2 === "units")) || (key2 === "currency")) || (key2 === "maxUnits")) || (key2 === "link"))){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1,schemaPath:"#/properties/costs/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs22 === errors){
+if(data9.owner !== undefined){
+let data10 = data9.owner;
+const _errs23 = errors;
+if(errors === _errs23){
+if(typeof data10 === "string"){
+if(func0(data10) > 512){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/owner",schemaPath:"#/properties/costs/items/properties/owner/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func0(data10) < 1){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/owner",schemaPath:"#/properties/costs/items/properties/owner/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/owner",schemaPath:"#/properties/costs/items/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs23 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data9.key !== undefined){
+let data11 = data9.key;
+const _errs25 = errors;
+if(errors === _errs25){
+if(typeof data11 === "string"){
+if(func0(data11) > 512){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/key",schemaPath:"#/properties/costs/items/properties/key/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+return false;
+}
+else {
+if(func0(data11) < 1){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/key",schemaPath:"#/properties/costs/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/key",schemaPath:"#/properties/costs/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs25 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data9.units !== undefined){
+let data12 = data9.units;
+const _errs27 = errors;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/units",schemaPath:"#/properties/costs/items/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs27){
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 9007199254740991 || isNaN(data12)){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/units",schemaPath:"#/properties/costs/items/properties/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data12 < 0 || isNaN(data12)){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/units",schemaPath:"#/properties/costs/items/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs27 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data9.currency !== undefined){
+let data13 = data9.currency;
+const _errs29 = errors;
+if(errors === _errs29){
+if(typeof data13 === "string"){
+if(!pattern55.test(data13)){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/currency",schemaPath:"#/properties/costs/items/properties/currency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""}];
+return false;
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/currency",schemaPath:"#/properties/costs/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid4 = _errs29 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data9.maxUnits !== undefined){
+let data14 = data9.maxUnits;
+const _errs31 = errors;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/maxUnits",schemaPath:"#/properties/costs/items/properties/maxUnits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs31){
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 9007199254740991 || isNaN(data14)){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/maxUnits",schemaPath:"#/properties/costs/items/properties/maxUnits/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data14 < 0 || isNaN(data14)){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/maxUnits",schemaPath:"#/properties/costs/items/properties/maxUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs31 === errors;
+}
+else {
+var valid4 = true;
+}
+if(valid4){
+if(data9.link !== undefined){
+let data15 = data9.link;
+const _errs33 = errors;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/link",schemaPath:"#/properties/costs/items/properties/link/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs33){
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 3 || isNaN(data15)){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/link",schemaPath:"#/properties/costs/items/properties/link/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3},message:"must be <= 3"}];
+return false;
+}
+else {
+if(data15 < 0 || isNaN(data15)){
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/link",schemaPath:"#/properties/costs/items/properties/link/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs33 === errors;
+}
+else {
+var valid4 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/costs/" + i1,schemaPath:"#/properties/costs/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid3 = _errs20 === errors;
+if(!valid3){
+break;
+}
+}
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/costs",schemaPath:"#/properties/costs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate116.errors = vErrors;
+return errors === 0;
+}
+validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const fleetCaptureResult: StandaloneValidateFunction = validate117;
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_result.v1","title":"CaptureResult","description":"Gate design. The answer of POST /v1/budgets/capture: `allowed: true` with every counter's and cost total's new value in the plan's order, or `allowed: false` naming the first counter (`invocation`: exhausted; `max_mismatch`: created with another fixed maximum) or cost total (`cost`: the cap would be passed) that refused it; nothing was captured then. Open.","type":"object","properties":{"allowed":{"type":"boolean"}},"required":["allowed"],"if":{"properties":{"allowed":{"const":true}}},"then":{"properties":{"used":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9007199254740991}},"costUnits":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9007199254740991}}},"required":["used","costUnits"]},"else":{"properties":{"failed":{"type":"object","discriminator":{"propertyName":"kind"},"oneOf":[{"properties":{"kind":{"const":"invocation"},"index":{"type":"integer","minimum":0,"maximum":9007199254740991},"used":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["kind","index","used"]},{"properties":{"kind":{"const":"max_mismatch"},"index":{"type":"integer","minimum":0,"maximum":9007199254740991},"recordedMax":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["kind","index","recordedMax"]},{"properties":{"kind":{"const":"cost"},"index":{"type":"integer","minimum":0,"maximum":9007199254740991},"units":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["kind","index","units"]}]}},"required":["failed"]}};
+
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.capture_result.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate117.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+const _errs1 = errors;
+let valid0 = true;
+const _errs2 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.allowed !== undefined){
+if(true !== data.allowed){
+const err0 = {};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+}
+var _valid0 = _errs2 === errors;
+errors = _errs1;
+if(vErrors !== null){
+if(_errs1){
+vErrors.length = _errs1;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid0){
+const _errs4 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.used === undefined) && (missing0 = "used")) || ((data.costUnits === undefined) && (missing0 = "costUnits"))){
+validate117.errors = [{instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.used !== undefined){
+let data1 = data.used;
+const _errs5 = errors;
+if(errors === _errs5){
+if(Array.isArray(data1)){
+var valid3 = true;
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+const _errs7 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate117.errors = [{instancePath:instancePath+"/used/" + i0,schemaPath:"#/then/properties/used/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs7){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 9007199254740991 || isNaN(data2)){
+validate117.errors = [{instancePath:instancePath+"/used/" + i0,schemaPath:"#/then/properties/used/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data2 < 0 || isNaN(data2)){
+validate117.errors = [{instancePath:instancePath+"/used/" + i0,schemaPath:"#/then/properties/used/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid3 = _errs7 === errors;
+if(!valid3){
+break;
+}
+}
+}
+else {
+validate117.errors = [{instancePath:instancePath+"/used",schemaPath:"#/then/properties/used/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid2 = _errs5 === errors;
+}
+else {
+var valid2 = true;
+}
+if(valid2){
+if(data.costUnits !== undefined){
+let data3 = data.costUnits;
+const _errs9 = errors;
+if(errors === _errs9){
+if(Array.isArray(data3)){
+var valid4 = true;
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+let data4 = data3[i1];
+const _errs11 = errors;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+validate117.errors = [{instancePath:instancePath+"/costUnits/" + i1,schemaPath:"#/then/properties/costUnits/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs11){
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 9007199254740991 || isNaN(data4)){
+validate117.errors = [{instancePath:instancePath+"/costUnits/" + i1,schemaPath:"#/then/properties/costUnits/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data4 < 0 || isNaN(data4)){
+validate117.errors = [{instancePath:instancePath+"/costUnits/" + i1,schemaPath:"#/then/properties/costUnits/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid4 = _errs11 === errors;
+if(!valid4){
+break;
+}
+}
+}
+else {
+validate117.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/then/properties/costUnits/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid2 = _errs9 === errors;
+}
+else {
+var valid2 = true;
+}
+}
+}
+}
+var _valid0 = _errs4 === errors;
+valid0 = _valid0;
+if(valid0){
+var props0 = {};
+props0.used = true;
+props0.costUnits = true;
+props0.allowed = true;
+}
+ifClause0 = "then";
+}
+else {
+const _errs13 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing1;
+if((data.failed === undefined) && (missing1 = "failed")){
+validate117.errors = [{instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+if(data.failed !== undefined){
+let data5 = data.failed;
+const _errs14 = errors;
+if(errors === _errs14){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+const tag0 = data5.kind;
+if(typeof tag0 == "string"){
+if(tag0 === "invocation"){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing2;
+if((((data5.kind === undefined) && (missing2 = "kind")) || ((data5.index === undefined) && (missing2 = "index"))) || ((data5.used === undefined) && (missing2 = "used"))){
+validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/oneOf/0/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+return false;
+}
+else {
+if(data5.kind !== undefined){
+const _errs18 = errors;
+if("invocation" !== data5.kind){
+validate117.errors = [{instancePath:instancePath+"/failed/kind",schemaPath:"#/else/properties/failed/oneOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "invocation"},message:"must be equal to constant"}];
+return false;
+}
+var valid8 = _errs18 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data5.index !== undefined){
+let data7 = data5.index;
+const _errs19 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/0/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs19){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 9007199254740991 || isNaN(data7)){
+validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/0/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data7 < 0 || isNaN(data7)){
+validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/0/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid8 = _errs19 === errors;
+}
+else {
+var valid8 = true;
+}
+if(valid8){
+if(data5.used !== undefined){
+let data8 = data5.used;
+const _errs21 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+validate117.errors = [{instancePath:instancePath+"/failed/used",schemaPath:"#/else/properties/failed/oneOf/0/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs21){
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 9007199254740991 || isNaN(data8)){
+validate117.errors = [{instancePath:instancePath+"/failed/used",schemaPath:"#/else/properties/failed/oneOf/0/properties/used/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data8 < 0 || isNaN(data8)){
+validate117.errors = [{instancePath:instancePath+"/failed/used",schemaPath:"#/else/properties/failed/oneOf/0/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid8 = _errs21 === errors;
+}
+else {
+var valid8 = true;
+}
+}
+}
+}
+}
+var props1 = {};
+props1.kind = true;
+props1.index = true;
+props1.used = true;
+}
+else if(tag0 === "max_mismatch"){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing3;
+if((((data5.kind === undefined) && (missing3 = "kind")) || ((data5.index === undefined) && (missing3 = "index"))) || ((data5.recordedMax === undefined) && (missing3 = "recordedMax"))){
+validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/oneOf/1/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+return false;
+}
+else {
+if(data5.kind !== undefined){
+const _errs24 = errors;
+if("max_mismatch" !== data5.kind){
+validate117.errors = [{instancePath:instancePath+"/failed/kind",schemaPath:"#/else/properties/failed/oneOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "max_mismatch"},message:"must be equal to constant"}];
+return false;
+}
+var valid10 = _errs24 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data5.index !== undefined){
+let data10 = data5.index;
+const _errs25 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/1/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs25){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 9007199254740991 || isNaN(data10)){
+validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/1/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data10 < 0 || isNaN(data10)){
+validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/1/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid10 = _errs25 === errors;
+}
+else {
+var valid10 = true;
+}
+if(valid10){
+if(data5.recordedMax !== undefined){
+let data11 = data5.recordedMax;
+const _errs27 = errors;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+validate117.errors = [{instancePath:instancePath+"/failed/recordedMax",schemaPath:"#/else/properties/failed/oneOf/1/properties/recordedMax/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs27){
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 9007199254740991 || isNaN(data11)){
+validate117.errors = [{instancePath:instancePath+"/failed/recordedMax",schemaPath:"#/else/properties/failed/oneOf/1/properties/recordedMax/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data11 < 0 || isNaN(data11)){
+validate117.errors = [{instancePath:instancePath+"/failed/recordedMax",schemaPath:"#/else/properties/failed/oneOf/1/properties/recordedMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid10 = _errs27 === errors;
+}
+else {
+var valid10 = true;
+}
+}
+}
+}
+}
+if(props1 !== true){
+props1 = props1 || {};
+props1.kind = true;
+props1.index = true;
+props1.recordedMax = true;
+}
+}
+else if(tag0 === "cost"){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing4;
+if((((data5.kind === undefined) && (missing4 = "kind")) || ((data5.index === undefined) && (missing4 = "index"))) || ((data5.units === undefined) && (missing4 = "units"))){
+validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/oneOf/2/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
+return false;
+}
+else {
+if(data5.kind !== undefined){
+const _errs30 = errors;
+if("cost" !== data5.kind){
+validate117.errors = [{instancePath:instancePath+"/failed/kind",schemaPath:"#/else/properties/failed/oneOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "cost"},message:"must be equal to constant"}];
+return false;
+}
+var valid12 = _errs30 === errors;
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data5.index !== undefined){
+let data13 = data5.index;
+const _errs31 = errors;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/2/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs31){
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 9007199254740991 || isNaN(data13)){
+validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/2/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data13 < 0 || isNaN(data13)){
+validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/2/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid12 = _errs31 === errors;
+}
+else {
+var valid12 = true;
+}
+if(valid12){
+if(data5.units !== undefined){
+let data14 = data5.units;
+const _errs33 = errors;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+validate117.errors = [{instancePath:instancePath+"/failed/units",schemaPath:"#/else/properties/failed/oneOf/2/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs33){
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 9007199254740991 || isNaN(data14)){
+validate117.errors = [{instancePath:instancePath+"/failed/units",schemaPath:"#/else/properties/failed/oneOf/2/properties/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data14 < 0 || isNaN(data14)){
+validate117.errors = [{instancePath:instancePath+"/failed/units",schemaPath:"#/else/properties/failed/oneOf/2/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid12 = _errs33 === errors;
+}
+else {
+var valid12 = true;
+}
+}
+}
+}
+}
+if(props1 !== true){
+props1 = props1 || {};
+props1.kind = true;
+props1.index = true;
+props1.units = true;
+}
+}
+else {
+validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0},message:"value of tag \"kind\" must be in oneOf"}];
+return false;
+}
+}
+else {
+validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0},message:"tag \"kind\" must be string"}];
+return false;
+}
+}
+else {
+validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+}
+}
+}
+var _valid0 = _errs13 === errors;
+valid0 = _valid0;
+if(valid0){
+if(props0 !== true){
+props0 = props0 || {};
+props0.failed = true;
+}
+}
+ifClause0 = "else";
+}
+if(!valid0){
+const err1 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate117.errors = vErrors;
+return false;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing5;
+if((data.allowed === undefined) && (missing5 = "allowed")){
+validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
+return false;
+}
+else {
+if(props0 !== true){
+props0 = props0 || {};
+props0.allowed = true;
+}
+if(data.allowed !== undefined){
+if(typeof data.allowed !== "boolean"){
+validate117.errors = [{instancePath:instancePath+"/allowed",schemaPath:"#/properties/allowed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+}
+}
+}
+else {
+validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate117.errors = vErrors;
+evaluated0.props = props0;
+return errors === 0;
+}
+validate117.evaluated = {"dynamicProps":true,"dynamicItems":false};
+
+export const fleetAuthority: StandaloneValidateFunction = validate118;
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.authority.v1","title":"AuthorityStatus","description":"Gate design of spec 03's authority block, the answer of GET /v1/authority (and of POST /v1/authority, a rotation, which adds `previousPublicKey`): the current public key, its generation (1 for the first key, +1 per rotation; 0 when it is not recorded in an authority store), when it became current (null when unknown), and every key receipts and tokens of this authority verify against, oldest first. Open.","type":"object","properties":{"publicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"generation":{"type":"integer","minimum":0},"rotatedAt":{"type":["integer","null"],"minimum":0},"trustedPublicKeys":{"type":"array","items":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"trustedKeyCount":{"type":"integer","minimum":0},"previousPublicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["publicKey","generation","rotatedAt","trustedPublicKeys","trustedKeyCount"]};
+
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.authority.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate118.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.generation === undefined) && (missing0 = "generation"))) || ((data.rotatedAt === undefined) && (missing0 = "rotatedAt"))) || ((data.trustedPublicKeys === undefined) && (missing0 = "trustedPublicKeys"))) || ((data.trustedKeyCount === undefined) && (missing0 = "trustedKeyCount"))){
+validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.publicKey !== undefined){
+let data0 = data.publicKey;
+const _errs1 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern11.test(data0)){
+validate118.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+return false;
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.generation !== undefined){
+let data1 = data.generation;
+const _errs4 = errors;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+validate118.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs4){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+validate118.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.rotatedAt !== undefined){
+let data2 = data.rotatedAt;
+const _errs6 = errors;
+if((!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))) && (data2 !== null)){
+validate118.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/type",keyword:"type",params:{type: schema178.properties.rotatedAt.type},message:"must be integer,null"}];
+return false;
+}
+if(errors === _errs6){
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate118.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs6 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.trustedPublicKeys !== undefined){
+let data3 = data.trustedPublicKeys;
+const _errs8 = errors;
+if(errors === _errs8){
+if(Array.isArray(data3)){
+var valid2 = true;
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(!pattern11.test(data4)){
+validate118.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+return false;
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid2 = _errs10 === errors;
+if(!valid2){
+break;
+}
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/trustedPublicKeys",schemaPath:"#/properties/trustedPublicKeys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.trustedKeyCount !== undefined){
+let data5 = data.trustedKeyCount;
+const _errs13 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+validate118.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs13){
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+validate118.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.previousPublicKey !== undefined){
+let data6 = data.previousPublicKey;
+const _errs15 = errors;
+const _errs16 = errors;
+if(errors === _errs16){
+if(typeof data6 === "string"){
+if(!pattern11.test(data6)){
+validate118.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+return false;
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs15 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate118.errors = vErrors;
+return errors === 0;
+}
+validate118.evaluated = {"props":{"publicKey":true,"generation":true,"rotatedAt":true,"trustedPublicKeys":true,"trustedKeyCount":true,"previousPublicKey":true},"dynamicProps":false,"dynamicItems":false};
 

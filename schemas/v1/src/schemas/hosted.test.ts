@@ -45,7 +45,7 @@ checkSchema(
   [
     ...FIXED_FALSE.map((code) => ({ name: `${code} (not transient)`, value: variant(error, (v) => ((v.error = code), (v.transient = false))) })),
     ...EITHER.map((code) => ({ name: `${code} (transient)`, value: variant(error, (v) => ((v.error = code), (v.transient = true))) })),
-    ...['gate_quorum_unavailable', 'gate_capacity_exhausted', 'gate_edge_draining'].map((code) => ({ name: `${code} (transient)`, value: variant(error, (v) => ((v.error = code), (v.transient = true))) })),
+    ...['gate_quorum_unavailable', 'gate_capacity_exhausted', 'gate_edge_draining', 'gate_too_many_sessions'].map((code) => ({ name: `${code} (transient)`, value: variant(error, (v) => ((v.error = code), (v.transient = true))) })),
     { name: 'no details', value: variant(error, (v) => delete v.details) },
     { name: 'an additive member', value: variant(error, (v) => (v.request_id = 'req-1')) },
   ],
@@ -54,6 +54,7 @@ checkSchema(
     { name: 'a sidecar-only code', value: variant(error, (v) => (v.error = 'gate_access_denied')), at: '/error' },
     { name: 'a non-transient quorum loss', value: variant(error, (v) => ((v.error = 'gate_quorum_unavailable'), (v.transient = false))), at: '/transient' },
     { name: 'a non-transient drain', value: variant(error, (v) => ((v.error = 'gate_edge_draining'), (v.transient = false))), at: '/transient' },
+    { name: 'a non-transient per-caller cap', value: variant(error, (v) => ((v.error = 'gate_too_many_sessions'), (v.transient = false))), at: '/transient' },
     { name: 'a transient bad request', value: variant(error, (v) => ((v.error = 'gate_bad_request'), (v.transient = true))), at: '/transient' },
     { name: 'a missing retry_guidance', value: variant(error, (v) => delete v.retry_guidance), at: '(root)' },
     { name: 'an empty retry_guidance', value: variant(error, (v) => (v.retry_guidance = '')), at: '/retry_guidance' },

@@ -2,8 +2,9 @@
 // (governed_intent.max_amount) against the route's x-gate-budget-limit, then captures, atomically and
 // committed before the answer, every counter the matched grant and the token advance (@gate/sdk
 // planCaptures): the grant's max_invocations and max_total_cost, the token's aggregate invocation budget
-// (its own, or its delegation family's shared counter) and its budget share.
-import { planCaptures, type InvocationCapture } from '@gate/sdk'
+// (its own, or its delegation family's shared counter) and its budget share, and the same limits of
+// every delegation link above the token, which all the link's descendants spend together.
+import { planCaptures, type CapabilityToken, type CapturePlan, type CostCapture, type InvocationCapture } from '@gate/sdk'
 import type { BudgetPort } from '../ports.js'
 import { deny, type Guard, type GuardContext, type GuardOutcome } from './guard.js'
 
@@ -24,8 +25,8 @@ export class BudgetGuard implements Guard {
     const token = ctx.verifiedToken
     const matched = ctx.grant
     if (token === undefined || matched === undefined) return this.#charged(ctx)
-    const plan = planCaptures(token, matched.index, matched.grant, cost)
-    if (plan.invocations.length === 0 && plan.cost === undefined) return this.#charged(ctx)
+    const plan = planCaptures(token, matched, cost)
+    if (plan.invocations.length === 0 && plan.costs.length === 0) return this.#charged(ctx)
     const result = await this.budgets.capture(plan)
     if (!result.allowed) {
       const { failed } = result
@@ -37,8 +38,10 @@ export class BudgetGuard implements Guard {
       }
       if (failed.kind === 'cost') {
         ctx.costRefused = true
-        return deny(this.name, `capability ${token.id}: the declared cost ${cost!.units} would bring the grant's total to more than max_total_cost ${plan.cost!.maxUnits} (${failed.units} charged so far)`, {
-          details: { reason_code: 'total_cost_exceeded', hint: 'request a new capability token' },
+        const capped = plan.costs[failed.index] as CostCapture
+        const total = capped.link === undefined ? "the grant's total" : `the total of the grant of ${linkLabel(token, capped.link)}, charged by all its descendants together,`
+        return deny(this.name, `capability ${token.id}: the declared cost ${capped.units} would bring ${total} to more than max_total_cost ${capped.maxUnits} (${failed.units} charged so far)`, {
+          details: { reason_code: 'total_cost_exceeded', hint: hint(capped.link) },
         })
       }
       const capture = plan.invocations[failed.index] as InvocationCapture
@@ -47,21 +50,26 @@ export class BudgetGuard implements Guard {
           details: { reason_code: 'family_budget_mismatch' },
         })
       }
-      return exhausted(this.name, token.id, capture, failed.used)
+      return exhausted(this.name, token, capture, failed.used)
     }
     ctx.charge = { grantIndex: matched.index }
-    if (plan.cost !== undefined && result.costUnits !== undefined) {
-      ctx.charge.budgetTotal = plan.cost.maxUnits
-      ctx.charge.budgetRemaining = plan.cost.maxUnits - result.costUnits
+    const own = plan.costs.findIndex(c => c.link === undefined)
+    if (own >= 0 && result.costUnits[own] !== undefined) {
+      ctx.charge.budgetTotal = plan.costs[own]!.maxUnits
+      ctx.charge.budgetRemaining = plan.costs[own]!.maxUnits - result.costUnits[own]!
     }
-    const counted = plan.invocations.map((c, i) => `${c.kind} ${result.used[i]} of ${c.max}`)
-    return { pass: true, evidence: { guard_name: this.name, verdict: true, details: counted.length > 0 ? `invocation counted: ${counted.join(', ')}` : `cost ${cost!.units} ${cost!.currency} charged` } }
+    return { pass: true, evidence: { guard_name: this.name, verdict: true, details: counted(plan, result.used, cost) } }
   }
 
   #charged(ctx: GuardContext): GuardOutcome {
     if (ctx.declaredCost !== undefined) ctx.charge = ctx.grant === undefined ? {} : { grantIndex: ctx.grant.index }
     return { pass: true }
   }
+}
+
+function counted(plan: CapturePlan, used: number[], cost: { units: number; currency: string } | undefined): string {
+  const counts = plan.invocations.map((c, i) => `${c.link === undefined ? '' : `delegation_chain[${c.link}] `}${c.kind} ${used[i]} of ${c.max}`)
+  return counts.length > 0 ? `invocation counted: ${counts.join(', ')}` : `cost ${cost!.units} ${cost!.currency} charged`
 }
 
 const EXHAUSTED: Record<InvocationCapture['kind'], string> = {
@@ -71,9 +79,26 @@ const EXHAUSTED: Record<InvocationCapture['kind'], string> = {
   share: 'budget_share_exhausted',
 }
 
-function exhausted(guard: string, id: string, capture: InvocationCapture, used: number): GuardOutcome {
-  const what = capture.kind === 'grant' ? 'the grant allows' : capture.kind === 'share' ? 'its budget share allows' : `its ${capture.kind === 'family' ? 'delegation family' : 'aggregate'} budget allows`
-  return deny(guard, `capability ${id} has used all ${capture.max} invocations ${what} (${used} used)`, {
-    details: { reason_code: EXHAUSTED[capture.kind], hint: 'request a new capability token' },
-  })
+function exhausted(guard: string, token: CapabilityToken, capture: InvocationCapture, used: number): GuardOutcome {
+  const { kind, link, max } = capture
+  const reason =
+    link === undefined
+      ? `capability ${token.id} has used all ${max} invocations ${kind === 'grant' ? 'the grant' : kind === 'share' ? 'its budget share' : `its ${kind === 'family' ? 'delegation family' : 'aggregate'} budget`} allows (${used} used)`
+      : `capability ${token.id}: ${LINK_BUDGET[kind]} of ${linkLabel(token, link)} allows ${max} invocations to all its descendants together (${used} used)`
+  return deny(guard, reason, { details: { reason_code: EXHAUSTED[kind], hint: hint(link) } })
+}
+
+const LINK_BUDGET: Record<InvocationCapture['kind'], string> = {
+  grant: 'the grant',
+  aggregate: 'the aggregate budget',
+  family: 'the delegation family budget',
+  share: 'the budget share',
+}
+
+function linkLabel(token: CapabilityToken, link: number): string {
+  return `delegation_chain[${link}] (delegating capability ${token.delegation_chain?.[link]?.capability_id ?? '?'})`
+}
+
+function hint(link: number | undefined): string {
+  return link === undefined ? 'request a new capability token' : 'the delegated budget is spent: ask the delegator for a new delegation'
 }

@@ -3,7 +3,8 @@
 // its chain proving any attenuation; naming the same id as the request's capability_id; and, used for
 // this request as a call (an HTTP request through kernel/grants.ts, or the agent's tool call), letting
 // it through in every field that constrains it (@gate/sdk authorizeCall: caveats, grants, operations,
-// constraints, DPoP, cost ceilings).
+// constraints, DPoP, cost ceilings, and each delegation link stating a scope covering the call, whose
+// grant the budget guard then captures for all the link's descendants).
 import { authorizeCall, VerifiedSignatureCache, verifyCapability, type CapabilityToken } from '@gate/sdk'
 import { validate } from '@gate/schemas'
 import { grantScope } from '../grants.js'
@@ -56,7 +57,7 @@ export class CapabilityGuard implements Guard {
       })
     }
     ctx.verifiedToken = token
-    ctx.grant = { index: authorized.index, grant: authorized.grant }
+    ctx.grant = { index: authorized.index, grant: authorized.grant, links: authorized.links }
     return {
       pass: true,
       evidence: { guard_name: this.name, verdict: true, details: `capability ${token.id} grants ${grantScope(authorized.grant)}` },

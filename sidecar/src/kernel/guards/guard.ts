@@ -2,7 +2,7 @@
 // evidence) or decides the verdict. Guards run in a fixed order (kernel/guard-pipeline.ts,
 // docs/kernel.md). They read what is decided through `subject`, the same for an HTTP request and an
 // agent's tool call, so both paths decide with one set of guards.
-import type { CapabilityToken, GuardEvidence, MonetaryAmount, SignedExecutionNonce, ToolCall, ToolGrant, Verdict } from '@gate/sdk'
+import type { CapabilityToken, GrantMatch, GuardEvidence, MonetaryAmount, SignedExecutionNonce, ToolCall, Verdict } from '@gate/sdk'
 
 /** What is being decided, in the terms every guard reads (decision-subject.ts builds it). */
 export interface DecisionSubject {
@@ -48,9 +48,9 @@ export interface GuardContext {
   /** The cost the request declares (governed_intent.max_amount), or why it cannot be read. */
   declaredCost: MonetaryAmount | undefined
   declaredCostProblem: string | undefined
-  /** Set by the capability guard when a token was verified and a grant matched. */
+  /** Set by the capability guard when a token was verified and a grant matched (with each link's). */
   verifiedToken?: CapabilityToken
-  grant?: { index: number; grant: ToolGrant }
+  grant?: GrantMatch
   /** Set by the budget guard: the cost charged, and the grant's cost budget when it has one. */
   charge?: { grantIndex?: number; budgetTotal?: number; budgetRemaining?: number }
   /** Set by the budget guard when it refused the declared cost. */

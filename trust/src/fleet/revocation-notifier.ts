@@ -1,0 +1,43 @@
+// The revocation feed sidecars mirror (GET /v1/revocations, routes/revocation-feed.ts) over the
+// revocation store, and the revoker and authority that tell it: they wrap the ports so a held request
+// answers the moment a revocation or a rotation commits on this node (other nodes' are seen by the
+// route's periodic look).
+import type { AuthorityPort, RevocationFeedPort, RevocationPort } from '../ports.js'
+import type { TrustStores } from '../store-ports.js'
+
+/** The feed, and the revoker and authority that notify it. */
+export function createRevocationFeed<A extends AuthorityPort>(
+  stores: Pick<TrustStores, 'revocations'>,
+  revoker: RevocationPort,
+  authority: A,
+): { feed: RevocationFeedPort; revoker: RevocationPort; authority: A } {
+  const listeners = new Set<() => void>()
+  const notify = () => {
+    for (const listener of listeners) listener()
+  }
+  return {
+    authority: {
+      ...authority,
+      async rotate() {
+        const status = await authority.rotate()
+        notify()
+        return status
+      },
+    },
+    feed: {
+      listAfter: (afterSeq, limit) => stores.revocations.listAfter(afterSeq, limit),
+      latestSeq: () => stores.revocations.latestSeq(),
+      onRevoked(listener) {
+        listeners.add(listener)
+        return () => listeners.delete(listener)
+      },
+    },
+    revoker: {
+      async revoke(capabilityId) {
+        const result = await revoker.revoke(capabilityId)
+        if (result.newlyRevoked) notify()
+        return result
+      },
+    },
+  }
+}

@@ -1,0 +1,77 @@
+// The checks every backend of a store applies before it writes, so the SQLite stores (@gate/sidecar) and
+// the PostgreSQL ones (postgres/) refuse the same values with the same errors.
+import type { CapturePlan } from '@gate/sdk'
+import { StoreInputError } from '../errors.js'
+import type { ListedReceiptInput } from '../ports.js'
+
+/** Bytes of an authority signing seed (Ed25519). */
+export const AUTHORITY_SEED_BYTES = 32
+
+const CURRENCY = /^[A-Z]{3}$/
+
+/**
+ * Refuses a capture plan with an empty key, a negative or fractional maximum or amount, a bad currency,
+ * or one counter twice (each counter is read once, before any is advanced: a repeat would count twice).
+ */
+export function checkCapturePlan(plan: CapturePlan): void {
+  if (typeof plan !== 'object' || plan === null || !Array.isArray(plan.invocations) || !Array.isArray(plan.costs)) throw new StoreInputError('plan', 'an object with invocations and costs', plan)
+  const counters = new Set<string>()
+  for (const c of plan.invocations) {
+    checkKey('owner', c.owner)
+    checkKey('key', c.key)
+    if (!Number.isSafeInteger(c.max) || c.max < 0) throw new StoreInputError('max', 'a non-negative integer', c.max)
+    const id = `${c.owner}\u0000${c.key}`
+    if (counters.has(id)) throw new StoreInputError('invocations', 'each counter once', `${c.owner} ${c.key}`)
+    counters.add(id)
+  }
+  const totals = new Set<string>()
+  for (const cost of plan.costs) {
+    checkKey('owner', cost.owner)
+    checkKey('key', cost.key)
+    if (typeof cost.currency !== 'string' || !CURRENCY.test(cost.currency)) throw new StoreInputError('currency', 'three uppercase ASCII letters', cost.currency)
+    for (const [field, value] of [['units', cost.units], ['maxUnits', cost.maxUnits]] as const) {
+      if (!Number.isSafeInteger(value) || value < 0) throw new StoreInputError(field, 'a non-negative integer', value)
+    }
+    const id = `${cost.owner}\u0000${cost.key}\u0000${cost.currency}`
+    if (totals.has(id)) throw new StoreInputError('costs', 'each cost total once', `${cost.owner} ${cost.key} ${cost.currency}`)
+    totals.add(id)
+  }
+}
+
+function checkKey(field: string, value: unknown): void {
+  if (typeof value !== 'string' || value === '') throw new StoreInputError(field, 'a non-empty string', value)
+}
+
+/** Public keys as receipts write `kernel_key`: 64 hex (Ed25519) or the P-256/P-384 wire forms. */
+export const ENROLLED_KEY = /^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$/
+const LABEL = /^[\x21-\x7e][\x20-\x7e]{0,127}$/
+
+/** Refuses a key or label the table would not hold. */
+export function checkEnrolment(publicKey: unknown, label: unknown): void {
+  if (typeof publicKey !== 'string' || !ENROLLED_KEY.test(publicKey)) throw new StoreInputError('publicKey', 'a hex Ed25519 public key (64 lowercase hex characters)', publicKey)
+  if (typeof label !== 'string' || !LABEL.test(label)) throw new StoreInputError('label', '1-128 printable ASCII characters', label)
+}
+
+/**
+ * The checked column values of a listed receipt, in the order of the `listed_receipts` columns (kind,
+ * receipt_id, timestamp, tenant, capability_id, tool_server, tool_name, session_id, parent_request_id,
+ * request_id, json), for either backend's INSERT.
+ */
+export function listedReceiptValues(input: ListedReceiptInput): (string | number | null)[] {
+  if (input.kind !== 'tool' && input.kind !== 'child') throw new StoreInputError('kind', 'tool or child', input.kind)
+  if (typeof input.receiptId !== 'string' || input.receiptId === '') throw new StoreInputError('receiptId', 'a non-empty string', input.receiptId)
+  if (typeof input.json !== 'string' || input.json === '') throw new StoreInputError('json', 'a non-empty string', input.json)
+  return [
+    input.kind,
+    input.receiptId,
+    input.timestamp ?? null,
+    input.tenant ?? null,
+    input.capabilityId ?? null,
+    input.toolServer ?? null,
+    input.toolName ?? null,
+    input.sessionId ?? null,
+    input.parentRequestId ?? null,
+    input.requestId ?? null,
+    input.json,
+  ]
+}

@@ -1,0 +1,8 @@
+export { WireEndpoint, WIRE_ENDPOINT_DEFAULTS, type WireEndpointOptions } from './wire-endpoint.js'
+export { ToolServerSet, type ResolvedTool } from './tool-server-set.js'
+export { startAgent, type AgentProcess, type AgentProcessOptions } from './agent-process.js'
+export { splitShellWords } from './shell-words.js'
+export { unenforcedMembers } from './call-request.js'
+export { toToolCallError } from './call-errors.js'
+export { WireConfigError } from './errors.js'
+export type { RevocationEvents, WireDecider, WireDecision, ToolCallRequest } from './ports.js'
