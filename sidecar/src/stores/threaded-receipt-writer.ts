@@ -217,16 +217,20 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     if (error === undefined) waiting.resolve(result as WrittenReceipt)
     else waiting.reject(new Error(error))
   }
+  // sent at once before a flush's checkpoint too, so the thread knows every inline row as its own
+  const sendNotices = () => {
+    clearTimeout(noticeTimer)
+    noticeTimer = undefined
+    if (noticed.length === 0) return
+    const committed = noticed
+    noticed = []
+    if (gone === undefined) worker.postMessage({ committed } satisfies WriterRequest)
+  }
   const noticeInline = (batch: CommittedReceipts) => {
     if (hosted === undefined) return
     noticed.push(batch)
     if (noticeTimer !== undefined) return
-    noticeTimer = setTimeout(() => {
-      noticeTimer = undefined
-      const committed = noticed
-      noticed = []
-      if (gone === undefined) worker.postMessage({ committed } satisfies WriterRequest)
-    }, INLINE_NOTICE_MS)
+    noticeTimer = setTimeout(sendNotices, INLINE_NOTICE_MS)
     noticeTimer.unref()
   }
   const send = () => {
@@ -263,7 +267,7 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
       await fallback.flush()
       send()
       await idle()
-      if (queued.length === 0 && inlineInFlight === 0) return
+      if (queued.length === 0 && inlineInFlight === 0) return sendNotices()
       await new Promise(resolve => setImmediate(resolve))
     }
   }
