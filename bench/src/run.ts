@@ -5,8 +5,10 @@ import { describeHostLoad, readCpuTimes } from './host-load.js'
 const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>> = {
   protocol: () => import('./protocol/crypto.js'),
   sidecar: () => import('./sidecar/evaluate.js'),
+  'sidecar-steps': () => import('./sidecar/cpu-budget.js'),
   fleet: () => import('./sidecar/fleet.js'),
   proxy: () => import('./proxy/protect.js'),
+  'proxy-steps': () => import('./proxy/cpu-budget.js'),
   openapi: () => import('./openapi/convert-github.js'),
   'route-match': () => import('./openapi/match-github.js'),
   sdk: () => import('./sdk/middleware-overhead.js'),

@@ -5,8 +5,10 @@ import type { GateHttpRequest, HttpMethod, HttpReceipt, SignedExecutionNonce, Ve
 import type { UpstreamClient } from './upstream-client.js'
 
 /** One evaluation request: the built GateHttpRequest plus the Gate headers of the proxied request. */
-export interface ProxyEvaluateInput {
+export interface ProxyEvaluateInput<R extends ProxyRoute = ProxyRoute> {
   request: GateHttpRequest
+  /** What `matchRoute` answered for this request: the evaluator decides under it without matching again. */
+  route?: R
   /** The capability token text: the X-Gate-Capability header, else the gate_capability query value. */
   capabilityHeader?: string
   /** X-Gate-Approval-Id of an approved retry. */
@@ -35,14 +37,20 @@ export interface FinalizedReceipt {
   json: string
 }
 
+/** A route as the evaluator matched it: its pattern (the raw path when none matched) and whether one did. */
+export interface ProxyRoute {
+  pattern: string
+  matched?: boolean
+}
+
 /** The evaluator the proxy calls in-process. */
-export interface ProxyEvaluator<E extends ProxyEvaluation = ProxyEvaluation> {
+export interface ProxyEvaluator<E extends ProxyEvaluation = ProxyEvaluation, R extends ProxyRoute = ProxyRoute> {
   /** Evaluates and signs; resolves once the decision receipt is durably stored. */
-  evaluate(input: ProxyEvaluateInput): Promise<E>
+  evaluate(input: ProxyEvaluateInput<R>): Promise<E>
   /** Re-signs the decision with the answered status; resolves once that receipt is durably stored. */
   finalize(decision: E, answeredStatus: number): Promise<FinalizedReceipt>
   /** The OpenAPI pattern a path matches, or the raw path when none does. */
-  matchRoute(method: HttpMethod, path: string): { pattern: string }
+  matchRoute(method: HttpMethod, path: string): R
 }
 
 /** The hop to the upstream as the proxy drives it: UpstreamClient's relay and close. */

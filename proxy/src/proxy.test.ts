@@ -340,3 +340,23 @@ t.test('options are validated at construction', async t => {
   t.throws(() => createProxy(evaluator, { upstream: 'http://x', upstreamTimeoutMs: 0 }), { code: 'gate_invalid_config' })
   t.throws(() => createProxy(evaluator, { upstream: 'http://x', timeout: 5 } as never), /timeout/)
 })
+
+t.test('the route is matched once: the evaluator decides under it, and handle resolves with its pattern', async t => {
+  const up = await startUpstream(t)
+  const evaluator = createFakeEvaluator(allowAll)
+  let matches = 0
+  const matchRoute = evaluator.matchRoute
+  evaluator.matchRoute = (method, path) => {
+    matches++
+    return matchRoute(method, path)
+  }
+  const proxy = createProxy(evaluator, { upstream: up.url })
+  t.teardown(() => proxy.close())
+  const labels: (string | undefined)[] = []
+  const front = await listen(t, (req, res) => void proxy.handle(req, res).then(label => labels.push(label)))
+  t.equal((await request(`${front.url}/pets/7`)).statusCode, 200)
+  t.equal((await request(`${front.url}/other`)).statusCode, 200)
+  t.equal(matches, 2, 'one match per request')
+  t.same(evaluator.inputs.map(i => i.route), [{ pattern: '/pets/{id}', matched: true }, { pattern: '/other', matched: false }], 'the evaluator got the match')
+  t.same(labels, ['/pets/{id}', undefined], 'the matched pattern, or nothing for an unmatched path')
+})

@@ -16,7 +16,7 @@ import { extractCallerIdentity } from './caller-identity.js'
 import { ProtectError } from './errors.js'
 import { forwardedHeaders, selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
 import { resolveProxyOptions, type ProxyOptions, type ResolvedProxyOptions } from './options.js'
-import type { ProxyEvaluation, ProxyEvaluator, ProxyWiring } from './ports.js'
+import type { ProxyEvaluation, ProxyEvaluator, ProxyRoute, ProxyWiring } from './ports.js'
 import {
   RECEIPT_ID_HEADER,
   sendApprovalRequired,
@@ -38,8 +38,12 @@ function hasNoBody(req: IncomingMessage): boolean {
 }
 
 export interface GateProxy {
-  /** The request handler (a sidecar FallbackHandler). */
-  handle(req: IncomingMessage, res: ServerResponse): Promise<void>
+  /**
+   * The request handler (a sidecar FallbackHandler). Resolves once the answer is written, with the route
+   * pattern the request matched (undefined when none did, or it was refused before evaluation): the
+   * metrics label, so nothing has to match the path again.
+   */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<string | undefined>
   readonly upstream: UpstreamTarget
   readonly options: ResolvedProxyOptions
   /** Closes the upstream connection pool. */
@@ -47,15 +51,24 @@ export interface GateProxy {
 }
 
 /** Creates the proxy in front of `options.upstream`, evaluating every request with `evaluator`. */
-export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator<E>, options: ProxyOptions, wiring: ProxyWiring = {}): GateProxy {
+export function createProxy<E extends ProxyEvaluation, R extends ProxyRoute = ProxyRoute>(evaluator: ProxyEvaluator<E, R>, options: ProxyOptions, wiring: ProxyWiring = {}): GateProxy {
   const resolved = resolveProxyOptions(options)
   const client = wiring.upstream ?? new UpstreamClient(resolved)
   const { basePath } = resolved.upstream
   const maxBodyBytes = resolved.maxBodyBytes
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
+    const route = await answer(req, res)
+    return route?.matched === true ? route.pattern : undefined
+  }
+
+  // the route is matched once, here, and handed to the evaluator with the request
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<R | undefined> {
     const method = req.method as HttpMethod
-    if (!METHODS.has(method)) return sendMethodNotAllowed(res)
+    if (!METHODS.has(method)) {
+      sendMethodNotAllowed(res)
+      return undefined
+    }
 
     let target, gate, body: Buffer
     try {
@@ -68,44 +81,54 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
     } catch (err) {
       // spec 01, Limits: an oversized body answers 400 (gate_bad_request), not 413; readBody drops the
       // rest of it so the client can read the answer (or sendError closes when it is too large for that)
-      return sendError(res, err)
+      sendError(res, err)
+      return undefined
     }
 
     let evaluation: E
+    let route: R | undefined
     try {
+      route = evaluator.matchRoute(method, target.path)
       const request = buildGateHttpRequest({
         method,
         path: target.path,
-        routePattern: evaluator.matchRoute(method, target.path).pattern,
+        routePattern: route.pattern,
         caller: extractCallerIdentity(req.headers),
         body,
         query: target.query,
       })
-      evaluation = await evaluator.evaluate({ request, capabilityHeader: gate.capability, approvalId: gate.approvalId, nonceId: gate.nonceId })
+      evaluation = await evaluator.evaluate({ request, route, capabilityHeader: gate.capability, approvalId: gate.approvalId, nonceId: gate.nonceId })
     } catch (err) {
       // no verdict, no forwarding (fail closed)
-      return sendEvaluationFailure(res, err)
+      sendEvaluationFailure(res, err)
+      return route
     }
 
     const { verdict } = evaluation
     if (verdict.verdict === 'allow') {
-      return forward(req, res, evaluation, `${basePath}${target.path}${target.forwardSearch}`, body)
+      await forward(req, res, evaluation, `${basePath}${target.path}${target.forwardSearch}`, body)
+      return route
     }
     // not forwarded: the answered status is the outcome's status (409 pending approval, 403 deny,
     // 428 incomplete, 500 cancel); the finalized receipt records it before the answer goes out
     const finalId = await finalizeOrFail(res, evaluation, evaluation.status)
-    if (finalId === undefined) return
+    if (finalId === undefined) return route
     switch (verdict.verdict) {
       case 'deny':
         if (evaluation.approval !== undefined || verdict.http_status === 409) {
-          return sendApprovalRequired(res, verdict.reason, { decisionReceiptId: evaluation.receipt.id, finalReceiptId: finalId }, evaluation.approval)
+          sendApprovalRequired(res, verdict.reason, { decisionReceiptId: evaluation.receipt.id, finalReceiptId: finalId }, evaluation.approval)
+        } else {
+          sendDenial(res, verdict, finalId)
         }
-        return sendDenial(res, verdict, finalId)
+        break
       case 'incomplete':
-        return sendEvaluateResponse(res, 428, evaluation.responseJson, finalId)
+        sendEvaluateResponse(res, 428, evaluation.responseJson, finalId)
+        break
       case 'cancel':
-        return sendEvaluateResponse(res, 500, evaluation.responseJson, finalId)
+        sendEvaluateResponse(res, 500, evaluation.responseJson, finalId)
+        break
     }
+    return route
   }
 
   /** Finalizes with `status`; on failure answers 500 (naming the stored decision receipt) and returns undefined. */

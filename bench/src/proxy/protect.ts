@@ -260,6 +260,14 @@ export async function run(): Promise<{ ok: boolean }> {
           `${method}, ${pair.runtime}: gate at ${throughput.toFixed(2)}x the no-policy Node proxy's throughput (target >= 0.5x), p99 ${p99.toFixed(2)}x (target <= 2x)` +
             `${clean ? '' : `, ${gateRow.non2xx} non-2xx and ${gateRow.errors} errors`}: ${met ? 'MET' : 'MISSED'}\n`,
         )
+        // the build in BENCH_BASELINE_DIR against the same no-policy proxy, for the before/after of issue #42
+        const old = rows.find(r => r.method === method && r.target === `baseline ${pair.gate}`)
+        if (old !== undefined) {
+          process.stdout.write(
+            `${method}, ${pair.runtime}: before/after (issue #42): throughput ${(old.rps / node.rps).toFixed(2)}x -> ${throughput.toFixed(2)}x, p99 ${(old.p99 / Math.max(node.p99, 1)).toFixed(2)}x -> ${p99.toFixed(2)}x, ` +
+              `proxy CPU ${formatMicros(old.cpuMicrosPerRequest)} -> ${formatMicros(gateRow.cpuMicrosPerRequest)} µs per request (the no-policy proxy ${formatMicros(node.cpuMicrosPerRequest)})\n`,
+          )
+        }
       }
       ok ||= pairMet
     }

@@ -237,6 +237,15 @@ export async function run(): Promise<{ ok: boolean }> {
       process.stdout.write(
         `${runtime.label}: goal (issue #25) sidecar >= 2x the Cerbos PDP: GET ${times[0]!.toFixed(2)}x, POST ${times[1]!.toFixed(2)}x ${times.every(x => x >= 2) ? 'MET' : 'MISSED'}\n`,
       )
+      // the build in BENCH_BASELINE_DIR against the same Cerbos rows, for the before/after of issue #42
+      const [oldGet, oldPost] = ['baseline gate sidecar: GET allow', 'baseline gate sidecar: POST + valid token'].map(of)
+      if (oldGet !== undefined && oldPost !== undefined) {
+        const cpu = (r: Row) => (r.cpu.server === undefined ? '?' : formatMicros(r.cpu.server))
+        process.stdout.write(
+          `${runtime.label}: before/after (issue #42) against the Cerbos PDP: GET ${(oldGet.rps / cerbosGet.rps).toFixed(2)}x -> ${times[0]!.toFixed(2)}x, POST ${(oldPost.rps / cerbosPost.rps).toFixed(2)}x -> ${times[1]!.toFixed(2)}x; ` +
+            `CPU per evaluation GET ${cpu(oldGet)} -> ${cpu(get)} µs, POST ${cpu(oldPost)} -> ${cpu(post)} µs; Cerbos GET ${cpu(cerbosGet)} µs, POST ${cpu(cerbosPost)} µs\n`,
+        )
+      }
     }
   }
   process.stdout.write(`targets (>= 5,000 evaluations/s and >= 35% of the floor, on some runtime): ${ok ? 'MET' : 'MISSED'}\n`)

@@ -23,7 +23,7 @@ export function createFakeEvaluator(decide: (input: ProxyEvaluateInput) => Verdi
     finalized,
     failEvaluate: undefined,
     failFinalize: undefined,
-    matchRoute: (_method, path) => ({ pattern: path.startsWith('/pets/') ? '/pets/{id}' : path }),
+    matchRoute: (_method, path) => (path.startsWith('/pets/') ? { pattern: '/pets/{id}', matched: true } : { pattern: path, matched: false }),
     async evaluate(input) {
       inputs.push(input)
       if (fake.failEvaluate !== undefined) throw fake.failEvaluate

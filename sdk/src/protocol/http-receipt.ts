@@ -67,11 +67,19 @@ export function prepareHttpReceipt(body: HttpReceiptBody, publicKey: string): Pr
     attach(signature: string): SignedHttpReceipt {
       // (5) attach the signature
       members.set('signature', `"${signature}"`)
-      const receipt = { ...b, kernel_key: publicKey, id, signature } as unknown as HttpReceipt
-      if (skip === SKIP_WITH_NULL_OUTCOME) delete (receipt as { observation_outcome?: unknown }).observation_outcome
-      return { receipt, json: members.join() }
+      return { receipt: signedHttpReceipt(body, publicKey, id, signature), json: members.join() }
     },
   }
+}
+
+/**
+ * The receipt object `signHttpReceiptJson` returns for `body`, from the id and signature it assigned:
+ * a thread that signed elsewhere sends back those two strings and its JSON, not the object.
+ */
+export function signedHttpReceipt(body: HttpReceiptBody, publicKey: string, id: string, signature: string): HttpReceipt {
+  const receipt = { ...body, kernel_key: publicKey, id, signature } as unknown as HttpReceipt
+  if ((body as { observation_outcome?: unknown }).observation_outcome === null) delete (receipt as { observation_outcome?: unknown }).observation_outcome
+  return receipt
 }
 
 const SKIP = new Set(['id', 'signature', 'kernel_key'])

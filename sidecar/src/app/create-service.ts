@@ -1,7 +1,7 @@
 // Assembles a running Gate service: policy, authority, stores, kernel, routes and the HTTP server.
 // `gate sidecar` runs it as is; `gate api protect` adds the proxy as the fallback handler.
 import { readFile } from 'node:fs/promises'
-import { HTTP_METHODS, UNIX_PREFIX, type HttpMethod } from '@gate/sdk'
+import { UNIX_PREFIX } from '@gate/sdk'
 import { sendError } from '@gate/sdk/server'
 import { createIssuer, createPinnedAuthority, createTrustDeps, mountTrustRoutes, revocationReceiptBody, type TrustAuthenticator } from '@gate/trust'
 import { createControlAuth } from '../http/control-auth.js'
@@ -188,9 +188,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const server = createGateServer({
     router,
     timeouts: options.timeouts,
-    fallback: fallback === undefined || metrics === undefined ? fallback : observeProxy(metrics, (method, path) => routeLabel(kernel, method, path), fallback),
+    fallback: fallback === undefined || metrics === undefined ? fallback : observeProxy(metrics, fallback),
     onError: err => options.logger.error({ event: 'request_failed', ...errorFields(err) }, 'request failed'),
-    onRoute: metrics === undefined ? undefined : createRouteObserver(metrics),
+    onRouteDone: metrics === undefined ? undefined : createRouteObserver(metrics),
   })
   metrics?.setSources({ storeHealth: () => ({ receipts: stores.healthy() }), ...serverSources(server) })
   if (metrics !== undefined && options.fleet !== undefined) registerFleetMetrics(metrics.registry, () => options.fleet!.health())
@@ -226,13 +226,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await stores.close()
     },
   }
-}
-
-// The proxy's metrics label: the OpenAPI pattern the request matched (undefined: unmatched).
-function routeLabel(kernel: Kernel, method: string, path: string): string | undefined {
-  if (!HTTP_METHODS.includes(method as HttpMethod)) return undefined
-  const route = kernel.matchRoute(method as HttpMethod, path)
-  return route.matched ? route.pattern : undefined
 }
 
 // Revocation signs a receipt (spec 02: gate_receipt_sign_failed covers a revocation receipt that

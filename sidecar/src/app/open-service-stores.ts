@@ -35,7 +35,7 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
   // The receipt writer, chosen here once: a durable store gets the writer thread (signing and commits
   // off the event loop), an in-memory one (which a second connection cannot share) the inline writer.
   const inline = createInlineReceiptWriter({ signer: () => signer, log: stores.receipts.log })
-  const receipts = stores.isEphemeral ? inline : await startThreadedReceiptWriter({ store: stores.receipts, seed, fallback: inline, log: options.log })
+  const receipts = stores.isEphemeral ? inline : await startThreadedReceiptWriter({ store: stores.receipts, seed, fallback: inline, log: options.log, mainConnection: stores.receipts.log })
   return adaptStores(stores, signer, receipts, receipts === inline ? 'signed and committed on the main thread' : 'signed and committed on the receipt writer thread')
 }
 

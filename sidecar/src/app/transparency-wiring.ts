@@ -7,6 +7,7 @@ import type { StoredReceiptStep, TransparencyLogBackend, TrustReceiptStore } fro
 import type { TransparencySettings } from '../config/transparency-flags.js'
 import { openTransparencyLogStore, type ReceiptWriter, type SqliteStores } from '../stores/index.js'
 import { Checkpointer } from '../transparency/checkpointer.js'
+import type { CheckpointerControl } from '../transparency/checkpointer-control.js'
 import type { AcceptedSigners } from '../transparency/leaf-check.js'
 import { TransparencyLog } from '../transparency/transparency-log.js'
 
@@ -15,8 +16,8 @@ export interface StartTransparencyLogOptions {
   receipts: Pick<TrustReceiptStore, 'isEphemeral' | 'query'>
   /** Opens the log's backend: `sqliteTransparencyBackend(stores)` or the PostgreSQL one. */
   openBackend: () => Promise<TransparencyLogBackend>
-  /** The process's receipt writer: the checkpointer follows its commits. */
-  writer: Pick<ReceiptWriter, 'onCommitted' | 'flush' | 'healthy'>
+  /** The process's receipt writer: the checkpointer follows its commits (on its thread, when it has one). */
+  writer: Pick<ReceiptWriter, 'onCommitted' | 'flush' | 'healthy' | 'startCheckpointer'>
   settings: TransparencySettings
   /** The authority signer (read at every checkpoint). */
   signer: () => Signer
@@ -37,22 +38,31 @@ export function sqliteTransparencyBackend(stores: Pick<SqliteStores, 'paths'>): 
 export async function startTransparencyLog(options: StartTransparencyLogOptions): Promise<TransparencyLog | undefined> {
   const { receipts, settings, writer } = options
   if (!settings.enabled || receipts.isEphemeral) return undefined
+  // the proofs, the checkpoints and the status are read through this backend, on this event loop
   const backend = await options.openBackend()
-  const checkpointer = new Checkpointer({
-    backend,
-    signer: options.signer,
-    everyReceipts: settings.everyReceipts,
-    intervalMs: settings.intervalMs,
-    pollIntervalMs: options.pollIntervalMs,
-    copyPath: settings.copyPath,
-    flushReceipts: () => writer.flush(),
-    acceptedSigners: options.acceptedSigners,
-    onUnverified: options.onUnverified,
-    log: options.log,
-  })
-  // The follower hook: the one call after each commit, in commit order (its rows need no check).
-  writer.onCommitted(batch => checkpointer.onCommitted(batch))
-  checkpointer.start()
+  const local = (): CheckpointerControl => {
+    const checkpointer = new Checkpointer({
+      backend,
+      signer: options.signer,
+      everyReceipts: settings.everyReceipts,
+      intervalMs: settings.intervalMs,
+      pollIntervalMs: options.pollIntervalMs,
+      copyPath: settings.copyPath,
+      flushReceipts: () => writer.flush(),
+      acceptedSigners: options.acceptedSigners,
+      onUnverified: options.onUnverified,
+      log: options.log,
+    })
+    // The follower hook: the one call after each commit, in commit order (its rows need no check).
+    writer.onCommitted(batch => checkpointer.onCommitted(batch))
+    checkpointer.start()
+    return checkpointer
+  }
+  // The tree is built off the event loop where the receipt writer has a thread (on node:sqlite every
+  // statement of it ran on the event loop): the checkpointer then runs there, over that thread's
+  // connection, and this process reads what it wrote.
+  const hostedSettings = { everyReceipts: settings.everyReceipts, intervalMs: settings.intervalMs, copyPath: settings.copyPath, pollIntervalMs: options.pollIntervalMs }
+  const checkpointer = writer.startCheckpointer === undefined ? local() : await writer.startCheckpointer(hostedSettings, local, { acceptedSigners: options.acceptedSigners, onUnverified: options.onUnverified })
   return new TransparencyLog({
     backend,
     checkpointer,

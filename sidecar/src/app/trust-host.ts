@@ -87,7 +87,7 @@ export async function createTrustHost(settings: TrustHostSettings): Promise<Trus
         timeouts: settings.timeouts,
         fallback: options.fallback,
         onError: err => logger.error({ event: 'request_failed', ...errorFields(err) }, 'request failed'),
-        onRoute: gateMetrics === undefined ? undefined : createRouteObserver(gateMetrics),
+        onRouteDone: gateMetrics === undefined ? undefined : createRouteObserver(gateMetrics),
       })
       gateMetrics?.setSources({ storeHealth: options.storeHealth, ...serverSources(server) })
       let address

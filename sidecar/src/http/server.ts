@@ -11,7 +11,8 @@ import { answerClientError } from './client-error.js'
 import type { Router } from './router.js'
 import { listenOnSocket } from './unix-socket.js'
 
-export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>
+/** The handler of requests no route matched; what it resolves with is its business (the proxy: its route label). */
+export type FallbackHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => unknown
 
 export interface GateServerOptions {
   router: Router
@@ -21,8 +22,11 @@ export interface GateServerOptions {
   onError?: (err: unknown) => void
   /** Runs first for every request; returns true when it has answered (the hosted edge's Host check). */
   screen?: (req: IncomingMessage, res: ServerResponse) => boolean
-  /** Called as a routed request starts, with its route template (never the raw path): the HTTP metrics. */
-  onRoute?: (route: string, req: IncomingMessage, res: ServerResponse) => void
+  /**
+   * Called once a routed request's answer is done (or its connection closed), with its route template
+   * (never the raw path) and the seconds since it was routed: the HTTP metrics.
+   */
+  onRouteDone?: (route: string, req: IncomingMessage, res: ServerResponse, seconds: number) => void
   /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP without. */
   tls?: { cert: Buffer; key: Buffer }
   /** Header, request, keep-alive and idle timeouts. Default LISTENER_TIMEOUT_DEFAULTS. */
@@ -43,9 +47,22 @@ export interface GateServer {
   readonly bodyBudget: BodyBudget
 }
 
+// What a routed request carries until its answer closes (for onRouteDone): set on the response itself,
+// so the one 'close' listener per request is a function shared by all of them, not a closure each.
+const ROUTE = Symbol('gate.route')
+const ROUTED_AT = Symbol('gate.routedAt')
+type RoutedResponse = ServerResponse & { [ROUTE]?: string; [ROUTED_AT]?: number }
+
 export function createGateServer(options: GateServerOptions): GateServer {
   let inFlight = 0
   let idle: (() => void) | undefined
+  const onRouteDone = options.onRouteDone
+  function closed(this: RoutedResponse): void {
+    inFlight--
+    if (inFlight === 0) idle?.()
+    const route = this[ROUTE]
+    if (route !== undefined && onRouteDone !== undefined) onRouteDone(route, this.req, this, (performance.now() - this[ROUTED_AT]!) / 1000)
+  }
   const timeouts = options.timeouts ?? LISTENER_TIMEOUT_DEFAULTS
   const bodyBudget = createBodyBudget(options.bodyBudget)
   const settings = {
@@ -63,10 +80,7 @@ export function createGateServer(options: GateServerOptions): GateServer {
   function handleRequest(req: IncomingMessage, res: ServerResponse): void {
     inFlight++
     chargeBodyTo(req, res, bodyBudget)
-    res.once('close', () => {
-      inFlight--
-      if (inFlight === 0) idle?.()
-    })
+    res.on('close', closed)
     dispatch(req, res).catch(err => {
       options.onError?.(err)
       sendError(res, err)
@@ -86,10 +100,16 @@ export function createGateServer(options: GateServerOptions): GateServer {
     const url = new URL(`http://gate.local${target}`)
     const found = options.router.lookup(req.method ?? 'GET', pathname)
     if (found.kind === 'found') {
-      options.onRoute?.(found.pattern, req, res)
+      if (onRouteDone !== undefined) {
+        ;(res as RoutedResponse)[ROUTE] = found.pattern
+        ;(res as RoutedResponse)[ROUTED_AT] = performance.now()
+      }
       return found.handler(req, res, found.params, url)
     }
-    if (options.fallback !== undefined && found.kind === 'not_found') return options.fallback(req, res, url)
+    if (options.fallback !== undefined && found.kind === 'not_found') {
+      await options.fallback(req, res, url)
+      return
+    }
     if (found.kind === 'method_not_allowed') {
       res.setHeader('allow', found.allowed.join(', '))
       return sendError(res, new MethodNotAllowedError(req.method ?? '', pathname))

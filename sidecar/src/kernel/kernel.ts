@@ -66,6 +66,11 @@ export interface EvaluateInput {
   nonceId?: string
   /** The caller presented the control token: a `capability_id` lookup is honoured (presented-capability.ts). */
   authenticated?: boolean
+  /**
+   * The route `request` matched, from this kernel's `matchRoute` (the in-process proxy matches before it
+   * evaluates, to fill `route_pattern`): not matched again. Never taken from a remote client.
+   */
+  route?: RouteMatch
 }
 
 export interface Evaluation {
@@ -144,9 +149,9 @@ export class Kernel {
   /** Evaluates one request, signs its receipt and waits until the receipt is durably stored. */
   async evaluate(input: EvaluateInput): Promise<Evaluation> {
     const observer = this.#options.observer
-    if (observer === undefined) return this.#evaluate(input, this.matchRoute(input.request.method, input.request.path))
+    if (observer === undefined) return this.#evaluate(input, input.route ?? this.matchRoute(input.request.method, input.request.path))
     const started = performance.now()
-    const route = this.matchRoute(input.request.method, input.request.path)
+    const route = input.route ?? this.matchRoute(input.request.method, input.request.path)
     try {
       const evaluation = await this.#evaluate(input, route)
       observer.onDecision(evaluation, route, (performance.now() - started) / 1000)

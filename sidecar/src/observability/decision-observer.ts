@@ -4,8 +4,9 @@
 // (the receipt's own field): never a token, header, cookie or the identity itself.
 import type { Level } from 'pino'
 import type { KernelObserver } from '../kernel/kernel.js'
+import { createDecisionLog } from './decision-log.js'
 import { errorFields, type Logger } from './logger.js'
-import { reasonLabel, UNMATCHED_ROUTE, type GateMetrics } from './metrics.js'
+import { UNMATCHED_ROUTE, type GateMetrics } from './metrics.js'
 
 export interface DecisionObserverOptions {
   metrics?: GateMetrics
@@ -16,32 +17,16 @@ export interface DecisionObserverOptions {
 /** Creates the observer, or undefined when there is nothing to observe for (no metrics, decision lines off). */
 export function createDecisionObserver(options: DecisionObserverOptions): KernelObserver | undefined {
   const { metrics, logger, decisionLevel } = options
-  const logDecisions = logger.isLevelEnabled(decisionLevel)
-  if (metrics === undefined && !logDecisions) {
+  const decisionLog = logger.isLevelEnabled(decisionLevel) ? createDecisionLog(logger, decisionLevel) : undefined
+  if (metrics === undefined && decisionLog === undefined) {
     // failures are still worth a line: they answer 500
     return { onDecision() {}, onFailure: (err, request) => logFailure(logger, err, request.request_id) }
   }
   return {
     onDecision(evaluation, route, durationSeconds) {
       const routeLabel = route.matched ? route.pattern : UNMATCHED_ROUTE
-      metrics?.recordDecision({ verdict: evaluation.verdict, route: routeLabel, method: evaluation.receipt.method, durationSeconds })
-      if (logDecisions) {
-        logger[decisionLevel](
-          {
-            event: 'decision',
-            request_id: evaluation.receipt.request_id,
-            method: evaluation.receipt.method,
-            route: routeLabel,
-            verdict: evaluation.verdict.verdict,
-            reason_code: reasonLabel(evaluation.verdict),
-            status: evaluation.status,
-            receipt_id: evaluation.receipt.id,
-            caller_identity_hash: evaluation.receipt.caller_identity_hash,
-            latency_ms: Math.round(durationSeconds * 1e6) / 1000,
-          },
-          'decision',
-        )
-      }
+      metrics?.recordDecision(evaluation.verdict, routeLabel, evaluation.receipt.method, durationSeconds)
+      decisionLog?.(evaluation, routeLabel, durationSeconds)
     },
     onFailure(err, request) {
       metrics?.recordEvaluationFailure(errorCode(err))

@@ -4,20 +4,24 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { GateServer, FallbackHandler } from '../http/server.js'
 import { UNMATCHED_ROUTE, type GateMetrics } from './metrics.js'
 
-/** The server's `onRoute` hook: times each routed request until its response closes. */
-export function createRouteObserver(metrics: GateMetrics): (route: string, req: IncomingMessage, res: ServerResponse) => void {
-  return (route, req, res) => {
-    const started = performance.now()
-    res.once('close', () => metrics.recordHttp(route, req.method ?? 'GET', res.statusCode, (performance.now() - started) / 1000))
-  }
+/** The server's `onRouteDone` hook: each routed request, timed until its response closed. */
+export function createRouteObserver(metrics: GateMetrics): (route: string, req: IncomingMessage, res: ServerResponse, seconds: number) => void {
+  return (route, req, res, seconds) => metrics.recordHttp(route, req.method ?? 'GET', res.statusCode, seconds)
 }
 
-/** Wraps the proxy fallback: each proxied request timed by route pattern and answered status class. */
-export function observeProxy(metrics: GateMetrics, routeOf: (method: string, path: string) => string | undefined, handler: FallbackHandler): FallbackHandler {
+/**
+ * Wraps the proxy fallback: each proxied request timed from arrival until the proxy has written its
+ * answer, by the route pattern the proxy resolves with (it matched the path once; unmatched, or refused
+ * before evaluation: UNMATCHED_ROUTE) and the answered status class.
+ */
+export function observeProxy(metrics: GateMetrics, handler: FallbackHandler): FallbackHandler {
   return (req, res, url) => {
     const started = performance.now()
-    res.once('close', () => metrics.recordProxy(routeOf(req.method ?? 'GET', url.pathname) ?? UNMATCHED_ROUTE, res.statusCode, (performance.now() - started) / 1000))
-    return handler(req, res, url)
+    const record = (route: unknown) => metrics.recordProxy(typeof route === 'string' ? route : UNMATCHED_ROUTE, res.statusCode, (performance.now() - started) / 1000)
+    return Promise.resolve(handler(req, res, url)).then(record, err => {
+      record(undefined)
+      throw err
+    })
   }
 }
 

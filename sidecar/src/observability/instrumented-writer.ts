@@ -6,23 +6,23 @@ import type { GateMetrics } from './metrics.js'
 
 export function instrumentReceiptWriter(writer: ReceiptWriter, metrics: GateMetrics): ReceiptWriter {
   writer.onCommitted(batch => metrics.recordReceiptBatch(batch.receiptIds.length))
-  const timed = async <T>(writing: () => Promise<T>): Promise<T> => {
-    const started = performance.now()
-    try {
-      const written = await writing()
+  const failed = (err: unknown): never => {
+    metrics.recordStoreError('receipts')
+    throw err
+  }
+  // the clock starts before the call: the inline writer signs inside it
+  const timed = <T>(started: number, writing: Promise<T>): Promise<T> =>
+    writing.then(written => {
       metrics.recordReceiptWrite((performance.now() - started) / 1000)
       return written
-    } catch (err) {
-      metrics.recordStoreError('receipts')
-      throw err
-    }
-  }
+    }, failed)
   return {
-    write: (body, context) => timed(() => writer.write(body, context)),
+    write: (body, context) => timed(performance.now(), writer.write(body, context)),
     // a tool call's core receipt (gate mcp serve) counts the same as an HTTP one
-    writeCore: (body, context) => timed(() => writer.writeCore(body, context)),
+    writeCore: (body, context) => timed(performance.now(), writer.writeCore(body, context)),
     onCommitted: follower => writer.onCommitted(follower),
     flush: () => writer.flush(),
+    startCheckpointer: writer.startCheckpointer === undefined ? undefined : (settings, local, hooks) => writer.startCheckpointer!(settings, local, hooks),
     get healthy() {
       return writer.healthy
     },

@@ -1,9 +1,12 @@
 // The Prometheus metrics of a Gate service (docs/observability.md), on one prom-client registry per
 // process. Labels are bounded by construction: route labels are OpenAPI route patterns or router
 // templates (an unmatched path is "unmatched", never the raw path), reasons are the kernel's
-// `reason_code`s, and no label ever carries an id, a subject or a caller.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+// `reason_code`s, and no label ever carries an id, a subject or a caller. What is recorded per request
+// (decisions, durations, commits) goes through metric-series.ts, which allocates nothing per record;
+// the gauges are read at scrape time.
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import type { Verdict } from '@gate/sdk'
+import { SeriesCounter, SeriesHistogram } from './metric-series.js'
 
 /** The route label of a request no route pattern matched. */
 export const UNMATCHED_ROUTE = 'unmatched'
@@ -16,15 +19,6 @@ const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
 /** Default metrics not served: `sum(nodejs_active_handles)` etc. give the same numbers (docs/observability.md). */
 export const DROPPED_DEFAULT_METRICS: readonly string[] = Object.freeze(['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
-
-/** One decision as the metrics and the decision log see it. */
-export interface DecisionRecord {
-  verdict: Verdict
-  /** The matched route pattern, or UNMATCHED_ROUTE. */
-  route: string
-  method: string
-  durationSeconds: number
-}
 
 /** Live values read at scrape time (never on the request path). */
 export interface MetricSources {
@@ -40,7 +34,8 @@ export type UnverifiedReceiptPath = 'read' | 'rotation' | 'checkpoint'
 
 export interface GateMetrics {
   readonly registry: Registry
-  recordDecision(decision: DecisionRecord): void
+  /** One decision: its verdict, the matched route pattern (or UNMATCHED_ROUTE), its method and how long it took. */
+  recordDecision(verdict: Verdict, route: string, method: string, durationSeconds: number): void
   /** A stored receipt that failed verification where it would have been signed over, by path and failing step. */
   recordUnverifiedReceipt(path: UnverifiedReceiptPath, step: string): void
   /** An evaluation that produced no decision (fail closed), by `gate_*` code. */
@@ -51,6 +46,13 @@ export interface GateMetrics {
   recordProxy(route: string, status: number, durationSeconds: number): void
   recordHttp(route: string, method: string, status: number, durationSeconds: number): void
   setSources(sources: MetricSources): void
+}
+
+const STATUS_CLASSES = ['0xx', '1xx', '2xx', '3xx', '4xx', '5xx']
+
+/** `2xx` for 204: the constant string, not a new one per request. */
+function statusClass(status: number): string {
+  return STATUS_CLASSES[Math.floor(status / 100)] ?? `${Math.floor(status / 100)}xx`
 }
 
 /** The reason label: the deny's reason_code (or guard), "allowed", or the verdict kind. */
@@ -75,63 +77,15 @@ export function createGateMetrics(options: { service: string; version: string })
     registers: [registry],
   }).set({ service: options.service, version: options.version }, 1)
 
-  const decisions = new Counter({
-    name: 'gate_decisions_total',
-    help: 'Decisions signed and stored, by verdict, route pattern, method and reason code.',
-    labelNames: ['verdict', 'route', 'method', 'reason'],
-    registers: [registry],
-  })
-  const evaluation = new Histogram({
-    name: 'gate_evaluation_duration_seconds',
-    help: 'Time from request to committed decision receipt, by verdict.',
-    labelNames: ['verdict'],
-    buckets: EVALUATION_BUCKETS,
-    registers: [registry],
-  })
-  const failures = new Counter({
-    name: 'gate_evaluation_failures_total',
-    help: 'Evaluations that ended without a decision (answered 500, fail closed), by error code.',
-    labelNames: ['code'],
-    registers: [registry],
-  })
-  const receiptWrite = new Histogram({
-    name: 'gate_receipt_commit_duration_seconds',
-    help: 'Time from handing a receipt to the writer until its row is committed (signing included).',
-    buckets: EVALUATION_BUCKETS,
-    registers: [registry],
-  })
-  const receiptBatch = new Histogram({
-    name: 'gate_receipt_commit_batch_size',
-    help: 'Receipts per committed transaction of the receipt log (group commit).',
-    buckets: BATCH_BUCKETS,
-    registers: [registry],
-  })
-  const storeErrors = new Counter({
-    name: 'gate_store_errors_total',
-    help: 'Failed store writes, by store.',
-    labelNames: ['store'],
-    registers: [registry],
-  })
-  const unverified = new Counter({
-    name: 'gate_receipts_unverified_total',
-    help: 'Stored receipts refused a signature because they do not verify (core form on read, key-rotation conversion, transparency log leaf), by path and failing step; each refusal counts.',
-    labelNames: ['path', 'step'],
-    registers: [registry],
-  })
-  const proxy = new Histogram({
-    name: 'gate_proxy_duration_seconds',
-    help: 'Proxied requests (gate api protect) from arrival to the end of the answer, by route pattern and status class.',
-    labelNames: ['route', 'status_class'],
-    buckets: PROXY_BUCKETS,
-    registers: [registry],
-  })
-  const http = new Histogram({
-    name: 'gate_http_request_duration_seconds',
-    help: "Requests to the service's own routes, by route template, method and status.",
-    labelNames: ['route', 'method', 'status'],
-    buckets: EVALUATION_BUCKETS,
-    registers: [registry],
-  })
+  const decisions = new SeriesCounter('gate_decisions_total', 'Decisions signed and stored, by verdict, route pattern, method and reason code.', ['verdict', 'route', 'method', 'reason'], registry)
+  const evaluation = new SeriesHistogram({ name: 'gate_evaluation_duration_seconds', help: 'Time from request to committed decision receipt, by verdict.', labelNames: ['verdict'], buckets: EVALUATION_BUCKETS }, registry)
+  const failures = new SeriesCounter('gate_evaluation_failures_total', 'Evaluations that ended without a decision (answered 500, fail closed), by error code.', ['code'], registry)
+  const receiptWrite = new SeriesHistogram({ name: 'gate_receipt_commit_duration_seconds', help: 'Time from handing a receipt to the writer until its row is committed (signing included).', labelNames: [], buckets: EVALUATION_BUCKETS }, registry).unlabelled
+  const receiptBatch = new SeriesHistogram({ name: 'gate_receipt_commit_batch_size', help: 'Receipts per committed transaction of the receipt log (group commit).', labelNames: [], buckets: BATCH_BUCKETS }, registry).unlabelled
+  const storeErrors = new SeriesCounter('gate_store_errors_total', 'Failed store writes, by store.', ['store'], registry)
+  const unverified = new SeriesCounter('gate_receipts_unverified_total', 'Stored receipts refused a signature because they do not verify (core form on read, key-rotation conversion, transparency log leaf), by path and failing step; each refusal counts.', ['path', 'step'], registry)
+  const proxy = new SeriesHistogram({ name: 'gate_proxy_duration_seconds', help: 'Proxied requests (gate api protect) from arrival to the end of the answer, by route pattern and status class.', labelNames: ['route', 'status_class'], buckets: PROXY_BUCKETS }, registry)
+  const http = new SeriesHistogram({ name: 'gate_http_request_duration_seconds', help: "Requests to the service's own routes, by route template, method and status.", labelNames: ['route', 'method', 'status'], buckets: EVALUATION_BUCKETS }, registry)
   new Gauge({
     name: 'gate_store_healthy',
     help: '1 while the store accepts writes, 0 after a failed commit until one succeeds.',
@@ -160,17 +114,18 @@ export function createGateMetrics(options: { service: string; version: string })
 
   return {
     registry,
-    recordDecision(d) {
-      decisions.inc({ verdict: d.verdict.verdict, route: d.route, method: d.method, reason: reasonLabel(d.verdict) })
-      evaluation.observe({ verdict: d.verdict.verdict }, d.durationSeconds)
+    recordDecision(verdict, route, method, seconds) {
+      decisions.series(verdict.verdict, route, method, reasonLabel(verdict)).inc()
+      evaluation.series(verdict.verdict).observe(seconds)
     },
-    recordEvaluationFailure: code => failures.inc({ code }),
-    recordUnverifiedReceipt: (path, step) => unverified.inc({ path, step }),
+    recordEvaluationFailure: code => failures.series(code).inc(),
+    recordUnverifiedReceipt: (path, step) => unverified.series(path, step).inc(),
     recordReceiptWrite: seconds => receiptWrite.observe(seconds),
     recordReceiptBatch: size => receiptBatch.observe(size),
-    recordStoreError: store => storeErrors.inc({ store }),
-    recordProxy: (route, status, seconds) => proxy.observe({ route, status_class: `${Math.floor(status / 100)}xx` }, seconds),
-    recordHttp: (route, method, status, seconds) => http.observe({ route, method, status: String(status) }, seconds),
+    recordStoreError: store => storeErrors.series(store).inc(),
+    recordProxy: (route, status, seconds) => proxy.series(route, statusClass(status)).observe(seconds),
+    // the status is a label as a number here; it is written as text when scraped
+    recordHttp: (route, method, status, seconds) => http.series(route, method, status).observe(seconds),
     setSources(next) {
       sources = next
     },

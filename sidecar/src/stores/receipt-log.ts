@@ -201,6 +201,15 @@ export class ReceiptLog implements TrustReceiptLog {
     return () => this.#followers.delete(follower)
   }
 
+  /**
+   * Sets this connection's automatic WAL checkpoint threshold (pages; 0 turns it off): the threaded
+   * receipt writer hands checkpoints to its thread while it commits here too.
+   */
+  async setWalAutocheckpoint(pages: number): Promise<void> {
+    if (!Number.isSafeInteger(pages) || pages < 0) throw new StoreInputError('pages', 'a non-negative integer', pages)
+    if (!this.#db.isEphemeral) await this.#db.exec(`PRAGMA wal_autocheckpoint = ${pages}`)
+  }
+
   /** Runs index DDL on the write connection (idempotent statements). */
   async createIndexes(statements: readonly string[]): Promise<void> {
     for (const sql of statements) await this.#db.exec(sql)

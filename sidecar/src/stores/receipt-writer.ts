@@ -9,6 +9,7 @@
 // commit) and threaded (threaded-receipt-writer.ts: one thread signs, inserts and commits whole batches,
 // which halves the event loop's CPU per receipt under load; docs/architecture.md).
 import { signCoreReceiptJson, signHttpReceiptJson, type CoreReceipt, type CoreReceiptBody, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
+import type { CheckpointerControl, HostedCheckpointerSettings, LeafHooks } from '../transparency/checkpointer-control.js'
 import { createCoreReceiptRow, createReceiptRow, type CommittedReceipts, type CoreReceiptRowContext, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
 import { bindCoreReceiptContext, bindReceiptContext } from './receipt-columns.js'
 
@@ -46,10 +47,19 @@ export interface ReceiptWriter {
   write(body: HttpReceiptBody, context?: ReceiptWriteContext): Promise<WrittenReceipt>
   /** `write` for a core receipt body (same failures): signed as `gate.receipt.v1`, stored without an HTTP form. */
   writeCore(body: CoreReceiptDraft, context: CoreReceiptWriteContext): Promise<WrittenCoreReceipt>
-  /** Calls `follower` after each commit of receipts, in commit order (see `ReceiptLog.onCommitted`); returns an unsubscribe. */
+  /**
+   * Calls `follower` after each commit of receipts (see `ReceiptLog.onCommitted`); returns an unsubscribe.
+   * The threaded writer reports its thread's commits when their answer arrives, so one may be reported
+   * after a later inline commit: followers go by the seqs, never by the order of the calls.
+   */
   onCommitted(follower: (batch: CommittedReceipts) => void): () => void
   /** Resolves once every receipt written so far is committed (`gate receipt flush`, checkpoints). */
   flush(): Promise<void>
+  /**
+   * Runs the transparency log's checkpointer off the event loop, where the writer has a thread to host
+   * it (the threaded writer); `local` starts one here instead, should that thread stop. Absent: run it here.
+   */
+  startCheckpointer?(settings: HostedCheckpointerSettings, local: () => CheckpointerControl, hooks: LeafHooks): Promise<CheckpointerControl>
   /** False after a failed commit until a later one succeeds: /gate/health answers 503. */
   readonly healthy: boolean
   /** Resolves once everything written so far is committed; later writes reject. */

@@ -1,6 +1,7 @@
 // The threaded receipt writer against a real file (GATE_STORE_DRIVER picks the driver): writes resolve
 // after their commit, followers hear of each batch, one bad receipt fails alone, a failed commit makes
-// it unhealthy, and a thread that cannot start or dies leaves the writing to the inline writer.
+// it unhealthy, and a thread that cannot start or dies leaves the writing to the inline writer. The
+// event loop's load is injected (`pressure`): busy keeps every write on the thread, idle commits inline.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { createSigner, generateSecret, verifyCoreReceipt, verifyHttpReceipt, type CoreReceipt } from '@gate/sdk'
@@ -13,7 +14,7 @@ import { coreReceiptDraft, receiptBody as body, STORE_DRIVER as driver } from '.
 const seed = generateSecret('ed25519')
 const signer = createSigner({ secret: seed })
 
-async function setup(t: Test, options: { entry?: URL; path?: string; busyTimeoutMs?: number } = {}) {
+async function setup(t: Test, options: { entry?: URL; path?: string; busyTimeoutMs?: number; pressure?: () => boolean } = {}) {
   const store = await openReceiptStore(join(t.testdir(), 'receipts.db'), { driver, busyTimeoutMs: options.busyTimeoutMs })
   const logged: string[] = []
   const fallback = createInlineReceiptWriter({ signer: () => signer, log: store.log })
@@ -23,6 +24,8 @@ async function setup(t: Test, options: { entry?: URL; path?: string; busyTimeout
     fallback,
     log: line => logged.push(line),
     entry: options.entry,
+    pressure: options.pressure ?? (() => true),
+    mainConnection: store.log,
   })
   t.teardown(async () => {
     await writer.close()
@@ -124,4 +127,42 @@ t.test('core receipts share the thread and its commits with HTTP receipts; one t
   const rows = await readAll(store)
   t.equal(rows.length, 2)
   t.match(rows.find(r => r.seq === written.seq), { httpJson: null, coreJson: written.json, kind: 'final', decisionReceiptId: '1'.repeat(64), requestId: 'call-2' })
+})
+
+t.test('while the loop is idle a lone write commits inline and never reaches the thread', async t => {
+  // the thread dies on its first message: a write that reached it would fail with "commit is unknown"
+  const { writer, logged, store } = await setup(t, { entry: new URL('../testing/exiting-writer-thread.js', import.meta.url), pressure: () => false })
+  const written = []
+  for (let n = 1; n <= 3; n++) written.push(await writer.write(body(n)))
+  t.same(written.map(w => w.seq), [1, 2, 3])
+  t.ok(verifyHttpReceipt(written[0]!.receipt, { trustedKeys: [signer.publicKey] }).ok)
+  t.same(logged, [], 'the thread is still running: it got nothing')
+  t.equal((await readAll(store)).length, 3)
+})
+
+t.test('with more writes outstanding than a lone request makes, the thread takes them even while the loop is idle', async t => {
+  const { writer, logged } = await setup(t, { entry: new URL('../testing/exiting-writer-thread.js', import.meta.url), pressure: () => false })
+  const settled = await Promise.allSettled([writer.write(body(1)), writer.write(body(2)), writer.write(body(3))])
+  t.same(settled.map(s => s.status), ['fulfilled', 'fulfilled', 'rejected'], 'two inline, the third to the thread')
+  t.match((settled[2] as PromiseRejectedResult).reason, { code: 'gate_receipt_persistence_failed', message: /commit is unknown/ })
+  t.match(logged, [/writer thread stopped/])
+})
+
+t.test('inline and thread commits never overlap: with no busy timeout, alternating load loses nothing', async t => {
+  // a second writer of the file while one commits would fail at once with busy_timeout 0
+  let busy = false
+  const { writer, store } = await setup(t, { busyTimeoutMs: 0, pressure: () => busy })
+  const batches: CommittedReceipts[] = []
+  writer.onCommitted(batch => batches.push(batch))
+  const writes: Promise<{ seq: number }>[] = []
+  for (let turn = 0; turn < 400; turn++) {
+    busy = turn % 3 !== 0
+    for (let k = 0; k < 1 + (turn % 4); k++) writes.push(writer.write(body(turn * 10 + k)))
+    await new Promise(resolve => setImmediate(resolve))
+  }
+  const seqs = (await Promise.all(writes)).map(w => w.seq).sort((a, b) => a - b)
+  t.same(seqs, Array.from({ length: writes.length }, (_, i) => i + 1), 'every write committed once, seqs without gaps')
+  t.equal((await readAll(store)).length, writes.length)
+  t.same(batches.flatMap(b => b.receiptIds).length, writes.length, 'followers heard of every commit, inline or threaded')
+  t.equal(writer.healthy, true)
 })

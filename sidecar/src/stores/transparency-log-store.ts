@@ -43,16 +43,24 @@ const MAX_CHECKPOINT_ATTEMPTS = 10
 export async function openTransparencyLogStore(path: string, options: DatabaseOptions = {}): Promise<TransparencyLogStore> {
   const db = await openDatabase(path, options, { store: 'transparency log' })
   try {
-    const receipts = await db.get<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'receipts'")
-    if (receipts?.n !== 1) throw new StoreFailedError('transparency log', path, 'is not a receipt store (no receipts table)')
-    await db.transaction(async tx => {
-      for (const sql of SCHEMA) await tx.exec(sql)
-      await tx.run('INSERT OR IGNORE INTO transparency_state (id, log_id, tree_size) VALUES (1, ?, 0)', [randomBytes(32).toString('hex')])
-    })
+    return await attachTransparencyLog(db)
   } catch (err) {
     await db.close().catch(() => undefined)
     throw err
   }
+}
+
+/**
+ * The log's tables on a connection already open to a receipt file (created if absent): the receipt
+ * writer thread keeps the tree on its own connection (hosted-checkpointer.ts). Closing the store closes `db`.
+ */
+export async function attachTransparencyLog(db: SqliteDatabase): Promise<TransparencyLogStore> {
+  const receipts = await db.get<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'receipts'")
+  if (receipts?.n !== 1) throw new StoreFailedError('transparency log', db.path, 'is not a receipt store (no receipts table)')
+  await db.transaction(async tx => {
+    for (const sql of SCHEMA) await tx.exec(sql)
+    await tx.run('INSERT OR IGNORE INTO transparency_state (id, log_id, tree_size) VALUES (1, ?, 0)', [randomBytes(32).toString('hex')])
+  })
   return new TransparencyLogStore(db)
 }
 

@@ -17,13 +17,14 @@ import {
 } from '@gate/sdk'
 import type { TransparencyLogBackend, TransparencyStatus } from '@gate/trust'
 import { LogIntegrityError, NotCheckpointedError } from '../errors.js'
-import type { Checkpointer, CheckpointResult } from './checkpointer.js'
+import type { CheckpointResult } from './checkpointer.js'
+import type { CheckpointerControl } from './checkpointer-control.js'
 
 export interface TransparencyLogOptions {
   backend: TransparencyLogBackend
   /** The seq of a committed receipt id (the receipt store's point load). */
   findSeq: (receiptId: string) => Promise<number | undefined>
-  checkpointer: Checkpointer
+  checkpointer: CheckpointerControl
   /** Whether the receipt writer is healthy (its last commit succeeded). */
   writerHealthy?: () => boolean
 }
@@ -31,7 +32,7 @@ export interface TransparencyLogOptions {
 export class TransparencyLog {
   readonly #backend: TransparencyLogBackend
   readonly #findSeq: (receiptId: string) => Promise<number | undefined>
-  readonly #checkpointer: Checkpointer
+  readonly #checkpointer: CheckpointerControl
   readonly #writerHealthy: () => boolean
 
   constructor(options: TransparencyLogOptions) {

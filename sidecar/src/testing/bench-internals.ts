@@ -1,0 +1,22 @@
+// The sidecar's parts the CPU-budget benchmarks (bench/src/sidecar/cpu-budget.ts, bench/src/proxy/
+// cpu-budget.ts) time one by one, in the order a request passes them: the same modules the service
+// runs, reached without starting it. Not part of the runtime surface.
+export { parseEvaluateBody, EVALUATE_BODY_LIMIT } from '../routes/evaluate.js'
+export { openSqliteStores as openStores, closeSqliteStores as closeStores, type SqliteStores as Stores } from '../stores/sqlite-stores.js'
+export { appendRows, rowValues, createReceiptRow } from '../stores/receipt-log.js'
+export { createInlineReceiptWriter, type ReceiptWriter, type WrittenReceipt, type ReceiptWriteContext } from '../stores/receipt-writer.js'
+export { startThreadedReceiptWriter } from '../stores/threaded-receipt-writer.js'
+export { openTransparencyLogStore } from '../stores/transparency-log-store.js'
+export { openDatabase } from '../stores/sqlite-driver.js'
+export { Checkpointer } from '../transparency/checkpointer.js'
+export { createGateMetrics, type GateMetrics } from '../observability/metrics.js'
+export { createDecisionObserver } from '../observability/decision-observer.js'
+export { createRouteObserver } from '../observability/http-metrics.js'
+export { createGateLogger } from '../observability/logger.js'
+export { SERVICE_DEFAULTS } from '../config/service-config.js'
+export { Router } from '../http/router.js'
+export { createGateServer } from '../http/server.js'
+export { createControlAuth } from '../http/control-auth.js'
+export type { KernelObserver } from '../kernel/kernel.js'
+export { observeProxy } from '../observability/http-metrics.js'
+export { instrumentReceiptWriter } from '../observability/instrumented-writer.js'
