@@ -4,7 +4,7 @@
 // and costs on a fifth of the rows. Rows are stored as the kernel writes them, without their core form.
 import { randomBytes } from 'node:crypto'
 import { createSigner } from '@gate/sdk'
-import type { ReceiptRow } from '../../../sidecar/dist/stores/index.js'
+import type { ReceiptRow } from '@gate/trust'
 
 export const DAY = 86400
 export const DAYS = 30

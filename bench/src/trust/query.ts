@@ -24,14 +24,8 @@ import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import {
-  openDatabase,
-  openReceiptStore,
-  RECEIPT_QUERY_INDEXES,
-  RECEIPT_TRUST_INDEXES,
-  type ReceiptRow,
-  type ReceiptStore,
-} from '../../../sidecar/dist/stores/index.js'
+import { openDatabase, openReceiptStore, RECEIPT_QUERY_INDEXES, RECEIPT_TRUST_INDEXES, type ReceiptStore } from '../../../sidecar/dist/stores/index.js'
+import type { ReceiptRow } from '@gate/trust'
 import { spawnGate } from '../../../sidecar/dist/testing/spawn-gate.js'
 import { median, printTable } from '../measure.js'
 import { writtenBytes } from '../proc-stats.js'

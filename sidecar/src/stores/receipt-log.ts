@@ -19,9 +19,6 @@ import { StoreInputError } from '../errors.js'
 import type { StoreSchema } from './revision-stamp.js'
 import type { SqliteDatabase, SqlValue } from './sqlite-driver.js'
 
-// The row model is @gate/trust's (the same on PostgreSQL); the writer modules import it from here.
-export { createCoreReceiptRow, createReceiptRow, idPrefix, rowValues, TOOL_CALL_METHOD } from '@gate/trust'
-export type { CommittedReceipts, CoreReceiptRowContext, ReceiptOutcome, ReceiptRow, ReceiptRowContext, ReceiptRowKind, StoredReceipt } from '@gate/trust'
 
 /**
  * Rows per `id_bucket` (~15 index pages): a commit of 50 receipts dirties at most those pages instead of

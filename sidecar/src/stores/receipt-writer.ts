@@ -10,7 +10,8 @@
 // which halves the event loop's CPU per receipt under load; docs/architecture.md).
 import { signCoreReceiptJson, signHttpReceiptJson, type CoreReceipt, type CoreReceiptBody, type HttpReceipt, type HttpReceiptBody, type Signer } from '@gate/sdk'
 import type { CheckpointerControl, HostedCheckpointerSettings, LeafHooks } from '../transparency/checkpointer-control.js'
-import { createCoreReceiptRow, createReceiptRow, type CommittedReceipts, type CoreReceiptRowContext, type ReceiptLog, type ReceiptRowContext } from './receipt-log.js'
+import { createCoreReceiptRow, createReceiptRow, type CommittedReceipts, type CoreReceiptRowContext, type ReceiptRowContext } from '@gate/trust'
+import type { ReceiptLog } from './receipt-log.js'
 import { bindCoreReceiptContext, bindReceiptContext } from './receipt-columns.js'
 
 /** What the writer is told beyond the receipt body (the row's columns a receipt does not carry). */

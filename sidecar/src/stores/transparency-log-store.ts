@@ -1,4 +1,4 @@
-// The transparency log's SQLite backend (../transparency/log-backend.ts), in the receipt file beside
+// The transparency log's SQLite backend (@gate/trust's TransparencyLogBackend), in the receipt file beside
 // the receipts: its own connection, three tables of its own (created if absent, so older files gain
 // them on first open), and reads of the receipts table by seq. Writes are short IMMEDIATE transactions
 // (a batch of nodes, or one checkpoint); the receipt writer waits out at most one of them (busy_timeout).

@@ -3,7 +3,8 @@
 // runs, reached without starting it. Not part of the runtime surface.
 export { parseEvaluateBody, EVALUATE_BODY_LIMIT } from '../routes/evaluate.js'
 export { openSqliteStores as openStores, closeSqliteStores as closeStores, type SqliteStores as Stores } from '../stores/sqlite-stores.js'
-export { appendRows, rowValues, createReceiptRow } from '../stores/receipt-log.js'
+export { appendRows } from '../stores/receipt-log.js'
+export { rowValues, createReceiptRow } from '@gate/trust'
 export { createInlineReceiptWriter, type ReceiptWriter, type WrittenReceipt, type ReceiptWriteContext } from '../stores/receipt-writer.js'
 export { startThreadedReceiptWriter } from '../stores/threaded-receipt-writer.js'
 export { openTransparencyLogStore } from '../stores/transparency-log-store.js'

@@ -5,7 +5,8 @@
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { bytesToHex, createMemoryNodeReader, createSigner, receiptLeafHash, signHttpReceiptJson, verifyCheckpointStatement, chainProblem, type Signer } from '@gate/sdk'
-import { createReceiptRow, openDatabase, openReceiptStore, openTransparencyLogStore, type ReceiptRow, type ReceiptStore } from '../stores/index.js'
+import { openDatabase, openReceiptStore, openTransparencyLogStore, type ReceiptStore } from '../stores/index.js'
+import { createReceiptRow, type ReceiptRow } from '@gate/trust'
 import { receiptBody, receiptRow } from '../testing/receipt-rows.js'
 import { Checkpointer } from './checkpointer.js'
 

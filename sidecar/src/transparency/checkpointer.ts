@@ -25,9 +25,8 @@ import {
 } from '@gate/sdk'
 import type { StoredReceiptStep } from '@gate/trust'
 import { FlushTimeoutError, LogIntegrityError } from '../errors.js'
-import type { CommittedReceipts } from '../stores/receipt-log.js'
 import { LeafCheck, type AcceptedSigners } from './leaf-check.js'
-import type { TransparencyLogBackend } from './log-backend.js'
+import type { CommittedReceipts, TransparencyLogBackend } from '@gate/trust'
 
 /** Options of `Checkpointer`. */
 export interface CheckpointerOptions {
