@@ -62,6 +62,17 @@ export class NoQuorumError extends GateError {
   }
 }
 
+/**
+ * A request that reached a starting node before its routes were mounted (it listens first: its cluster id
+ * is the URL it bound): 503, so a load balancer or a sidecar retries instead of reading a 404 as an answer.
+ */
+export class ServiceStartingError extends GateError {
+  constructor() {
+    super('gate_store_unavailable', 'trust-control is starting and does not serve requests yet; retry')
+    this.name = 'ServiceStartingError'
+  }
+}
+
 /** The peer-auth scheme of the internal cluster routes (spec 03, Authentication 3). */
 export const PEER_AUTH_SCHEME = 'gate.cluster.peer.v1'
 
