@@ -100,7 +100,8 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
       clusterNode = new ClusterNode({
         store: pg.cluster,
         selfUrl: cluster.advertiseUrl ?? listener.url,
-        configuredPeers: cluster.peers,
+        // spec 03: the membership is fixed at start unless discovery was asked for
+        configuredPeers: cluster.discoverPeers ? undefined : cluster.peers,
         syncIntervalMs: cluster.syncIntervalMs,
         serviceToken: config.serviceToken,
         authorityGeneration: () => pg.authority.current()?.generation ?? 0,
@@ -149,7 +150,7 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
     log(`metrics: ${metrics === undefined ? 'off (--no-metrics)' : `GET /metrics (${metrics.readers})`}`)
     if (clusterNode !== undefined) {
       const block = clusterNode.block()
-      log(`cluster: node ${block.selfUrl}, ${block.peerCount} peer(s) ${cluster.peers === undefined ? 'seen in the heartbeat table' : 'configured'}, quorum ${block.quorumSize}, lease ${clusterNode.leaseMs} ms`)
+      log(`cluster: node ${block.selfUrl}, ${block.peerCount} peer(s) ${cluster.discoverPeers ? 'seen in the heartbeat table (--cluster-discover-peers)' : 'configured'}, quorum ${block.quorumSize}, lease ${clusterNode.leaseMs} ms`)
     }
     const serving = listener
     log(`listening on ${serving.url}`)
