@@ -3,6 +3,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { CapabilityScope, CapabilityToken, CaptureResult, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
 import type { StoredReceiptStep } from './stored-receipt-check.js'
+import type { CaptureCancelResult, CaptureOptions } from './store-ports.js'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string }
@@ -309,7 +310,9 @@ export interface ReceiptIngestPort {
 
 export interface BudgetCapturePort {
   /** Captures every counter of the plan atomically, or none (spec 03), committed before it resolves. */
-  capture(plan: CapturePlan): Promise<CaptureResult>
+  capture(plan: CapturePlan, options?: CaptureOptions): Promise<CaptureResult>
+  /** Gives back the capture `captureId` names, or makes sure it never counts (TrustBudgetStore.cancel). */
+  cancel(captureId: string): Promise<CaptureCancelResult>
 }
 
 /** The spec 03 `cluster` block of /health. */

@@ -123,7 +123,7 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
       revocationFeed: revocationFeed.feed,
       transparency,
       ingest,
-      budgetCapture: { capture: plan => stores.budgets.capture(plan) },
+      budgetCapture: { capture: (plan, options) => stores.budgets.capture(plan, options), cancel: captureId => stores.budgets.cancel(captureId) },
       cluster: node,
       available: node === undefined ? undefined : () => node.databaseReachable,
       now,
