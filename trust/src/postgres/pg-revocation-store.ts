@@ -9,10 +9,13 @@ import { REVOCATION_LOCK } from './pg-locks.js'
 
 export class PgRevocationStore implements TrustRevocationStore {
   readonly #db: PgDatabase
+  readonly #feed: PgDatabase
   readonly #now: () => number
 
-  constructor(db: PgDatabase, now: () => number) {
+  /** `feed` serves the stream's reads (listAfter, latestSeq: the sidecars' feed), a pool of its own. */
+  constructor(db: PgDatabase, now: () => number, feed: PgDatabase = db) {
     this.#db = db
+    this.#feed = feed
     this.#now = now
   }
 
@@ -44,7 +47,7 @@ export class PgRevocationStore implements TrustRevocationStore {
 
   /** Up to `limit` revocations with seq > `afterSeq`, in seq order (the revocation stream). */
   async listAfter(afterSeq: number, limit: number): Promise<RevocationRecord[]> {
-    return this.#db.all<RevocationRecord>('SELECT seq, capability_id AS "capabilityId", revoked_at AS "revokedAt" FROM revocations WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit])
+    return this.#feed.all<RevocationRecord>('SELECT seq, capability_id AS "capabilityId", revoked_at AS "revokedAt" FROM revocations WHERE seq > $1 ORDER BY seq LIMIT $2', [afterSeq, limit])
   }
 
   /** Every revocation in seq order. */
@@ -54,6 +57,6 @@ export class PgRevocationStore implements TrustRevocationStore {
 
   /** The stream's newest version (0 when empty). */
   async latestSeq(): Promise<number> {
-    return (await this.#db.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM revocations'))?.seq ?? 0
+    return (await this.#feed.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM revocations'))?.seq ?? 0
   }
 }
