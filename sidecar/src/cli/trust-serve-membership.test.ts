@@ -5,6 +5,11 @@
 // cluster of one and does not count nodes it merely sees in the table. Only with
 // `--cluster-discover-peers` does the table make the membership, and then a lone survivor leads alone:
 // what that flag gives up.
+//
+// A starved host (issue 41, fault 5): the leader's process is stopped (SIGSTOP, as a CPU-starved host
+// stalls it) until its heartbeat row is 1.5 s old. With the default 500 ms sync interval (a 1.5 s lease,
+// fresh within 1 s) the others judge it stale and elect another leader; with the sync interval raised
+// as spec 03 lets an operator do (1700 ms: a 5 s lease), nobody moves and no term is raised.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { createSigner } from '@gate/sdk'
@@ -39,9 +44,9 @@ async function ports(n: number): Promise<number[]> {
   return chosen
 }
 
-async function startNode(t: Test, url: string, dir: string, port: number, membership: string[]): Promise<GateProcess> {
+async function startNode(t: Test, url: string, dir: string, port: number, membership: string[], syncMs: string): Promise<GateProcess> {
   const node = await spawnGate(
-    ['trust', 'serve', '--listen', `127.0.0.1:${port}`, '--advertise-url', `http://127.0.0.1:${port}`, ...membership, '--database-url', url, '--service-token-file', join(dir, 'token'), '--cluster-sync-interval-ms', SYNC_MS, '--checkpoint-every', '0'],
+    ['trust', 'serve', '--listen', `127.0.0.1:${port}`, '--advertise-url', `http://127.0.0.1:${port}`, ...membership, '--database-url', url, '--service-token-file', join(dir, 'token'), '--cluster-sync-interval-ms', syncMs, '--checkpoint-every', '0'],
     { env: { GATE_CONTROL_TOKEN: '' } },
   )
   t.teardown(() => node.stop('SIGKILL'))
@@ -65,11 +70,11 @@ async function nextHeartbeats(stores: PgStores, node: GateProcess): Promise<void
 }
 
 /** Three nodes on a fresh database; `membership(port, others)` gives each node's flags. */
-async function threeNodes(t: Test, name: string, membership: (others: number[]) => string[]) {
+async function threeNodes(t: Test, name: string, membership: (others: number[]) => string[], syncMs = SYNC_MS) {
   const url = await server.createDatabase(name)
   const dir = t.testdir({ token: TOKEN })
   const chosen = await ports(3)
-  const nodes = await Promise.all(chosen.map(port => startNode(t, url, dir, port, membership(chosen.filter(p => p !== port)))))
+  const nodes = await Promise.all(chosen.map(port => startNode(t, url, dir, port, membership(chosen.filter(p => p !== port)), syncMs)))
   const stores = await openPgStores({ url, derivePublicKey: s => createSigner({ secret: s }).publicKey })
   t.teardown(() => stores.close())
   return { nodes, stores, url, dir }
@@ -125,6 +130,48 @@ t.test('--cluster-discover-peers: the table makes the membership, so a lone surv
   await stores.db.run('DELETE FROM cluster_nodes WHERE node_id = ANY($1::text[])', [victims.map(v => v.url)])
   await nextHeartbeats(stores, survivor)
   t.match(await health(survivor), { peerCount: 0, quorumSize: 1, hasQuorum: true, leaderUrl: survivor.url }, 'the survivor leads alone: what discovery gives up')
+})
+
+const fixedPeers = (others: number[]) => others.flatMap(p => ['--cluster-peer', `http://127.0.0.1:${p}`])
+
+/** Stops the leader's process until its heartbeat row is 1.5 s old, then lets it run; the three nodes' terms before and after. */
+async function starveLeader(stores: PgStores, nodes: GateProcess[], whileStopped: (leaderUrl: string) => Promise<void> = async () => undefined) {
+  await until('all three see each other', async () => (await Promise.all(nodes.map(health))).every(c => c.healthyPeers === 2 && c.leaderUrl !== null))
+  const before = await Promise.all(nodes.map(health))
+  const leader = nodes.find(n => n.url === before[0]!.leaderUrl)!
+  const ageMs = async () => (await stores.db.get<{ ms: number }>('SELECT floor(extract(epoch FROM clock_timestamp() - last_seen) * 1000)::int AS ms FROM cluster_nodes WHERE node_id = $1', [leader.url]))?.ms ?? 0
+  leader.child.kill('SIGSTOP')
+  try {
+    await until('the stopped leader misses its heartbeats for 1.5 s', async () => (await ageMs()) >= 1500)
+    await whileStopped(leader.url)
+  } finally {
+    leader.child.kill('SIGCONT')
+  }
+  await nextHeartbeats(stores, leader)
+  for (const node of nodes) await nextHeartbeats(stores, node)
+  return { leader, before, after: await Promise.all(nodes.map(health)) }
+}
+
+t.test('a leader stalled 1.5 s under a 5 s lease (sync interval 1700 ms) stays leader: no term moves', { skip }, async t => {
+  const { nodes, stores } = await threeNodes(t, 'gate_starved', fixedPeers)
+  const { leader, before, after } = await starveLeader(stores, nodes)
+  t.same(
+    after.map(c => [c.leaderUrl, c.electionTerm, c.healthyPeers]),
+    before.map(c => [leader.url, c.electionTerm, 2]),
+    'the same leader, the same terms, every peer healthy',
+  )
+})
+
+t.test('the same stall under the default 500 ms sync interval (a 1.5 s lease) moves the leadership', { skip }, async t => {
+  const { nodes, stores } = await threeNodes(t, 'gate_starved_default', fixedPeers, '500')
+  const { before, after } = await starveLeader(stores, nodes, async leaderUrl => {
+    const others = nodes.filter(n => n.url !== leaderUrl)
+    await until('the others judge the stopped leader stale', async () => (await Promise.all(others.map(health))).every(c => c.leaderUrl !== leaderUrl))
+  })
+  t.ok(
+    after.some((c, i) => (c.electionTerm as number) > (before[i]!.electionTerm as number)),
+    'a term moved: what raising --cluster-sync-interval-ms on a starved host avoids',
+  )
 })
 
 t.test('--cluster-discover-peers and --cluster-peer together are a usage error', { skip }, async t => {
