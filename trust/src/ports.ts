@@ -383,6 +383,6 @@ export interface RevocationFeedPort {
   listAfter(afterSeq: number, limit: number): Promise<RevocationFeedEntry[]>
   /** The highest seq (0 when none). */
   latestSeq(): Promise<number>
-  /** Calls `listener` after each revocation (and authority rotation) this process commits; returns an unsubscribe. */
+  /** Calls `listener` after each revocation (and authority rotation) this process commits, and each revocation another node commits where the store hears of it; returns an unsubscribe. */
   onRevoked(listener: () => void): () => void
 }

@@ -96,6 +96,11 @@ export interface TrustRevocationStore {
   list(): Promise<RevocationRecord[]>
   /** The highest seq (0 when none). */
   latestSeq(): Promise<number>
+  /**
+   * Calls `listener` when a revocation commits, on any node sharing this store (PostgreSQL LISTEN/NOTIFY),
+   * and whenever some may have been missed; absent where only this process writes.
+   */
+  watch?(listener: () => void): () => void
 }
 
 /** Everything recorded for one capability (or delegation link, `link:<id>`). */

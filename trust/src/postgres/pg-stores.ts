@@ -9,6 +9,7 @@ import { PgClusterStore } from './pg-cluster-store.js'
 import { PG_DATABASE_DEFAULTS, PgDatabase, type PgDatabaseOptions } from './pg-database.js'
 import { PgEnrolledKeyStore } from './pg-enrolled-key-store.js'
 import { PgListedReceiptStore } from './pg-listed-receipt-store.js'
+import { PgNotificationListener, REVOCATION_CHANNEL } from './pg-notifications.js'
 import { migrate, type MigrationResult } from './pg-migrations.js'
 import { PgReceiptLog } from './pg-receipt-log.js'
 import { PgReceiptQuery } from './pg-receipt-query.js'
@@ -60,8 +61,16 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
   const feed = new PgDatabase({ ...database, poolSize: 2, applicationName: `${name}-feed` })
   const captures = new PgDatabase({ ...database, poolSize: capturePoolSize ?? Math.max(2, Math.floor((database.poolSize ?? PG_DATABASE_DEFAULTS.poolSize) / 2)), applicationName: `${name}-captures` })
   const pools = [db, heartbeat, feed, captures]
+  // a connection of its own, outside the pools: held revocation-feed requests answer on another node's commit
+  const listener = new PgNotificationListener({
+    url: database.url,
+    channel: REVOCATION_CHANNEL,
+    applicationName: `${name}-listen`,
+    connectTimeoutMs: database.connectTimeoutMs ?? PG_DATABASE_DEFAULTS.connectTimeoutMs,
+  })
   try {
     const migrations = await migrate(db)
+    await listener.start()
     const log = new PgReceiptLog(db, { maxBatchSize, onError: onReceiptError })
     const authority = new PgAuthorityStore(db, derivePublicKey, now)
     await authority.reload()
@@ -70,7 +79,7 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
       db,
       migrations,
       receipts: { isEphemeral: false, log, query: new PgReceiptQuery(db), listed: new PgListedReceiptStore(db) },
-      revocations: new PgRevocationStore(db, now, feed),
+      revocations: new PgRevocationStore(db, now, feed, listener),
       budgets: new PgBudgetStore(db, now, captures),
       capabilities: new PgCapabilityStore(db),
       approvals: new PgApprovalStore(db, now),
@@ -79,10 +88,12 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
       cluster: new PgClusterStore(heartbeat),
       async close() {
         await log.close().catch(() => undefined)
+        await listener.close()
         await Promise.all(pools.map(pool => pool.close()))
       },
     }
   } catch (err) {
+    await listener.close()
     await Promise.all(pools.map(pool => pool.close()))
     throw err
   }
