@@ -64,9 +64,11 @@ Cluster (with --database-url; docs/postgres.md):
   --cluster-discover-peers    take the membership from the database's heartbeat table instead (the nodes
                               seen lately). Gives up a fixed quorum: a dead node is dropped after 30 s, so
                               a lone survivor leads alone; any writer of the table joins the allowlist
-  --cluster-sync-interval-ms N  heartbeat interval (default ${CLUSTER_SYNC_INTERVAL_MS}); the lease is 3x, clamped to 0.5-5 s
+  --cluster-sync-interval-ms N  heartbeat interval (default ${CLUSTER_SYNC_INTERVAL_MS}); the lease is 3x, clamped to 0.5-5 s.
+                              On a loaded host raise it (1700: a 5 s lease) so a stalled node is not stale
   --database-pool-size N      most database connections of this node's requests (default 10); the
-                              heartbeat has one more of its own
+                              heartbeat (1), the revocation feed (2), budget captures (N/2, at least 2)
+                              and the revocation listener (1) have their own
 
 ${TLS_FLAGS_HELP}
 
