@@ -62,6 +62,33 @@ export class NoQuorumError extends GateError {
   }
 }
 
+/**
+ * A request that reached a starting node before its routes were mounted (it listens first: its cluster id
+ * is the URL it bound): 503, so a load balancer or a sidecar retries instead of reading a 404 as an answer.
+ */
+export class ServiceStartingError extends GateError {
+  constructor() {
+    super('gate_store_unavailable', 'trust-control is starting and does not serve requests yet; retry')
+    this.name = 'ServiceStartingError'
+  }
+}
+
+/** A budget capture that could not commit before its deadline (its sender stops waiting then): nothing was counted. */
+export class CaptureDeadlineError extends GateError {
+  constructor(detail: string) {
+    super('gate_store_unavailable', `budget capture not made within its deadline (${detail}): nothing was counted; retry`)
+    this.name = 'CaptureDeadlineError'
+  }
+}
+
+/** A capture under an id its sender already cancelled: refused, nothing counted. */
+export class CaptureCancelledError extends GateError {
+  constructor(captureId: string) {
+    super('gate_conflict', `budget capture ${captureId} was cancelled by its sender: nothing is counted under that id`)
+    this.name = 'CaptureCancelledError'
+  }
+}
+
 /** The peer-auth scheme of the internal cluster routes (spec 03, Authentication 3). */
 export const PEER_AUTH_SCHEME = 'gate.cluster.peer.v1'
 

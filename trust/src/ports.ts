@@ -3,6 +3,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { CapabilityScope, CapabilityToken, CaptureResult, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
 import type { StoredReceiptStep } from './stored-receipt-check.js'
+import type { CaptureCancelResult, CaptureOptions } from './store-ports.js'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string }
@@ -309,7 +310,9 @@ export interface ReceiptIngestPort {
 
 export interface BudgetCapturePort {
   /** Captures every counter of the plan atomically, or none (spec 03), committed before it resolves. */
-  capture(plan: CapturePlan): Promise<CaptureResult>
+  capture(plan: CapturePlan, options?: CaptureOptions): Promise<CaptureResult>
+  /** Gives back the capture `captureId` names, or makes sure it never counts (TrustBudgetStore.cancel). */
+  cancel(captureId: string): Promise<CaptureCancelResult>
 }
 
 /** The spec 03 `cluster` block of /health. */
@@ -380,6 +383,6 @@ export interface RevocationFeedPort {
   listAfter(afterSeq: number, limit: number): Promise<RevocationFeedEntry[]>
   /** The highest seq (0 when none). */
   latestSeq(): Promise<number>
-  /** Calls `listener` after each revocation (and authority rotation) this process commits; returns an unsubscribe. */
+  /** Calls `listener` after each revocation (and authority rotation) this process commits, and each revocation another node commits where the store hears of it; returns an unsubscribe. */
   onRevoked(listener: () => void): () => void
 }

@@ -96,6 +96,11 @@ export interface TrustRevocationStore {
   list(): Promise<RevocationRecord[]>
   /** The highest seq (0 when none). */
   latestSeq(): Promise<number>
+  /**
+   * Calls `listener` when a revocation commits, on any node sharing this store (PostgreSQL LISTEN/NOTIFY),
+   * and whenever some may have been missed; absent where only this process writes.
+   */
+  watch?(listener: () => void): () => void
 }
 
 /** Everything recorded for one capability (or delegation link, `link:<id>`). */
@@ -105,11 +110,38 @@ export interface CapabilityUsage {
   costs: CostUsageRow[]
 }
 
+/** How one capture is identified and bounded (a fleet's sidecar sends both). */
+export interface CaptureOptions {
+  /**
+   * Names this capture (1-128 printable ASCII): a retry under the same id answers the first result and
+   * counts nothing more; a capture whose id was cancelled first is refused (gate_conflict).
+   */
+  captureId?: string
+  /**
+   * `performance.now()` of this process past which the capture must not commit: it is refused with
+   * CaptureDeadlineError (503) and nothing is counted.
+   */
+  deadlineAt?: number
+}
+
+/** What cancelling a capture did. */
+export interface CaptureCancelResult {
+  captureId: string
+  /** True when a committed capture was reversed now; false when nothing was counted under the id (or it was already reversed). */
+  reversed: boolean
+}
+
 export interface TrustBudgetStore {
   readonly isEphemeral: boolean
   readonly healthy: boolean
   /** Captures every counter of the plan and adds its costs, or none (spec 03), committed before it resolves. */
-  capture(plan: CapturePlan): Promise<CaptureResult>
+  capture(plan: CapturePlan, options?: CaptureOptions): Promise<CaptureResult>
+  /**
+   * Undoes the capture named `captureId` (its counters and costs given back) if it was counted; if it was
+   * not (yet), records the id so that it never is: a capture arriving later under it is refused.
+   * Idempotent. Ids are kept CAPTURE_ID_RETENTION_SECONDS.
+   */
+  cancel(captureId: string): Promise<CaptureCancelResult>
   /** Grants, most recently used first. */
   listGrants(limit: number): Promise<GrantUsageRow[]>
   usage(capabilityId: string): Promise<CapabilityUsage>

@@ -47,6 +47,8 @@ export const FLEET_SCHEMA_IDS = Object.freeze([
   'gate.fleet.revocation_page.v1',
   'gate.fleet.capture_request.v1',
   'gate.fleet.capture_result.v1',
+  'gate.fleet.capture_cancel.v1',
+  'gate.fleet.capture_cancelled.v1',
   'gate.fleet.authority.v1',
 ] as const)
 
@@ -94,6 +96,8 @@ export const VALIDATOR_NAMES = Object.freeze({
   'gate.fleet.revocation_page.v1': 'fleetRevocationPage',
   'gate.fleet.capture_request.v1': 'fleetCaptureRequest',
   'gate.fleet.capture_result.v1': 'fleetCaptureResult',
+  'gate.fleet.capture_cancel.v1': 'fleetCaptureCancel',
+  'gate.fleet.capture_cancelled.v1': 'fleetCaptureCancelled',
   'gate.fleet.authority.v1': 'fleetAuthority',
 } as const satisfies Record<SchemaId, string>)
 

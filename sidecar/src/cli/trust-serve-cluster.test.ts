@@ -1,4 +1,4 @@
-// Three `gate trust serve` nodes on one PostgreSQL database: the spec 03 cluster block on /health, the
+// Three `gate trust serve` nodes of a fixed membership on one PostgreSQL database: the spec 03 cluster block on /health, the
 // peer-authenticated status route (gate.cluster.peer.v1), budget captures spread over the nodes that never
 // pass a maximum, heartbeats that never queue behind requests, `kill -9` of one node under a mixed
 // read/write load (no acknowledged write lost, the others keep answering), and the database going away
@@ -12,6 +12,7 @@ import { postgresSkipReason, startPostgres, type PostgresServer } from '@gate/tr
 import { spawnGate, type GateProcess } from '../testing/spawn-gate.js'
 import { receiptBody } from '../testing/receipt-rows.js'
 import { openPgStores, type PgStores } from '@gate/trust/postgres'
+import { freeLoopbackPort } from '../testing/debian-server.js'
 
 const skip = postgresSkipReason()
 const SERVICE_TOKEN = 'cluster-service-token-0123456789abcdef'
@@ -28,8 +29,11 @@ const sidecarSigner = createSigner({ secret: generateSecret('ed25519') })
 
 const auth = { authorization: `Bearer ${SERVICE_TOKEN}` }
 
-async function startNode(): Promise<GateProcess> {
-  const node = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--database-url', url, '--service-token-file', join(dir, 'token'), '--cluster-sync-interval-ms', SYNC_MS, '--checkpoint-every', '0'], {
+// spec 03: the membership is fixed at start, each node listing the others' advertise URLs
+async function startNode(port: number, peers: readonly number[]): Promise<GateProcess> {
+  const membership = peers.flatMap(p => ['--cluster-peer', `http://127.0.0.1:${p}`])
+  const args = ['--listen', `127.0.0.1:${port}`, '--advertise-url', `http://127.0.0.1:${port}`, ...membership]
+  const node = await spawnGate(['trust', 'serve', ...args, '--database-url', url, '--service-token-file', join(dir, 'token'), '--cluster-sync-interval-ms', SYNC_MS, '--checkpoint-every', '0'], {
     env: { GATE_CONTROL_TOKEN: '' },
   })
   t.teardown(() => node.stop('SIGKILL'))
@@ -56,7 +60,12 @@ t.before(async () => {
   t.teardown(() => server.destroy())
   url = await server.createDatabase('gate_cluster')
   // three nodes started at once: one migrates, one creates the authority key, all agree on both
-  nodes.push(...(await Promise.all([startNode(), startNode(), startNode()])))
+  const ports: number[] = []
+  while (ports.length < 3) {
+    const port = await freeLoopbackPort()
+    if (!ports.includes(port)) ports.push(port)
+  }
+  nodes.push(...(await Promise.all(ports.map(port => startNode(port, ports.filter(p => p !== port))))))
   stores = await openPgStores({ url, derivePublicKey: s => createSigner({ secret: s }).publicKey })
   t.teardown(() => stores.close())
   const enrolled = await call(`${nodes[0]!.url}/v1/keys/enroll`, { body: { publicKey: sidecarSigner.publicKey, label: 'sidecar-1' }, headers: auth })

@@ -16,7 +16,8 @@ import { waitForShutdown } from './sidecar.js'
 export const TRUST_SERVE_USAGE = `Usage: gate trust serve (--receipt-db PATH | --database-url URL) (--service-token-file PATH | GATE_CONTROL_TOKEN)
                        [--listen ADDR] [--authority-seed-file PATH | --authority-db PATH]
                        [--revocation-db PATH] [--budget-db PATH] [--tenant-token TENANT=FILE ...]
-                       [--advertise-url URL] [--cluster-peer URL ...] [--tls-cert PATH --tls-key PATH]
+                       [--advertise-url URL] [--cluster-peer URL ... | --cluster-discover-peers]
+                       [--tls-cert PATH --tls-key PATH]
 
 Serves trust-control: GET /v1/receipts/query, /v1/agents/{subject_key}/receipts, /v1/receipts/analytics,
 /v1/reports/operator, GET/POST /v1/receipts/tools and /v1/receipts/children, GET/POST /v1/authority,
@@ -58,11 +59,16 @@ Cluster (with --database-url; docs/postgres.md):
   --advertise-url URL         this node's URL as its peers and load balancer reach it; its node id
                               (default: the URL it listens on)
   --cluster-peer URL          another node's advertise URL (repeatable): the fixed membership quorum is
-                              counted over, and the peer-auth allowlist. Without any, the nodes seen in the
-                              database's heartbeat table are the membership
-  --cluster-sync-interval-ms N  heartbeat interval (default ${CLUSTER_SYNC_INTERVAL_MS}); the lease is 3x, clamped to 0.5-5 s
+                              counted over, and the peer-auth allowlist (spec 03). Without any, a cluster
+                              of one
+  --cluster-discover-peers    take the membership from the database's heartbeat table instead (the nodes
+                              seen lately). Gives up a fixed quorum: a dead node is dropped after 30 s, so
+                              a lone survivor leads alone; any writer of the table joins the allowlist
+  --cluster-sync-interval-ms N  heartbeat interval (default ${CLUSTER_SYNC_INTERVAL_MS}); the lease is 3x, clamped to 0.5-5 s.
+                              On a loaded host raise it (1700: a 5 s lease) so a stalled node is not stale
   --database-pool-size N      most database connections of this node's requests (default 10); the
-                              heartbeat has one more of its own
+                              heartbeat (1), the revocation feed (2), budget captures (N/2, at least 2)
+                              and the revocation listener (1) have their own
 
 ${TLS_FLAGS_HELP}
 

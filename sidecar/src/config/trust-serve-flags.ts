@@ -31,6 +31,7 @@ export const TRUST_SERVE_FLAG_OPTIONS = {
   'tenant-token': { type: 'string', multiple: true },
   'advertise-url': { type: 'string' },
   'cluster-peer': { type: 'string', multiple: true },
+  'cluster-discover-peers': { type: 'boolean' },
   'cluster-sync-interval-ms': { type: 'string' },
   ...TLS_FLAG_OPTIONS,
   ...TRANSPARENCY_FLAG_OPTIONS,
@@ -66,7 +67,7 @@ export async function readTrustServeFlags(values: Record<string, unknown>, env: 
       if (values[flag] !== undefined) throw new UsageError(`--${flag} is a SQLite store: with --database-url every store is in the database`)
     }
   } else {
-    for (const flag of ['advertise-url', 'cluster-peer', 'cluster-sync-interval-ms', 'database-pool-size']) {
+    for (const flag of ['advertise-url', 'cluster-peer', 'cluster-discover-peers', 'cluster-sync-interval-ms', 'database-pool-size']) {
       if (values[flag] !== undefined) throw new UsageError(`--${flag} needs --database-url: a SQLite trust-control is one node`)
     }
   }
@@ -108,7 +109,10 @@ export async function readTrustServeFlags(values: Record<string, unknown>, env: 
       authoritySeed,
       authoritySeedSource: `--authority-seed-file ${seedFile ?? ''}`.trim(),
       tokenSource: tokenFile === undefined ? 'from GATE_CONTROL_TOKEN' : 'from --service-token-file',
-      cluster: databaseUrl === undefined ? undefined : { advertiseUrl: cluster.advertiseUrl, peers: cluster.peers, syncIntervalMs: cluster.syncIntervalMs },
+      cluster:
+        databaseUrl === undefined
+          ? undefined
+          : { advertiseUrl: cluster.advertiseUrl, peers: cluster.peers, discoverPeers: cluster.discoverPeers || undefined, syncIntervalMs: cluster.syncIntervalMs },
     },
     host: { listen, tls, allowPlaintextRemote: tlsSettings.allowPlaintextRemote, timeouts, transparency, observability },
   }
@@ -117,6 +121,7 @@ export async function readTrustServeFlags(values: Record<string, unknown>, env: 
 interface ClusterFlags {
   advertiseUrl: string | undefined
   peers: string[] | undefined
+  discoverPeers: boolean
   syncIntervalMs: number
   poolSize: number | undefined
 }
@@ -145,7 +150,9 @@ function readClusterFlags(values: Record<string, unknown>): ClusterFlags {
   const advertiseUrl = advertise === undefined ? undefined : url('--advertise-url', advertise)
   const peers = peerValues?.map(p => url('--cluster-peer', p))
   if (peers !== undefined && advertiseUrl !== undefined && peers.includes(advertiseUrl)) throw new UsageError("--cluster-peer lists this node's own --advertise-url")
-  return { advertiseUrl, peers, syncIntervalMs: int('cluster-sync-interval-ms') ?? CLUSTER_SYNC_INTERVAL_MS, poolSize: int('database-pool-size') }
+  const discoverPeers = values['cluster-discover-peers'] === true
+  if (discoverPeers && peers !== undefined) throw new UsageError('--cluster-discover-peers and --cluster-peer are mutually exclusive: the membership is either fixed or discovered')
+  return { advertiseUrl, peers, discoverPeers, syncIntervalMs: int('cluster-sync-interval-ms') ?? CLUSTER_SYNC_INTERVAL_MS, poolSize: int('database-pool-size') }
 }
 
 async function readSeedFile(path: string): Promise<Uint8Array> {

@@ -107,7 +107,7 @@ export async function startFleetLink(options: FleetLinkOptions): Promise<{ link:
   }
   const rewired: ServiceStores = {
     ...stores,
-    ports: { ...stores.ports, revocations, budgets: createRemoteBudgets(connection) },
+    ports: { ...stores.ports, revocations, budgets: createRemoteBudgets(connection, log) },
     revocationBackend: 'remote',
     close: async () => {
       await link.close().catch(err => log(`fleet: stop: ${(err as Error).message}`))

@@ -25,6 +25,7 @@ const MAX_WAIT_MS = 10_000
 const MIN_WAIT_MS = 250
 /** A held request gets this long beyond its wait before it is given up (a silent network). */
 const ANSWER_GRACE_MS = 5000
+const MIN_BACKOFF_MS = 100
 const MAX_BACKOFF_MS = 2000
 
 export interface RevocationMirrorStatus {
@@ -106,27 +107,30 @@ export class RevocationMirror {
     await this.#loop
   }
 
+  // After an error the next request goes out at once and asks for no hold: trust-control answers it as
+  // soon as it can, so the mirror is fresh again the moment trust-control is (a held request would keep
+  // it stale for the whole hold). While errors continue, the retries back off.
   async #run(): Promise<void> {
-    let backoffMs = 100
+    let failures = 0
     while (!this.#stopped) {
       try {
-        const full = await this.#round()
-        backoffMs = 100
+        const full = await this.#round(failures > 0)
+        failures = 0
         if (!full) this.#firstSync.resolve()
       } catch (err) {
         const message = (err as Error).message
         if (message !== this.#lastError) this.#options.log(`fleet: revocation feed: ${message}`)
         this.#lastError = message
-        await this.#pause(backoffMs)
-        backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2)
+        failures++
+        if (failures > 1) await this.#pause(Math.min(MAX_BACKOFF_MS, MIN_BACKOFF_MS * 2 ** (failures - 2)))
       }
     }
   }
 
-  // One request; true when the page was full (more to read at once).
-  async #round(): Promise<boolean> {
+  // One request (held unless `recovering` or before the first sync); true when the page was full.
+  async #round(recovering: boolean): Promise<boolean> {
     const sentAt = this.#clock()
-    const wait = this.#syncedAt === undefined ? 0 : this.#waitMs
+    const wait = this.#syncedAt === undefined || recovering ? 0 : this.#waitMs
     const query = `?cursor=${this.#cursor}&limit=${PAGE}${wait > 0 ? `&waitMs=${wait}` : ''}`
     const page = await this.#connection.expectMessage('gate.fleet.revocation_page.v1', this.#connection.get(`/v1/revocations${query}`, wait + ANSWER_GRACE_MS))
     if (page.latestSeq < this.#cursor) {

@@ -6,13 +6,30 @@
 // write transaction (BEGIN IMMEDIATE), so no other writer, in this process or another, comes between
 // the check and the count. Both resolve only after commit, so a crash never allows one invocation more
 // than max.
+//
+// Captures by id (gate trust serve on SQLite, for a fleet's sidecars: store-ports.ts CaptureOptions) are
+// recorded in `budget_captures`, created on first use and not part of revision 10 (like the receipt
+// file's listed_receipts): the record commits with the counters, a retry answers it, a cancel reverses
+// the capture or, arriving first, refuses it. A capture whose deadline passed while it waited in the
+// queue is refused without a write.
+import { CaptureCancelledError, CaptureDeadlineError } from '@gate/trust'
 import { StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase, type SqliteExecutor } from './sqlite-driver.js'
 import { TransactionalStore } from './transactional-store.js'
 import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
 import type { CaptureResult, CapturePlan } from '@gate/sdk'
-import { checkCapturePlan, type CapabilityUsage, type CostUsageRow, type GrantUsageRow, type TrustBudgetStore } from '@gate/trust'
+import {
+  CAPTURE_ID_RETENTION_SECONDS,
+  checkCaptureId,
+  checkCapturePlan,
+  type CapabilityUsage,
+  type CaptureCancelResult,
+  type CaptureOptions,
+  type CostUsageRow,
+  type GrantUsageRow,
+  type TrustBudgetStore,
+} from '@gate/trust'
 
 /** Options of `openBudgetStore`. */
 export interface BudgetStoreOptions extends DatabaseOptions {
@@ -68,9 +85,18 @@ export const BUDGET_SCHEMA: StoreSchema = Object.freeze({
 type BudgetWrite =
   | { type: 'consume'; capabilityId: string; grantKey: string; maxInvocations: number; at: number }
   | { type: 'cost'; cost: Required<CostRecord>; at: number }
-  | { type: 'capture'; plan: CapturePlan; at: number }
+  | { type: 'capture'; plan: CapturePlan; at: number; captureId?: string; deadlineAt?: number }
+  | { type: 'cancel'; captureId: string; at: number }
 
-type BudgetResult = ConsumeResult | CaptureResult | undefined
+type BudgetResult = ConsumeResult | CaptureResult | CaptureCancelResult | Error | undefined
+
+const CAPTURES_TABLE = `CREATE TABLE IF NOT EXISTS budget_captures (
+  capture_id TEXT PRIMARY KEY,
+  state TEXT NOT NULL CHECK (state IN ('captured', 'cancelled')),
+  plan TEXT,
+  result TEXT,
+  created_at INTEGER NOT NULL
+) WITHOUT ROWID`
 
 // One statement decides and counts: the row is created at 1 or incremented only while below the maximum.
 const CONSUME_SQL = `INSERT INTO invocation_budgets (capability_id, grant_key, used, max_invocations, updated_at)
@@ -121,9 +147,18 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> i
    * cost total stays within its cap; otherwise changes nothing and says which one stopped it. Resolves
    * after commit.
    */
-  async capture(plan: CapturePlan): Promise<CaptureResult> {
+  async capture(plan: CapturePlan, options: CaptureOptions = {}): Promise<CaptureResult> {
     checkCapturePlan(plan)
-    return (await this.queue.enqueue({ type: 'capture', plan, at: this.#now() })) as CaptureResult
+    const captureId = options.captureId === undefined ? undefined : checkCaptureId(options.captureId)
+    const result = await this.queue.enqueue({ type: 'capture', plan, at: this.#now(), captureId, deadlineAt: options.deadlineAt })
+    if (result instanceof Error) throw result
+    return result as CaptureResult
+  }
+
+  /** Reverses the capture named `captureId`, or records it so that it never counts; idempotent. */
+  async cancel(captureId: string): Promise<CaptureCancelResult> {
+    checkCaptureId(captureId)
+    return (await this.queue.enqueue({ type: 'cancel', captureId, at: this.#now() })) as CaptureCancelResult
   }
 
   /** Adds charged (and attempted) cost to a grant's totals; resolves after commit. */
@@ -172,9 +207,31 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> i
 
 async function commitWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[]): Promise<BudgetResult[]> {
   const results: BudgetResult[] = []
+  let tableReady = false
+  const capturesTable = async () => {
+    if (tableReady) return
+    await tx.exec(CAPTURES_TABLE)
+    await tx.exec('CREATE INDEX IF NOT EXISTS budget_captures_by_time ON budget_captures (created_at)')
+    tableReady = true
+  }
   for (const write of writes) {
     if (write.type === 'capture') {
-      results.push(await commitCapture(tx, write.plan, write.at))
+      // its sender stops waiting at the deadline: a capture dequeued after it is not made
+      if (write.deadlineAt !== undefined && performance.now() > write.deadlineAt) {
+        results.push(new CaptureDeadlineError('it waited in the budget store queue'))
+        continue
+      }
+      if (write.captureId === undefined) {
+        results.push(await commitCapture(tx, write.plan, write.at))
+        continue
+      }
+      await capturesTable()
+      results.push(await commitCaptureById(tx, write.plan, write.at, write.captureId))
+      continue
+    }
+    if (write.type === 'cancel') {
+      await capturesTable()
+      results.push(await commitCancel(tx, write.captureId, write.at))
       continue
     }
     if (write.type === 'cost') {
@@ -199,6 +256,38 @@ async function commitWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[]):
     }
   }
   return results
+}
+
+// A capture under an id: a recorded capture answers its result, a cancelled id is refused, a new id is
+// recorded with the capture's result when it is allowed (a refusal records nothing: it counted nothing).
+async function commitCaptureById(tx: SqliteExecutor, plan: CapturePlan, at: number, captureId: string): Promise<CaptureResult | Error> {
+  await tx.run('DELETE FROM budget_captures WHERE created_at < ?', [at - CAPTURE_ID_RETENTION_SECONDS])
+  const row = await tx.get<{ state: string; result: string | null }>('SELECT state, result FROM budget_captures WHERE capture_id = ?', [captureId])
+  if (row !== undefined) return row.state === 'captured' && row.result !== null ? (JSON.parse(row.result) as CaptureResult) : new CaptureCancelledError(captureId)
+  const result = await commitCapture(tx, plan, at)
+  if (result.allowed) {
+    await tx.run("INSERT INTO budget_captures (capture_id, state, plan, result, created_at) VALUES (?, 'captured', ?, ?, ?)", [captureId, JSON.stringify(plan), JSON.stringify(result), at])
+  }
+  return result
+}
+
+// Gives a recorded capture's counters and costs back, or records the id cancelled before any capture.
+async function commitCancel(tx: SqliteExecutor, captureId: string, at: number): Promise<CaptureCancelResult> {
+  const row = await tx.get<{ state: string; plan: string | null }>('SELECT state, plan FROM budget_captures WHERE capture_id = ?', [captureId])
+  if (row === undefined) {
+    await tx.run("INSERT INTO budget_captures (capture_id, state, created_at) VALUES (?, 'cancelled', ?)", [captureId, at])
+    return { captureId, reversed: false }
+  }
+  if (row.state === 'cancelled' || row.plan === null) return { captureId, reversed: false }
+  const plan = JSON.parse(row.plan) as CapturePlan
+  for (const c of plan.invocations) {
+    await tx.run('UPDATE invocation_budgets SET used = max(used - 1, 0), updated_at = ? WHERE capability_id = ? AND grant_key = ?', [at, c.owner, c.key])
+  }
+  for (const cost of plan.costs) {
+    await tx.run('UPDATE cost_usage SET units = max(units - ?, 0), updated_at = ? WHERE capability_id = ? AND grant_key = ? AND currency = ?', [cost.units, at, cost.owner, cost.key, cost.currency])
+  }
+  await tx.run("UPDATE budget_captures SET state = 'cancelled' WHERE capture_id = ?", [captureId])
+  return { captureId, reversed: true }
 }
 
 // Reads, then writes, inside the batch's write transaction: nothing else writes in between.

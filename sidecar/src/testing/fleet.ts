@@ -96,7 +96,7 @@ export async function receiptIdsAtControl(controlUrl: string): Promise<string[]>
 }
 
 /** The sidecar's /gate/health `fleet` block. */
-export async function fleetHealth(sidecarUrl: string): Promise<{ outbox: { lag: number }; revocations: { stale: boolean }; key_enrolled: boolean; authority: { generation: number } | null }> {
+export async function fleetHealth(sidecarUrl: string): Promise<{ outbox: { lag: number }; revocations: { stale: boolean; revoked: number; last_error: string | null }; key_enrolled: boolean; authority: { generation: number } | null }> {
   return ((await call(`${sidecarUrl}/gate/health`)).body as { fleet: never }).fleet
 }
 

@@ -39,6 +39,8 @@ export interface SpawnOptions {
   cwd?: string
   /** Milliseconds to wait for the listening line before failing. */
   readyTimeoutMs?: number
+  /** The line that means "started", its first group the URL; default the listening line. */
+  readyPattern?: RegExp
 }
 
 /** Spawns `gate <args>` and resolves once it listens; rejects with its output if it exits first. */
@@ -59,9 +61,14 @@ export function spawnGate(args: string[], options: SpawnOptions = {}): Promise<G
     const onData = (chunk: Buffer) => {
       out += chunk.toString('utf8')
       // `gate sidecar` says "listening on URL"; `gate api protect` "protecting UPSTREAM with N routes on URL"
-      const m = /(?:listening on|routes on) ((?:https?:\/\/|unix:)[^\s"]+)/.exec(out)
+      const m = (options.readyPattern ?? /(?:listening on|routes on) ((?:https?:\/\/|unix:)[^\s"]+)/).exec(out)
       if (m !== null) {
         clearTimeout(timer)
+        child.stdout!.off('data', onData)
+        child.stderr!.off('data', onData)
+        const more = (chunk: Buffer) => (out += chunk.toString('utf8'))
+        child.stdout!.on('data', more)
+        child.stderr!.on('data', more)
         resolve({
           url: m[1] as string,
           child,
@@ -80,6 +87,23 @@ export function spawnGate(args: string[], options: SpawnOptions = {}): Promise<G
       clearTimeout(timer)
       reject(new Error(`gate ${args.join(' ')} exited (${code}) before listening:\n${out}`))
     })
+  })
+}
+
+/** Resolves with the first match of `pattern` in what `gate` printed (now or later); rejects if it exits first. */
+export function waitForOutput(gate: GateProcess, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      const match = pattern.exec(gate.output())
+      if (match === null) return
+      gate.child.stdout?.off('data', check)
+      gate.child.stderr?.off('data', check)
+      resolve(match)
+    }
+    gate.child.stdout?.on('data', check)
+    gate.child.stderr?.on('data', check)
+    gate.exited.then(code => reject(new Error(`gate exited (${code}) before printing ${pattern}:\n${gate.output()}`)))
+    check()
   })
 }
 

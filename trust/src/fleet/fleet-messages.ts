@@ -60,8 +60,23 @@ export interface RevocationPage {
   authorityPublicKey: string
 }
 
-/** POST /v1/budgets/capture (gate.fleet.capture_request.v1): the kernel's capture plan; `costs` may be absent. */
-export type CaptureRequest = Omit<CapturePlan, 'costs'> & { costs?: CapturePlan['costs'] }
+/**
+ * POST /v1/budgets/capture (gate.fleet.capture_request.v1): the kernel's capture plan; `costs` may be
+ * absent. `captureId` names the capture (retries count once, a cancel undoes it); `deadlineMs` is how long
+ * the sender waits.
+ */
+export type CaptureRequest = Omit<CapturePlan, 'costs'> & { costs?: CapturePlan['costs']; captureId?: string; deadlineMs?: number }
+
+/** POST /v1/budgets/cancel (gate.fleet.capture_cancel.v1): the capture its sender gave up on. */
+export interface CaptureCancelRequest {
+  captureId: string
+}
+
+/** The answer of POST /v1/budgets/cancel (gate.fleet.capture_cancelled.v1). */
+export interface CaptureCancelledMessage {
+  captureId: string
+  reversed: boolean
+}
 
 /** GET and POST /v1/authority (gate.fleet.authority.v1): spec 03's authority block; a rotation adds `previousPublicKey`. */
 export interface AuthorityMessage {
@@ -83,6 +98,8 @@ export interface FleetMessages {
   'gate.fleet.revocation_page.v1': RevocationPage
   'gate.fleet.capture_request.v1': CaptureRequest
   'gate.fleet.capture_result.v1': CaptureResult
+  'gate.fleet.capture_cancel.v1': CaptureCancelRequest
+  'gate.fleet.capture_cancelled.v1': CaptureCancelledMessage
   'gate.fleet.authority.v1': AuthorityMessage
 }
 

@@ -1,7 +1,8 @@
 // The revocation feed sidecars mirror (GET /v1/revocations, routes/revocation-feed.ts) over the
 // revocation store, and the revoker and authority that tell it: they wrap the ports so a held request
-// answers the moment a revocation or a rotation commits on this node (other nodes' are seen by the
-// route's periodic look).
+// answers the moment a revocation or a rotation commits on this node, and a revocation committed on
+// another node the moment the store hears of it (`watch`: PostgreSQL LISTEN/NOTIFY); the route's
+// periodic look covers the rest (another node's rotation, a lost listen connection).
 import type { AuthorityPort, RevocationFeedPort, RevocationPort } from '../ports.js'
 import type { TrustStores } from '../store-ports.js'
 
@@ -29,7 +30,11 @@ export function createRevocationFeed<A extends AuthorityPort>(
       latestSeq: () => stores.revocations.latestSeq(),
       onRevoked(listener) {
         listeners.add(listener)
-        return () => listeners.delete(listener)
+        const unwatch = stores.revocations.watch?.(listener)
+        return () => {
+          listeners.delete(listener)
+          unwatch?.()
+        }
       },
     },
     revoker: {

@@ -39,8 +39,12 @@ export class PgClusterStore {
     this.#db = db
   }
 
-  /** Records this node's heartbeat and reads the others' (one statement, one round trip). */
-  async heartbeat(self: { nodeId: string; startedAt: number; term: number; authorityGeneration: number }, retentionMs: number): Promise<HeartbeatResult> {
+  /**
+   * Records this node's heartbeat and reads the others' (one statement, one round trip): those seen within
+   * `retentionMs`, and the `members` whatever their age (a fixed membership reports a long-dead peer as
+   * unhealthy, not unknown).
+   */
+  async heartbeat(self: { nodeId: string; startedAt: number; term: number; authorityGeneration: number }, retentionMs: number, members: readonly string[] = []): Promise<HeartbeatResult> {
     const row = await this.#db.get<{ peers: NodeHeartbeat[] | null; generation: number | null }>(
       `WITH beat AS (
          INSERT INTO cluster_nodes (node_id, started_at, last_seen, term, authority_generation) VALUES ($1, $2, clock_timestamp(), $3, $4)
@@ -50,10 +54,10 @@ export class PgClusterStore {
        SELECT
          (SELECT json_agg(json_build_object('nodeId', node_id, 'startedAt', started_at, 'term', term, 'authorityGeneration', authority_generation,
              'ageMs', floor(extract(epoch FROM clock_timestamp() - last_seen) * 1000)) ORDER BY node_id)
-           FROM cluster_nodes WHERE node_id <> $1 AND last_seen > clock_timestamp() - make_interval(secs => $5::double precision / 1000)) AS peers,
+           FROM cluster_nodes WHERE node_id <> $1 AND (last_seen > clock_timestamp() - make_interval(secs => $5::double precision / 1000) OR node_id = ANY($6::text[]))) AS peers,
          (SELECT max(generation) FROM authority_keys) AS generation,
          (SELECT count(*) FROM beat) AS beats`,
-      [self.nodeId, self.startedAt, self.term, self.authorityGeneration, retentionMs],
+      [self.nodeId, self.startedAt, self.term, self.authorityGeneration, retentionMs, members],
     )
     return { peers: row?.peers ?? [], authorityGeneration: row?.generation ?? 0 }
   }

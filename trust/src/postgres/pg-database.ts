@@ -42,7 +42,24 @@ export interface PgTransactionOptions {
   isolation?: 'read committed' | 'serializable'
   /** Attempts when PostgreSQL reports a serialization failure or a deadlock (both safe to retry), default 5. */
   attempts?: number
+  /**
+   * `performance.now()` past which the transaction must not commit: waiting for a connection, each
+   * statement (lock waits included) and the moment before COMMIT are bounded by it; past it the
+   * transaction rolls back and PgDeadlineError is thrown.
+   */
+  deadlineAt?: number
 }
+
+/** A transaction that ran out of its deadline (PgTransactionOptions.deadlineAt): it was rolled back. */
+export class PgDeadlineError extends Error {
+  constructor(readonly step: string) {
+    super(`deadline passed ${step}`)
+    this.name = 'PgDeadlineError'
+  }
+}
+
+// lock_not_available (lock_timeout) and query_canceled (statement_timeout): what a deadline raises
+const DEADLINE_CODES = new Set(['55P03', '57014'])
 
 // int8 (count, sum over bigint casts, seq) and numeric (sum) arrive as strings by default; Gate's values
 // are below 2^53 (Unix seconds, seqs, minor units), so numbers it is (sums above 2^53 lose precision, as
@@ -154,19 +171,31 @@ export class PgDatabase implements PgExecutor {
   /** Runs `fn` on one connection in one transaction; retries it whole on serialization failure or deadlock. */
   async transaction<R>(fn: (tx: PgExecutor) => Promise<R>, options: PgTransactionOptions = {}): Promise<R> {
     const attempts = options.attempts ?? 5
+    const { deadlineAt } = options
+    const remaining = () => (deadlineAt === undefined ? Number.POSITIVE_INFINITY : Math.floor(deadlineAt - performance.now()))
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.withClient(async client => {
           await client.query(options.isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN')
           try {
+            if (deadlineAt !== undefined) {
+              const ms = remaining()
+              if (ms <= 0) throw new PgDeadlineError('before the first statement')
+              // every statement, and every lock wait, ends by the deadline (server side)
+              await client.query("SELECT set_config('lock_timeout', $1, true), set_config('statement_timeout', $1, true)", [`${ms}ms`])
+            }
             const result = await fn(executorOf(client))
+            // nothing commits after its deadline: the caller has stopped waiting, or is about to
+            if (remaining() <= 0) throw new PgDeadlineError('before COMMIT')
             await client.query('COMMIT')
             return result
           } catch (err) {
             await client.query('ROLLBACK').catch(() => undefined)
+            const code = (err as { code?: unknown } | undefined)?.code
+            if (deadlineAt !== undefined && typeof code === 'string' && DEADLINE_CODES.has(code)) throw new PgDeadlineError(`waiting for a lock or a statement (${code})`)
             throw err
           }
-        })
+        }, deadlineAt)
       } catch (err) {
         const code = (err as { code?: unknown } | undefined)?.code
         if (attempt < attempts && typeof code === 'string' && RETRY_CODES.has(code)) continue
@@ -176,9 +205,9 @@ export class PgDatabase implements PgExecutor {
   }
 
   /** Runs `fn` with one pooled connection of its own (session-level locks); errors are translated. */
-  withClient<R>(fn: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+  withClient<R>(fn: (client: pg.PoolClient) => Promise<R>, deadlineAt?: number): Promise<R> {
     return this.#translate(async () => {
-      const client = await this.pool.connect()
+      const client = deadlineAt === undefined ? await this.pool.connect() : await connectBy(this.pool, deadlineAt)
       let broken: unknown
       // The pool stops listening for a connection's errors while it is lent out: a server that goes
       // away while `fn` awaits something else would emit 'error' with no listener and end the process.
@@ -219,6 +248,31 @@ export function toStoreError(err: unknown, store: string, location: string): Err
   if (err instanceof pg.DatabaseError || !(err instanceof Error)) return new StoreFailedError(store, location, pgErrorText(err), err)
   // Gate's own errors and a transaction's deliberate throws pass through
   return err
+}
+
+// A pooled connection by `deadlineAt` (performance.now()), else PgDeadlineError; one that arrives after
+// the deadline goes straight back to the pool.
+function connectBy(pool: pg.Pool, deadlineAt: number): Promise<pg.PoolClient> {
+  const ms = deadlineAt - performance.now()
+  if (ms <= 0) return Promise.reject(new PgDeadlineError('before a connection was free'))
+  return new Promise((resolve, reject) => {
+    let late = false
+    const timer = setTimeout(() => {
+      late = true
+      reject(new PgDeadlineError('waiting for a connection'))
+    }, ms)
+    pool.connect().then(
+      client => {
+        clearTimeout(timer)
+        if (late) client.release()
+        else resolve(client)
+      },
+      err => {
+        clearTimeout(timer)
+        if (!late) reject(err)
+      },
+    )
+  })
 }
 
 function executorOf(client: pg.PoolClient): PgExecutor {

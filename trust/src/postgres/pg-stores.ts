@@ -9,6 +9,7 @@ import { PgClusterStore } from './pg-cluster-store.js'
 import { PG_DATABASE_DEFAULTS, PgDatabase, type PgDatabaseOptions } from './pg-database.js'
 import { PgEnrolledKeyStore } from './pg-enrolled-key-store.js'
 import { PgListedReceiptStore } from './pg-listed-receipt-store.js'
+import { PgNotificationListener, REVOCATION_CHANNEL } from './pg-notifications.js'
 import { migrate, type MigrationResult } from './pg-migrations.js'
 import { PgReceiptLog } from './pg-receipt-log.js'
 import { PgReceiptQuery } from './pg-receipt-query.js'
@@ -16,6 +17,8 @@ import { PgRevocationStore } from './pg-revocation-store.js'
 
 /** Options of `openPgStores`. */
 export interface PgStoresOptions extends PgDatabaseOptions {
+  /** Connections of budget captures, a pool of their own; default half of `poolSize`, at least 2. */
+  capturePoolSize?: number
   /** Public key of an authority seed (the signer's). Required. */
   derivePublicKey: (seed: Uint8Array) => string
   /** Largest receipt group-commit batch, default 512. */
@@ -46,15 +49,28 @@ export interface PgStores {
 
 /** Connects, migrates and opens every store; closes the pool again when any step fails. */
 export async function openPgStores(options: PgStoresOptions): Promise<PgStores> {
-  const { derivePublicKey, maxBatchSize, onReceiptError, now: clock, ...database } = options
+  const { derivePublicKey, maxBatchSize, onReceiptError, now: clock, capturePoolSize, ...database } = options
   const now = clock ?? (() => Math.floor(Date.now() / 1000))
+  const name = database.applicationName ?? PG_DATABASE_DEFAULTS.applicationName
   const db = new PgDatabase(database)
-  // The heartbeat has a connection of its own: queued behind requests in the shared pool (captures
-  // waiting on one row lock, say), it would miss the lease and the node would refuse writes for want
-  // of quorum while the database is fine.
-  const heartbeat = new PgDatabase({ ...database, poolSize: 1, applicationName: `${database.applicationName ?? PG_DATABASE_DEFAULTS.applicationName}-heartbeat` })
+  // Pools of their own, so nothing waits behind what fills another: the heartbeat (queued behind
+  // requests it would miss the lease, and the node would refuse writes while the database is fine), the
+  // revocation feed (every connected sidecar reads it; it must answer while captures queue on a busy
+  // counter) and budget captures (they wait on row locks, bounded by their deadline).
+  const heartbeat = new PgDatabase({ ...database, poolSize: 1, applicationName: `${name}-heartbeat` })
+  const feed = new PgDatabase({ ...database, poolSize: 2, applicationName: `${name}-feed` })
+  const captures = new PgDatabase({ ...database, poolSize: capturePoolSize ?? Math.max(2, Math.floor((database.poolSize ?? PG_DATABASE_DEFAULTS.poolSize) / 2)), applicationName: `${name}-captures` })
+  const pools = [db, heartbeat, feed, captures]
+  // a connection of its own, outside the pools: held revocation-feed requests answer on another node's commit
+  const listener = new PgNotificationListener({
+    url: database.url,
+    channel: REVOCATION_CHANNEL,
+    applicationName: `${name}-listen`,
+    connectTimeoutMs: database.connectTimeoutMs ?? PG_DATABASE_DEFAULTS.connectTimeoutMs,
+  })
   try {
     const migrations = await migrate(db)
+    await listener.start()
     const log = new PgReceiptLog(db, { maxBatchSize, onError: onReceiptError })
     const authority = new PgAuthorityStore(db, derivePublicKey, now)
     await authority.reload()
@@ -63,8 +79,8 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
       db,
       migrations,
       receipts: { isEphemeral: false, log, query: new PgReceiptQuery(db), listed: new PgListedReceiptStore(db) },
-      revocations: new PgRevocationStore(db, now),
-      budgets: new PgBudgetStore(db, now),
+      revocations: new PgRevocationStore(db, now, feed, listener),
+      budgets: new PgBudgetStore(db, now, captures),
       capabilities: new PgCapabilityStore(db),
       approvals: new PgApprovalStore(db, now),
       authority,
@@ -72,11 +88,13 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
       cluster: new PgClusterStore(heartbeat),
       async close() {
         await log.close().catch(() => undefined)
-        await Promise.all([db.close(), heartbeat.close()])
+        await listener.close()
+        await Promise.all(pools.map(pool => pool.close()))
       },
     }
   } catch (err) {
-    await Promise.all([db.close(), heartbeat.close()])
+    await listener.close()
+    await Promise.all(pools.map(pool => pool.close()))
     throw err
   }
 }

@@ -2,8 +2,10 @@
 // gate.fleet.revocation_page.v1. A cursor poll
 // that doubles as a push stream: with `waitMs`, a request finding nothing past its cursor is held open
 // until a revocation commits or the authority rotates (answered at once) or the wait ends (answered
-// empty), so a revocation or a rotation reaches every waiting sidecar within one round trip. Other nodes of a shared database do not notify
-// this process: a held request also looks again every RECHECK_MS. Service token only.
+// empty), so a revocation or a rotation reaches every waiting sidecar within one round trip. Another
+// node's revocation on a shared PostgreSQL notifies this process at its commit (LISTEN/NOTIFY); its
+// rotations do not, and the listen connection may be down: a held request also looks again every
+// RECHECK_MS. Service token only.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'

@@ -8,7 +8,7 @@ import { AnalyticsRollup } from '../analytics-rollup.js'
 import { ReceiptQueryEngine } from '../receipt-query.js'
 import { createAnalyticsRoute } from './analytics.js'
 import { createAuthorityRotateRoute, createAuthorityStatusRoute } from './authority.js'
-import { createBudgetCaptureRoute } from './budgets.js'
+import { createBudgetCancelRoute, createBudgetCaptureRoute } from './budgets.js'
 import { createClusterStatusRoute } from './cluster.js'
 import { createIssueRoute, createRevokeRoute } from './capabilities.js'
 import { createTrustHealthRoute } from './health.js'
@@ -78,7 +78,12 @@ export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = 
     )
   }
   if (revocationFeed !== undefined) routes.push({ method: 'GET', path: '/v1/revocations', handler: createRevocationFeedRoute({ auth: deps.auth, feed: revocationFeed, authority: deps.authority }) })
-  if (budgetCapture !== undefined) routes.push({ method: 'POST', path: '/v1/budgets/capture', handler: createBudgetCaptureRoute({ auth: deps.auth, budgetCapture }) })
+  if (budgetCapture !== undefined) {
+    routes.push(
+      { method: 'POST', path: '/v1/budgets/capture', handler: createBudgetCaptureRoute({ auth: deps.auth, budgetCapture }) },
+      { method: 'POST', path: '/v1/budgets/cancel', handler: createBudgetCancelRoute({ auth: deps.auth, budgetCapture }) },
+    )
+  }
   if (cluster !== undefined) routes.push({ method: 'GET', path: '/v1/internal/cluster/status', handler: createClusterStatusRoute({ cluster }) })
   if (options.health !== false) routes.unshift({ method: 'GET', path: '/health', handler: createTrustHealthRoute(deps) }, ...createUiRoutes())
   return routes.map(route => ({ ...route, handler: withTrustHeaders(cluster !== undefined && route.method === 'POST' ? withQuorum(cluster, route.handler) : route.handler) }))

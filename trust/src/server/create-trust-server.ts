@@ -7,6 +7,7 @@
 // receipt writer and transparency log, the routes, the listener, then the cluster node.
 import { NotFoundError } from '@gate/sdk'
 import { sendTrustError } from '@gate/sdk/server'
+import { ServiceStartingError } from '../errors.js'
 import { bindAuthority, createRotatingAuthority } from '../authority.js'
 import { createTrustAuthenticator } from '../auth.js'
 import { createIngestPort } from '../fleet/receipt-ingest.js'
@@ -80,14 +81,18 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
       log,
     })
     transparency = receipts.transparency
+    // The listener is bound before the routes exist (a node's cluster id defaults to the URL it bound):
+    // until they are all mounted, every request answers 503, never a 404 that reads as "no such route".
+    let ready = false
     listener = await host.serve({
       // spec 03 error bodies everywhere on this service, unknown routes included
       fallback: (req, res, url) => {
         for (const [name, value] of Object.entries(TRUST_RESPONSE_HEADERS)) res.setHeader(name, value)
-        sendTrustError(res, new NotFoundError(`route ${req.method ?? 'GET'} ${url.pathname}`))
+        sendTrustError(res, ready ? new NotFoundError(`route ${req.method ?? 'GET'} ${url.pathname}`) : new ServiceStartingError())
       },
       storeHealth: () => ({ receipts: stores.receipts.log.healthy, budgets: stores.budgets.healthy }),
     })
+    log(`starting: bound ${listener.url}; requests answer 503 until every route is mounted`)
     // A node of a fleet: heartbeats, the cluster block, quorum for writes, the peer status route. Its
     // id defaults to the URL just bound, so it starts once the server listens, before any route exists.
     if (backend.postgres !== undefined) {
@@ -95,7 +100,8 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
       clusterNode = new ClusterNode({
         store: pg.cluster,
         selfUrl: cluster.advertiseUrl ?? listener.url,
-        configuredPeers: cluster.peers,
+        // spec 03: the membership is fixed at start unless discovery was asked for
+        configuredPeers: cluster.discoverPeers ? undefined : cluster.peers,
         syncIntervalMs: cluster.syncIntervalMs,
         serviceToken: config.serviceToken,
         authorityGeneration: () => pg.authority.current()?.generation ?? 0,
@@ -117,7 +123,7 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
       revocationFeed: revocationFeed.feed,
       transparency,
       ingest,
-      budgetCapture: { capture: plan => stores.budgets.capture(plan) },
+      budgetCapture: { capture: (plan, options) => stores.budgets.capture(plan, options), cancel: captureId => stores.budgets.cancel(captureId) },
       cluster: node,
       available: node === undefined ? undefined : () => node.databaseReachable,
       now,
@@ -128,6 +134,7 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
     const { rollup } = mountTrustRoutes({ add: (method, path, handler) => routes.push({ method, path, handler }) }, deps)
     if (metrics !== undefined) routes.push({ method: 'GET', path: '/metrics', handler: withTrustHeaders(metrics.createRoute(auth)) })
     for (const route of [...routes, ...methodNotAllowedRoutes(routes)]) listener.add(route)
+    ready = true
     // Analytics over the whole corpus reads an in-memory rollup; fold the stored receipts in now, in the
     // background (requests meanwhile wait for it, or aggregate in SQL when they filter receipts).
     const warmStarted = Date.now()
@@ -143,7 +150,7 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
     log(`metrics: ${metrics === undefined ? 'off (--no-metrics)' : `GET /metrics (${metrics.readers})`}`)
     if (clusterNode !== undefined) {
       const block = clusterNode.block()
-      log(`cluster: node ${block.selfUrl}, ${block.peerCount} peer(s) ${cluster.peers === undefined ? 'seen in the heartbeat table' : 'configured'}, quorum ${block.quorumSize}, lease ${clusterNode.leaseMs} ms`)
+      log(`cluster: node ${block.selfUrl}, ${block.peerCount} peer(s) ${cluster.discoverPeers ? 'seen in the heartbeat table (--cluster-discover-peers)' : 'configured'}, quorum ${block.quorumSize}, lease ${clusterNode.leaseMs} ms`)
     }
     const serving = listener
     log(`listening on ${serving.url}`)

@@ -10,7 +10,7 @@ const base: TrustOptions = { store: { kind: 'sqlite', receiptDb: '/x/receipts.db
 
 t.test('the defaults are applied once, and the result is frozen', async t => {
   const resolved = resolveTrustOptions(base)
-  t.match(resolved, { tenantTokens: new Map(), authoritySeed: undefined, cluster: { syncIntervalMs: CLUSTER_SYNC_INTERVAL_MS } })
+  t.match(resolved, { tenantTokens: new Map(), authoritySeed: undefined, cluster: { syncIntervalMs: CLUSTER_SYNC_INTERVAL_MS, peers: [], discoverPeers: false } })
   t.ok(Object.isFrozen(resolved) && Object.isFrozen(resolved.store) && Object.isFrozen(resolved.cluster))
   t.match(resolveTrustOptions({ ...base, store: { kind: 'postgres', url: 'postgres://u@h/db', poolSize: 4 }, cluster: { syncIntervalMs: 250, peers: ['https://b:9091'] } }).cluster, { syncIntervalMs: 250, peers: ['https://b:9091'] })
 })
@@ -25,6 +25,9 @@ t.test('a bad option is refused with gate_invalid_config naming it; secrets are 
     [{ ...base, authoritySeed: new Uint8Array(31).fill(7) }, /trust options.authoritySeed must be 32 bytes/],
     [{ ...base, cluster: { peers: ['https://b:9091'] } }, /trust options.cluster must be absent with a SQLite store/],
     [{ ...base, cluster: { syncIntervalMs: 1.5 } }, /trust options.cluster.syncIntervalMs must be a positive integer/],
+    [{ ...base, cluster: { discoverPeers: true } }, /trust options.cluster must be absent with a SQLite store/],
+    [{ ...base, store: { kind: 'postgres', url: 'postgres://h/db' }, cluster: { discoverPeers: 'yes' } }, /trust options.cluster.discoverPeers must be a boolean/],
+    [{ ...base, store: { kind: 'postgres', url: 'postgres://h/db' }, cluster: { discoverPeers: true, peers: ['https://b:9091'] } }, /either peers \(a fixed membership\) or discoverPeers/],
     [{ ...base, host: { ...host, serve: undefined } }, /trust options.host.serve must be a function/],
   ]
   for (const [options, message] of cases) {

@@ -29,8 +29,17 @@ export type TrustStoreOptions =
 export interface TrustClusterOptions {
   /** This node's URL as peers and the load balancer reach it; default the URL it listens on. */
   advertiseUrl?: string
-  /** The fixed membership (other nodes' advertise URLs); default the nodes seen in the heartbeat table. */
+  /**
+   * The fixed membership: the other nodes' advertise URLs, also the peer-auth allowlist (spec 03). Default
+   * none: a cluster of one.
+   */
   peers?: readonly string[]
+  /**
+   * Take the membership from the heartbeat table instead (the nodes seen lately), default false. It gives
+   * up what a fixed membership guarantees: a dead node is dropped after max(30 s, 20 leases), so a lone
+   * survivor leads with a quorum of one, and any writer of the table joins the allowlist (docs/postgres.md).
+   */
+  discoverPeers?: boolean
   /** Heartbeat interval, default CLUSTER_SYNC_INTERVAL_MS. */
   syncIntervalMs?: number
 }
@@ -60,7 +69,7 @@ export interface ResolvedTrustOptions {
   authoritySeed: Uint8Array | undefined
   authoritySeedSource: string
   tokenSource: string
-  cluster: Required<Pick<TrustClusterOptions, 'syncIntervalMs'>> & Omit<TrustClusterOptions, 'syncIntervalMs'>
+  cluster: { advertiseUrl: string | undefined; peers: readonly string[]; discoverPeers: boolean; syncIntervalMs: number }
   host: TrustServerHost
 }
 
@@ -89,8 +98,12 @@ export function resolveTrustOptions(options: TrustOptions): ResolvedTrustOptions
   const cluster = options.cluster ?? {}
   const syncIntervalMs = cluster.syncIntervalMs ?? CLUSTER_SYNC_INTERVAL_MS
   if (!Number.isSafeInteger(syncIntervalMs) || syncIntervalMs < 1) throw new InvalidConfigError('trust options.cluster.syncIntervalMs', 'a positive integer', syncIntervalMs)
-  if (store.kind === 'sqlite' && (cluster.advertiseUrl !== undefined || cluster.peers !== undefined)) {
+  if (store.kind === 'sqlite' && (cluster.advertiseUrl !== undefined || cluster.peers !== undefined || cluster.discoverPeers !== undefined)) {
     throw new InvalidConfigError('trust options.cluster', 'absent with a SQLite store (one node)', cluster)
+  }
+  if (cluster.discoverPeers !== undefined && typeof cluster.discoverPeers !== 'boolean') throw new InvalidConfigError('trust options.cluster.discoverPeers', 'a boolean', cluster.discoverPeers)
+  if (cluster.discoverPeers === true && cluster.peers !== undefined) {
+    throw new InvalidConfigError('trust options.cluster', 'either peers (a fixed membership) or discoverPeers, not both', { peers: cluster.peers, discoverPeers: true })
   }
   return Object.freeze({
     store: Object.freeze({ ...store }),
@@ -99,7 +112,7 @@ export function resolveTrustOptions(options: TrustOptions): ResolvedTrustOptions
     authoritySeed: options.authoritySeed,
     authoritySeedSource: options.authoritySeedSource ?? 'the authority seed',
     tokenSource: options.tokenSource ?? 'the options',
-    cluster: Object.freeze({ advertiseUrl: cluster.advertiseUrl, peers: cluster.peers, syncIntervalMs }),
+    cluster: Object.freeze({ advertiseUrl: cluster.advertiseUrl, peers: Object.freeze([...(cluster.peers ?? [])]), discoverPeers: cluster.discoverPeers ?? false, syncIntervalMs }),
     host,
   })
 }

@@ -38,6 +38,18 @@ export function checkCapturePlan(plan: CapturePlan): void {
   }
 }
 
+/** A capture id: 1-128 printable ASCII, no spaces (a sidecar sends a UUID). */
+export const CAPTURE_ID = /^[\x21-\x7e]{1,128}$/
+
+/** How long trust-control remembers a capture id (its result for retries, its cancellation), in seconds. */
+export const CAPTURE_ID_RETENTION_SECONDS = 900
+
+/** Checks a capture id. */
+export function checkCaptureId(captureId: unknown): string {
+  if (typeof captureId !== 'string' || !CAPTURE_ID.test(captureId)) throw new StoreInputError('captureId', '1 to 128 printable ASCII characters', captureId)
+  return captureId
+}
+
 function checkKey(field: string, value: unknown): void {
   if (typeof value !== 'string' || value === '') throw new StoreInputError(field, 'a non-empty string', value)
 }

@@ -15694,7 +15694,8 @@ return errors === 0;
 validate115.evaluated = {"props":{"revocations":true,"nextCursor":true,"latestSeq":true,"authorityGeneration":true,"authorityPublicKey":true},"dynamicProps":false,"dynamicItems":false};
 
 export const fleetCaptureRequest: StandaloneValidateFunction = validate116;
-const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_request.v1","title":"CaptureRequest","description":"Gate design. The body of POST /v1/budgets/capture: the kernel's capture plan (@gate/sdk planCaptures), every counter of one call and the cost totals it adds to, all captured or none (spec 03). At most 16 counters (the token's own three, and three for each of four delegation links, fit) and 5 cost totals (the token's grant's and one per link); naming one counter or total twice is refused by trust-control. Closed throughout.","type":"object","properties":{"invocations":{"type":"array","maxItems":16,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"max":{"type":"integer","minimum":0,"maximum":9007199254740991},"fixedMax":{"type":"boolean"},"kind":{"enum":["grant","aggregate","family","share"]},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","max","fixedMax","kind"],"additionalProperties":false}},"costs":{"type":"array","maxItems":5,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"units":{"type":"integer","minimum":0,"maximum":9007199254740991},"currency":{"type":"string","pattern":"^[A-Z]{3}$"},"maxUnits":{"type":"integer","minimum":0,"maximum":9007199254740991},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","units","currency","maxUnits"],"additionalProperties":false}}},"required":["invocations"],"additionalProperties":false};
+const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_request.v1","title":"CaptureRequest","description":"Gate design. The body of POST /v1/budgets/capture: the kernel's capture plan (@gate/sdk planCaptures), every counter of one call and the cost totals it adds to, all captured or none (spec 03). At most 16 counters (the token's own three, and three for each of four delegation links, fit) and 5 cost totals (the token's grant's and one per link); naming one counter or total twice is refused by trust-control. `captureId` names the capture (a retry under it counts once; POST /v1/budgets/cancel undoes it); `deadlineMs` is how long the sender waits for the answer, and trust-control commits nothing past half of it. Closed throughout.","type":"object","properties":{"invocations":{"type":"array","maxItems":16,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"max":{"type":"integer","minimum":0,"maximum":9007199254740991},"fixedMax":{"type":"boolean"},"kind":{"enum":["grant","aggregate","family","share"]},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","max","fixedMax","kind"],"additionalProperties":false}},"costs":{"type":"array","maxItems":5,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"units":{"type":"integer","minimum":0,"maximum":9007199254740991},"currency":{"type":"string","pattern":"^[A-Z]{3}$"},"maxUnits":{"type":"integer","minimum":0,"maximum":9007199254740991},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","units","currency","maxUnits"],"additionalProperties":false}},"captureId":{"type":"string","pattern":"^[\\x21-\\x7e]{1,128}$","description":"Names this capture, unique per decision (a sidecar sends a UUID): a retry under it answers the first result and counts nothing more; a cancelled id captures nothing."},"deadlineMs":{"type":"integer","minimum":1,"maximum":60000,"description":"How long the sender waits for the answer, in milliseconds; trust-control refuses to commit the capture after half of it (503, nothing counted). Default 5000."}},"required":["invocations"],"additionalProperties":false};
+const pattern86 = new RegExp("^[\\x21-\\x7e]{1,128}$", "u");
 
 function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.fleet.capture_request.v1" */;
@@ -15717,7 +15718,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((key0 === "invocations") || (key0 === "costs"))){
+if(!((((key0 === "invocations") || (key0 === "costs")) || (key0 === "captureId")) || (key0 === "deadlineMs"))){
 validate116.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -16135,6 +16136,56 @@ var valid0 = _errs18 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.captureId !== undefined){
+let data16 = data.captureId;
+const _errs35 = errors;
+if(errors === _errs35){
+if(typeof data16 === "string"){
+if(!pattern86.test(data16)){
+validate116.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]{1,128}$"},message:"must match pattern \""+"^[\\x21-\\x7e]{1,128}$"+"\""}];
+return false;
+}
+}
+else {
+validate116.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs35 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.deadlineMs !== undefined){
+let data17 = data.deadlineMs;
+const _errs37 = errors;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+validate116.errors = [{instancePath:instancePath+"/deadlineMs",schemaPath:"#/properties/deadlineMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs37){
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 60000 || isNaN(data17)){
+validate116.errors = [{instancePath:instancePath+"/deadlineMs",schemaPath:"#/properties/deadlineMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
+return false;
+}
+else {
+if(data17 < 1 || isNaN(data17)){
+validate116.errors = [{instancePath:instancePath+"/deadlineMs",schemaPath:"#/properties/deadlineMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs37 === errors;
+}
+else {
+var valid0 = true;
+}
+}
 }
 }
 }
@@ -16640,11 +16691,11 @@ return errors === 0;
 }
 validate117.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const fleetAuthority: StandaloneValidateFunction = validate118;
-const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.authority.v1","title":"AuthorityStatus","description":"Gate design of spec 03's authority block, the answer of GET /v1/authority (and of POST /v1/authority, a rotation, which adds `previousPublicKey`): the current public key, its generation (1 for the first key, +1 per rotation; 0 when it is not recorded in an authority store), when it became current (null when unknown), and every key receipts and tokens of this authority verify against, oldest first. Open.","type":"object","properties":{"publicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"generation":{"type":"integer","minimum":0},"rotatedAt":{"type":["integer","null"],"minimum":0},"trustedPublicKeys":{"type":"array","items":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"trustedKeyCount":{"type":"integer","minimum":0},"previousPublicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["publicKey","generation","rotatedAt","trustedPublicKeys","trustedKeyCount"]};
+export const fleetCaptureCancel: StandaloneValidateFunction = validate118;
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_cancel.v1","title":"CaptureCancel","description":"Gate design. The body of POST /v1/budgets/cancel: the id of a capture its sender gave up on (no answer in time). Trust-control gives back what the capture counted, or, when it has not landed yet, records the id so that it never counts. Closed.","type":"object","properties":{"captureId":{"type":"string","pattern":"^[\\x21-\\x7e]{1,128}$"}},"required":["captureId"],"additionalProperties":false};
 
 function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="gate.fleet.authority.v1" */;
+/*# sourceURL="gate.fleet.capture_cancel.v1" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate118.evaluated;
@@ -16657,8 +16708,135 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.generation === undefined) && (missing0 = "generation"))) || ((data.rotatedAt === undefined) && (missing0 = "rotatedAt"))) || ((data.trustedPublicKeys === undefined) && (missing0 = "trustedPublicKeys"))) || ((data.trustedKeyCount === undefined) && (missing0 = "trustedKeyCount"))){
+if((data.captureId === undefined) && (missing0 = "captureId")){
 validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "captureId")){
+validate118.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.captureId !== undefined){
+let data0 = data.captureId;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern86.test(data0)){
+validate118.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]{1,128}$"},message:"must match pattern \""+"^[\\x21-\\x7e]{1,128}$"+"\""}];
+return false;
+}
+}
+else {
+validate118.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+}
+}
+}
+else {
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate118.errors = vErrors;
+return errors === 0;
+}
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const fleetCaptureCancelled: StandaloneValidateFunction = validate119;
+const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_cancelled.v1","title":"CaptureCancelled","description":"Gate design. The answer of POST /v1/budgets/cancel: `reversed` is true when a counted capture was given back now, false when nothing was counted under the id (it never will be) or it was given back before. Open.","type":"object","properties":{"captureId":{"type":"string","pattern":"^[\\x21-\\x7e]{1,128}$"},"reversed":{"type":"boolean"}},"required":["captureId","reversed"]};
+
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.capture_cancelled.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate119.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.captureId === undefined) && (missing0 = "captureId")) || ((data.reversed === undefined) && (missing0 = "reversed"))){
+validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.captureId !== undefined){
+let data0 = data.captureId;
+const _errs1 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(!pattern86.test(data0)){
+validate119.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]{1,128}$"},message:"must match pattern \""+"^[\\x21-\\x7e]{1,128}$"+"\""}];
+return false;
+}
+}
+else {
+validate119.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reversed !== undefined){
+const _errs3 = errors;
+if(typeof data.reversed !== "boolean"){
+validate119.errors = [{instancePath:instancePath+"/reversed",schemaPath:"#/properties/reversed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+else {
+validate119.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate119.errors = vErrors;
+return errors === 0;
+}
+validate119.evaluated = {"props":{"captureId":true,"reversed":true},"dynamicProps":false,"dynamicItems":false};
+
+export const fleetAuthority: StandaloneValidateFunction = validate120;
+const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.authority.v1","title":"AuthorityStatus","description":"Gate design of spec 03's authority block, the answer of GET /v1/authority (and of POST /v1/authority, a rotation, which adds `previousPublicKey`): the current public key, its generation (1 for the first key, +1 per rotation; 0 when it is not recorded in an authority store), when it became current (null when unknown), and every key receipts and tokens of this authority verify against, oldest first. Open.","type":"object","properties":{"publicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"generation":{"type":"integer","minimum":0},"rotatedAt":{"type":["integer","null"],"minimum":0},"trustedPublicKeys":{"type":"array","items":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"trustedKeyCount":{"type":"integer","minimum":0},"previousPublicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["publicKey","generation","rotatedAt","trustedPublicKeys","trustedKeyCount"]};
+
+function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.authority.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate120.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.generation === undefined) && (missing0 = "generation"))) || ((data.rotatedAt === undefined) && (missing0 = "rotatedAt"))) || ((data.trustedPublicKeys === undefined) && (missing0 = "trustedPublicKeys"))) || ((data.trustedKeyCount === undefined) && (missing0 = "trustedKeyCount"))){
+validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -16669,12 +16847,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern11.test(data0)){
-validate118.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate120.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
 return false;
 }
 }
 else {
-validate118.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate120.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -16688,13 +16866,13 @@ if(data.generation !== undefined){
 let data1 = data.generation;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate118.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate120.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-validate118.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate120.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16709,13 +16887,13 @@ if(data.rotatedAt !== undefined){
 let data2 = data.rotatedAt;
 const _errs6 = errors;
 if((!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))) && (data2 !== null)){
-validate118.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/type",keyword:"type",params:{type: schema178.properties.rotatedAt.type},message:"must be integer,null"}];
+validate120.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/type",keyword:"type",params:{type: schema180.properties.rotatedAt.type},message:"must be integer,null"}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate118.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate120.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16740,12 +16918,12 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data4 === "string"){
 if(!pattern11.test(data4)){
-validate118.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate120.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
 return false;
 }
 }
 else {
-validate118.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate120.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -16756,7 +16934,7 @@ break;
 }
 }
 else {
-validate118.errors = [{instancePath:instancePath+"/trustedPublicKeys",schemaPath:"#/properties/trustedPublicKeys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate120.errors = [{instancePath:instancePath+"/trustedPublicKeys",schemaPath:"#/properties/trustedPublicKeys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -16770,13 +16948,13 @@ if(data.trustedKeyCount !== undefined){
 let data5 = data.trustedKeyCount;
 const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate118.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate120.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs13){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate118.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate120.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16794,12 +16972,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data6 === "string"){
 if(!pattern11.test(data6)){
-validate118.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate120.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
 return false;
 }
 }
 else {
-validate118.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate120.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -16816,12 +16994,12 @@ var valid0 = true;
 }
 }
 else {
-validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate118.errors = vErrors;
+validate120.errors = vErrors;
 return errors === 0;
 }
-validate118.evaluated = {"props":{"publicKey":true,"generation":true,"rotatedAt":true,"trustedPublicKeys":true,"trustedKeyCount":true,"previousPublicKey":true},"dynamicProps":false,"dynamicItems":false};
+validate120.evaluated = {"props":{"publicKey":true,"generation":true,"rotatedAt":true,"trustedPublicKeys":true,"trustedKeyCount":true,"previousPublicKey":true},"dynamicProps":false,"dynamicItems":false};
 

@@ -73,6 +73,7 @@ checkSchema(
   [
     { name: 'counters and costs', value: { invocations: [counter, { ...counter, owner: 'link:ab', link: 3 }], costs: [cost] } },
     { name: 'counters alone (costs absent)', value: { invocations: [counter] } },
+    { name: 'named, with the sender\'s deadline', value: { invocations: [counter], captureId: '0190b3c4-7d2e-7a1b-9c3d-4e5f6a7b8c9d', deadlineMs: 5000 } },
   ],
   [
     { name: 'an empty owner', value: { invocations: [{ ...counter, owner: '' }] }, at: '/invocations/0/owner' },
@@ -82,8 +83,21 @@ checkSchema(
     { name: 'a lower-case currency', value: { invocations: [], costs: [{ ...cost, currency: 'usd' }] }, at: '/costs/0/currency' },
     { name: 'a single cost member', value: { invocations: [], cost }, at: '(root)' },
     { name: 'seventeen counters', value: { invocations: Array.from({ length: 17 }, (_, i) => ({ ...counter, key: String(i) })) }, at: '/invocations' },
+    { name: 'a capture id with a space', value: { invocations: [counter], captureId: 'a b' }, at: '/captureId' },
+    { name: 'an empty capture id', value: { invocations: [counter], captureId: '' }, at: '/captureId' },
+    { name: 'a zero deadline', value: { invocations: [counter], deadlineMs: 0 }, at: '/deadlineMs' },
+    { name: 'a deadline over a minute', value: { invocations: [counter], deadlineMs: 60_001 }, at: '/deadlineMs' },
   ],
 )
+
+checkSchema('gate.fleet.capture_cancel.v1', [{ name: 'an id', value: { captureId: 'req-1' } }], [
+  { name: 'no id', value: {}, at: '(root)' },
+  { name: 'an id over 128 characters', value: { captureId: 'x'.repeat(129) }, at: '/captureId' },
+  { name: 'an unknown member', value: { captureId: 'req-1', plan: {} }, at: '(root)' },
+])
+checkSchema('gate.fleet.capture_cancelled.v1', [{ name: 'reversed', value: { captureId: 'req-1', reversed: true } }], [
+  { name: 'without the outcome', value: { captureId: 'req-1' }, at: '(root)' },
+])
 
 checkSchema(
   'gate.fleet.capture_result.v1',

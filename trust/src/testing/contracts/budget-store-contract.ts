@@ -3,7 +3,8 @@
 // two nodes on one database): captures are all or none, never pass a maximum or a cost cap across
 // handles, and are reported by usage and the grant list. Plans come from @gate/sdk's planCaptures over
 // real tokens: the siblings of issue 37, children a delegatee signed under one link, each with an id of
-// its own.
+// its own. Captures by id (a fleet's sidecar names each one): a retry counts once, a cancel gives a
+// capture back or, arriving first, refuses it, and a capture past its deadline counts nothing.
 import type { Test } from 'tap'
 import { authorizeCall, delegationLinkId, planCaptures, type CapabilityToken, type CapturePlan, type MonetaryAmount, type ToolCall, type ToolGrant } from '@gate/sdk'
 import { exampleSigner, siblingChildren } from '@gate/sdk/testing'
@@ -78,6 +79,57 @@ export function testBudgetStoreContract(t: Test, open: OpenStore<[TrustBudgetSto
     const cost = { owner: 'cap-y', key: 'k', units: 1, currency: 'USD', maxUnits: 5 }
     await t.rejects(a.capture({ invocations: [], costs: [cost, cost] }), { code: 'gate_bad_request' })
     t.same(await a.usage('cap-y'), { capabilityId: 'cap-y', grants: [], costs: [] })
+  })
+
+  t.test('a capture id names one capture: a retry through either handle answers the first result and counts once', async t => {
+    const [a, b] = await open(t)
+    const counter = { owner: 'cap-id-1', key: '0:POST /pets', max: 3, fixedMax: false, kind: 'grant' as const }
+    const cost = { owner: 'cap-id-1', key: '0:POST /pets', units: 7, currency: 'USD', maxUnits: 100 }
+    const plan = { invocations: [counter], costs: [cost] }
+    const first = await a.capture(plan, { captureId: 'req-1' })
+    t.same(first, { allowed: true, used: [1], costUnits: [7] })
+    t.same(await b.capture(plan, { captureId: 'req-1' }), first, 'the retry answers the same result')
+    t.same(await Promise.all([a.capture(plan, { captureId: 'req-2' }), b.capture(plan, { captureId: 'req-2' })]), [
+      { allowed: true, used: [2], costUnits: [14] },
+      { allowed: true, used: [2], costUnits: [14] },
+    ], 'two copies at once: one capture')
+    t.match(await a.usage('cap-id-1'), { grants: [{ used: 2 }], costs: [{ units: 14 }] })
+    t.same(await a.capture(plan), { allowed: true, used: [3], costUnits: [21] }, 'a capture without an id counts as before')
+  })
+
+  t.test('a cancel gives a counted capture back (counters and costs) and is idempotent', async t => {
+    const [a, b] = await open(t)
+    const counter = { owner: 'cap-id-2', key: '0:POST /pets', max: 2, fixedMax: false, kind: 'grant' as const }
+    const family = { owner: 'family:id-2', key: 'family', max: 5, fixedMax: true, kind: 'family' as const }
+    const cost = { owner: 'cap-id-2', key: '0:POST /pets', units: 40, currency: 'EUR', maxUnits: 50 }
+    const plan = { invocations: [counter, family], costs: [cost] }
+    t.match(await a.capture(plan, { captureId: 'req-3' }), { allowed: true, used: [1, 1] })
+    t.match(await a.capture({ invocations: [counter, family], costs: [cost] }, { captureId: 'req-4' }), { allowed: false, failed: { kind: 'cost', index: 0, units: 40 } })
+    t.same(await b.cancel('req-3'), { captureId: 'req-3', reversed: true })
+    t.match(await a.usage('cap-id-2'), { grants: [{ used: 0 }], costs: [{ units: 0 }] })
+    t.match(await a.usage('family:id-2'), { grants: [{ used: 0 }] })
+    t.same(await a.cancel('req-3'), { captureId: 'req-3', reversed: false }, 'a second cancel changes nothing')
+    t.match(await a.usage('cap-id-2'), { grants: [{ used: 0 }] })
+    await t.rejects(b.capture(plan, { captureId: 'req-3' }), { code: 'gate_conflict' }, 'the cancelled id does not capture again')
+    t.match(await a.capture(plan, { captureId: 'req-5' }), { allowed: true, used: [1, 1], costUnits: [40] }, 'what was given back is spendable')
+  })
+
+  t.test('a cancel that arrives before its capture refuses the capture: nothing is counted', async t => {
+    const [a, b] = await open(t)
+    const counter = { owner: 'cap-id-3', key: '0:POST /pets', max: 5, fixedMax: false, kind: 'grant' as const }
+    t.same(await a.cancel('req-6'), { captureId: 'req-6', reversed: false })
+    await t.rejects(b.capture({ invocations: [counter], costs: [] }, { captureId: 'req-6' }), { code: 'gate_conflict', message: /req-6 was cancelled/ })
+    t.same(await a.usage('cap-id-3'), { capabilityId: 'cap-id-3', grants: [], costs: [] })
+    await t.rejects(a.cancel(''), { code: 'gate_bad_request' })
+    await t.rejects(a.capture({ invocations: [counter], costs: [] }, { captureId: 'a b' }), { code: 'gate_bad_request' })
+  })
+
+  t.test('a capture whose deadline has passed counts nothing (503)', async t => {
+    const [a] = await open(t)
+    const counter = { owner: 'cap-id-4', key: '0:POST /pets', max: 5, fixedMax: false, kind: 'grant' as const }
+    await t.rejects(a.capture({ invocations: [counter], costs: [] }, { captureId: 'req-7', deadlineAt: performance.now() - 1 }), { code: 'gate_store_unavailable', message: /deadline/ })
+    t.same(await a.usage('cap-id-4'), { capabilityId: 'cap-id-4', grants: [], costs: [] })
+    t.match(await a.capture({ invocations: [counter], costs: [] }, { captureId: 'req-7', deadlineAt: performance.now() + 60_000 }), { allowed: true, used: [1] }, 'the id was not used up')
   })
 
   t.test('a counter refuses the call past its maximum, or a fixed maximum presented otherwise; usage reports both kinds', async t => {
