@@ -1,7 +1,7 @@
 // What trust-control needs from its host (the sidecar or `gate trust serve`), declared here so this
 // package never imports its caller: an authenticator, the authority that signs, and the stores.
 import type { IncomingMessage } from 'node:http'
-import type { CapabilityScope, CapabilityToken, CaptureResult, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
+import type { CapabilityScope, CapabilityToken, CaptureResult, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, KeyAlgorithmName, Signer } from '@gate/sdk'
 import type { StoredReceiptStep } from './stored-receipt-check.js'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
@@ -223,8 +223,11 @@ export interface AuthorityPort {
   status(): AuthorityStatus
   /** The current signer (core receipts are signed with it). */
   signer(): Signer
-  /** New seed, generation + 1, earlier keys stay trusted; throws gate_conflict when the key is pinned. */
-  rotate(): Promise<AuthorityStatus>
+  /**
+   * New key, generation + 1, earlier keys stay trusted; throws gate_conflict when the key is pinned. The
+   * new key has the current key's algorithm, or `algorithm` (a `gate keygen --algorithm` name).
+   */
+  rotate(options?: { algorithm?: KeyAlgorithmName }): Promise<AuthorityStatus>
 }
 
 /** One store as `/health` reports it. */

@@ -3,7 +3,7 @@
 // are committed together, in one transaction (receipt-log.ts appendRows), and each is answered after
 // that COMMIT with its signed receipts and seqs. Nothing else runs here.
 import { parentPort, workerData } from 'node:worker_threads'
-import { createSigner, signCoreReceiptJson, signHttpReceiptJson } from '@gate/sdk'
+import { createSignerFromKeyBytes, signCoreReceiptJson, signHttpReceiptJson } from '@gate/sdk'
 import type { ThreadReady } from '../worker-threads.js'
 import { appendRows, createCoreReceiptRow, createReceiptRow, rowValues, type ReceiptRow } from './receipt-log.js'
 import { bindCoreReceiptContext, bindReceiptContext } from './receipt-columns.js'
@@ -15,7 +15,8 @@ type Batch = Exclude<WriterRequest, 'close'>
 const { path, database, seed } = workerData as { path: string; database: DatabaseOptions; seed: Uint8Array }
 
 try {
-  const signer = createSigner({ secret: seed })
+  // `seed` is the authority key as stores keep it (signingKeyBytes): it names its own algorithm
+  const signer = createSignerFromKeyBytes(seed)
   const db = await openDatabase(path, database, { store: 'receipts (writer thread)' })
   let pending: Batch[] = []
   let writing: Promise<void> | undefined

@@ -36,7 +36,7 @@ export type WriterAnswer =
 export interface ThreadedReceiptWriterOptions {
   /** The durable receipt store: the thread opens its file with the same database options. */
   store: Pick<ReceiptStore, 'path' | 'databaseOptions'>
-  /** The authority's Ed25519 seed: it goes to the writer thread and nowhere else. */
+  /** The authority's key (signingKeyBytes, any algorithm): it goes to the writer thread and nowhere else. */
   seed: Uint8Array
   /** The inline writer over the store's log, for the same key: used when the thread is not running. */
   fallback: ReceiptWriter
