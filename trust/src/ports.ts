@@ -125,6 +125,8 @@ export interface ReceiptCorpusPort {
   getById(receiptId: string): Promise<CorpusReceipt | undefined>
   /** Final receipts that name `receiptId` as their decision (searched after its seq). */
   findFinals(decisionSeq: number, receiptId: string): Promise<CorpusReceipt[]>
+  /** Up to `limit` core-only receipts of one receipt DAG chain, in seq order. */
+  listChain(chainId: string, limit: number): Promise<CorpusReceipt[]>
   /** Persists a core form computed on the read path. */
   setCoreJson(seq: number, coreJson: string): Promise<unknown>
 }
@@ -158,6 +160,8 @@ export interface ListedReceiptFilter {
   sessionId?: string
   parentRequestId?: string
   requestId?: string
+  /** The receipt DAG chain (spec 03): receipts whose top-level `chainId` is this. */
+  chainId?: string
   since?: number
   until?: number
 }
