@@ -16,6 +16,7 @@ t.test('flags left out get their defaults once, in the resolved config', async t
     transparency: { enabled: true, everyReceipts: CHECKPOINTER_DEFAULTS.everyReceipts, intervalMs: CHECKPOINTER_DEFAULTS.intervalMs, copyPath: undefined },
     observability: { ...OBSERVABILITY_DEFAULTS, scrapeToken: undefined },
     caseSensitiveRoutes: false,
+    denyUnmatched: false,
     trustedIssuers: [],
     strictNonces: false,
     approvalTtlSeconds: 3600,

@@ -318,13 +318,20 @@ export function trustSuiteFixture(backend: TrustSuiteBackend) {
 
   const tenantOf = (): Map<string, string | null> => new Map(model.map(r => [r.receiptId, r.tenant]))
 
-  /** An HttpReceipt body a sidecar would ship, later than the suite's own receipts. */
-  function ingestBody(n: number): HttpReceiptBody {
-    return receiptBody(n, { request_id: `ingest-${n}`, timestamp: now + 2000 + n })
+  /**
+   * An HttpReceipt body a sidecar would ship, later than the suite's own receipts; `signed` are the row
+   * columns its writer signs into it (a tenant and agent subject, a charged cost), which ingest reads off it.
+   */
+  function ingestBody(n: number, signed: { tenant?: string; subjectKey?: string; costUnits?: number; costCurrency?: string } = {}): HttpReceiptBody {
+    const metadata: Record<string, unknown> = {}
+    if (signed.tenant !== undefined) metadata.gate_tenant = signed.tenant
+    if (signed.subjectKey !== undefined) metadata.gate_subject_key = signed.subjectKey
+    if (signed.costUnits !== undefined) metadata.financial = { cost_charged: signed.costUnits, currency: signed.costCurrency, attempted_cost: 0 }
+    return receiptBody(n, { request_id: `ingest-${n}`, timestamp: now + 2000 + n, ...(Object.keys(metadata).length === 0 ? {} : { metadata }) })
   }
 
   /** A core receipt of a tool call (gate.receipt.v1), signed like Gate signs core receipts. */
-  function toolReceipt(sign: Signer, extra: { tenant_id: string | null }): Record<string, unknown> & { id: string } {
+  function toolReceipt(sign: Signer, extra: { tenant_id: string | null; subjectKey?: string }): Record<string, unknown> & { id: string } {
     const parameters = { path: `/tmp/${uuidv7()}` }
     const draft = exampleCoreReceiptDraft(0, {
       timestamp: now,
@@ -333,6 +340,7 @@ export function trustSuiteFixture(backend: TrustSuiteBackend) {
       action: { parameters, parameter_hash: sha256Hex(canonicalJson(parameters)) },
       policy_hash: sha256Hex('tools'),
       tenant_id: extra.tenant_id,
+      ...(extra.subjectKey === undefined ? {} : { metadata: { gate_subject_key: extra.subjectKey } }),
     })
     return signCoreReceipt({ ...draft, kernel_key: sign.publicKey }, sign) as unknown as Record<string, unknown> & { id: string }
   }

@@ -281,7 +281,9 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     const sidecarSigner = createSigner({ secret: generateSecret('ed25519') })
     const stranger = createSigner({ secret: generateSecret('ed25519') })
     const ingest = (body: unknown, token = SERVICE_TOKEN) => call(`${s.trust.url}/v1/receipts/ingest`, { body, headers: auth(token) })
-    const item = (n: number, sign: Signer, extra: Record<string, unknown> = {}) => ({ receipt: JSON.parse(signHttpReceiptJson(ingestBody(n), sign).json), tenant: 'acme', subjectKey: agents[0], ...extra })
+    // the tenant, subject and cost are signed into each receipt, and sent beside it as older sidecars do
+    const signedColumns = (n: number) => ({ tenant: 'acme', subjectKey: agents[0]!, ...(n % 2 === 0 ? { costUnits: 10 * n, costCurrency: 'EUR' } : {}) })
+    const item = (n: number, sign: Signer) => ({ receipt: JSON.parse(signHttpReceiptJson(ingestBody(n, signedColumns(n)), sign).json), ...signedColumns(n) })
     const before = await s.store.query.latestSeq()
 
     const unknown = await ingest({ receipts: [item(1, stranger)] })
@@ -296,7 +298,7 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     t.equal((await call(`${s.trust.url}/v1/keys/enroll`, { body: { publicKey: 'nope', label: 'x' }, headers: auth(SERVICE_TOKEN) })).status, 400)
     t.match((await get('/v1/keys')).body, { keys: [{ publicKey: sidecarSigner.publicKey, label: 'sidecar-eu-1' }] })
 
-    const batch = Array.from({ length: 40 }, (_, n) => item(n, sidecarSigner, n % 2 === 0 ? { costUnits: 10 * n, costCurrency: 'EUR' } : {}))
+    const batch = Array.from({ length: 40 }, (_, n) => item(n, sidecarSigner))
     const tampered = { ...batch[7]!, receipt: { ...batch[7]!.receipt, route_pattern: '/pets/{id}/sold' } }
     const refused = await ingest({ receipts: [...batch.slice(0, 7), tampered, ...batch.slice(8)] })
     t.equal(refused.status, 400, 'one receipt whose signature does not verify refuses the batch')
@@ -314,11 +316,17 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     t.equal(await s.store.query.latestSeq(), before + 41)
     const row = await s.store.query.getById(result.results[2]!.receiptId)
     t.match(row, { tenant: 'acme', subjectKey: agents[0], costUnits: 20, costCurrency: 'EUR' })
-    t.equal(row?.httpJson, signHttpReceiptJson(ingestBody(2), sidecarSigner).json, 'stored as signed, byte for byte')
+    t.equal(row?.httpJson, signHttpReceiptJson(ingestBody(2, signedColumns(2)), sidecarSigner).json, 'stored as signed, byte for byte')
+    // a column sent beside a receipt is not what gets stored: the row's columns are read off the signature
+    const forged = { ...item(98, sidecarSigner), tenant: 'globex', subjectKey: agents[1], costUnits: 999_999, costCurrency: 'USD' }
+    const taken = await ingest({ receipts: [forged] })
+    t.equal(taken.status, 200)
+    const forgedRow = await s.store.query.getById(forged.receipt.id as string)
+    t.match(forgedRow, { tenant: 'acme', subjectKey: agents[0], costUnits: 980, costCurrency: 'EUR' }, 'the columns the receipt signs, not the ones sent beside it')
     const served = await get(`/v1/receipts/${result.results[2]!.receiptId}`)
     t.match(served.body, { httpReceipt: { kernel_key: sidecarSigner.publicKey } })
     const acme = await pageAll({ agentSubject: agents[0]!, since: String(now + 1000) }, TENANT_TOKENS.acme!)
-    t.equal(acme.ids.length, 41, 'ingested receipts are queryable, by tenant and agent')
+    t.equal(acme.ids.length, 42, 'ingested receipts are queryable, by tenant and agent')
 
     const limits: [unknown, RegExp][] = [
       [{ receipts: [] }, /body is not a gate\.fleet\.ingest_request\.v1: \/receipts: must NOT have fewer than 1 items/],
@@ -336,19 +344,19 @@ export function registerTrustRouteTests(s: TrustSuite): void {
     const huge = await sendRawRequest(`${s.trust.url}/v1/receipts/ingest`, ['POST /v1/receipts/ingest HTTP/1.1', `authorization: Bearer ${SERVICE_TOKEN}`, 'content-type: application/json'], '{"receipts":["' + 'y'.repeat(9 * 1024 * 1024) + '"]}')
     t.equal(huge.status, 400, 'a body over the 8 MiB limit is refused')
     t.equal((await ingest({ receipts: batch }, TENANT_TOKENS.acme!)).status, 403, 'ingest needs the service token')
-    t.equal(await s.store.query.latestSeq(), before + 41, 'nothing else was stored')
+    t.equal(await s.store.query.latestSeq(), before + 42, 'nothing else was stored')
   })
 
   t.test('receipt ingest: a tool call\'s core-only receipt, with its request id beside it', async t => {
     const edgeSigner = createSigner({ secret: generateSecret('ed25519') })
     const ingest = (body: unknown) => call(`${s.trust.url}/v1/receipts/ingest`, { body, headers: auth(SERVICE_TOKEN) })
     const before = await s.store.query.latestSeq()
-    const core = toolReceipt(edgeSigner, { tenant_id: 'acme' })
+    const core = toolReceipt(edgeSigner, { tenant_id: 'acme', subjectKey: agents[0] })
     const item = { coreReceipt: core, requestId: 'mcp-call-1', tenant: 'acme', subjectKey: agents[0] }
     t.match((await ingest({ receipts: [item] })).body, { error: /receipts\[0\] rejected: its signer [0-9a-f]{64} is not an enrolled key/ }, 'its signer must be enrolled too')
     t.equal((await call(`${s.trust.url}/v1/keys/enroll`, { body: { publicKey: edgeSigner.publicKey, label: 'mcp-edge-1' }, headers: auth(SERVICE_TOKEN) })).status, 200)
 
-    const http = { receipt: JSON.parse(signHttpReceiptJson(ingestBody(900), edgeSigner).json) as HttpReceipt, tenant: 'acme' }
+    const http = { receipt: JSON.parse(signHttpReceiptJson(ingestBody(900, { tenant: 'acme' }), edgeSigner).json) as HttpReceipt, tenant: 'acme' }
     const stored = await ingest({ receipts: [http, item] })
     t.equal(stored.status, 200, 'HTTP and core receipts in one batch')
     t.match(stored.body, { received: 2, stored: 2, results: [{ receiptId: http.receipt.id, seq: before + 1 }, { receiptId: core.id, seq: before + 2 }] })

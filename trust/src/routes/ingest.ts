@@ -13,6 +13,7 @@ import { TrustRequestError } from '../errors.js'
 import type { FleetMessages, IngestRequestItem, IngestResponse, KeyListResponse } from '../fleet/fleet-messages.js'
 import type { IngestItem, ReceiptIngestPort, TrustAuthenticator } from '../ports.js'
 import { readQueryParameters } from '../query-params.js'
+import { signedCoreColumns, signedHttpColumns } from '../stores/receipt-columns.js'
 import { readFleetRequest } from './json-body.js'
 
 /** Body-size limit of an ingest batch: 8 MiB (about 3,000 receipts of 2.7 KB). */
@@ -91,8 +92,10 @@ async function checkItem(item: IngestItem, signers: Set<string>): Promise<{ fail
   return verifyCoreReceipt(item.receipt, { trustedKeys: signers })
 }
 
-// The schema has checked every member's type (the row's columns are read from the receipt); the item
-// keeps the receipt's canonical text, which is what was signed and what is stored.
+// The schema has checked every member's type; the item keeps the receipt's canonical text, which is what
+// was signed and what is stored. The row's columns are read off the signed receipt alone (receipt-columns.ts),
+// never taken as sent: a column the signature does not cover is one a query would filter on unproven (the
+// audit compares them too). The sent members stay accepted for older senders and are ignored.
 function toIngestItem(item: IngestRequestItem, i: number): IngestItem {
   const receipt = 'coreReceipt' in item ? item.coreReceipt : item.receipt
   let json: string
@@ -101,14 +104,15 @@ function toIngestItem(item: IngestRequestItem, i: number): IngestItem {
   } catch (err) {
     throw new TrustRequestError(`receipts[${i}] has no canonical JSON form: ${(err as Error).message}`)
   }
+  const signed = 'coreReceipt' in item ? signedCoreColumns(item.coreReceipt) : signedHttpColumns(item.receipt)
   const columns = {
-    tenant: item.tenant ?? null,
-    subjectKey: item.subjectKey ?? null,
-    costUnits: item.costUnits ?? null,
-    costCurrency: item.costCurrency ?? null,
-    attemptedCostUnits: item.attemptedCostUnits ?? null,
-    kind: item.kind,
-    decisionReceiptId: item.decisionReceiptId ?? null,
+    tenant: signed.tenant,
+    subjectKey: signed.subjectKey,
+    costUnits: signed.costUnits,
+    costCurrency: signed.costCurrency,
+    attemptedCostUnits: signed.attemptedCostUnits,
+    kind: signed.kind,
+    decisionReceiptId: signed.decisionReceiptId,
   }
   return 'coreReceipt' in item ? { form: 'core', receipt: item.coreReceipt, json, requestId: item.requestId, ...columns } : { form: 'http', receipt: item.receipt, json, ...columns }
 }
