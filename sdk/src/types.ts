@@ -165,6 +165,8 @@ export interface HealthResponse {
   revocation_backend: '' | 'durable' | 'remote' | 'ephemeral'
   /** Additive (Gate): the signer's public key, so SDKs can verify receipts locally. */
   kernel_key?: string
+  /** Additive (Gate): what this service supports (spec 03 `gate.capabilities.v1` envelope); peers use the intersection. */
+  capabilities?: { schema: 'gate.capabilities.v1'; features: Record<string, boolean> }
 }
 
 /** Structured error body (spec 02, Errors). */

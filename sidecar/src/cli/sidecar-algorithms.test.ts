@@ -1,13 +1,14 @@
 // End to end: the real `gate sidecar` signing with a key file of every algorithm `gate keygen
 // --algorithm` writes. Each receipt verifies with the SDK's local check (verifyHttpReceipt), the
 // sidecar's POST /gate/verify and `gate receipt verify --trusted-key`; a flipped byte in the signature,
-// in either half of a hybrid one, fails all three.
+// in either half of a hybrid one, fails all three. /gate/live advertises hybrid signatures (spec 03
+// gate.capabilities.v1).
 import t from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ANONYMOUS_CALLER, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
+import { agreeWithPeer, ANONYMOUS_CALLER, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
 import { gateFiles } from '../testing/gate-files.js'
-import { call } from '../testing/http-client.js'
+import { call, schemaErrors } from '../testing/http-client.js'
 import { runGate, spawnGate } from '../testing/spawn-gate.js'
 
 const ALGORITHMS = ['ed25519', 'p256', 'p384', 'ed25519+mldsa65', 'p256+mldsa65', 'p384+mldsa65'] as const
@@ -37,8 +38,12 @@ for (const algorithm of ALGORITHMS) {
     t.equal(keygen.code, 0, keygen.stderr)
     const gate = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', keyFile])
     t.teardown(() => gate.stop('SIGKILL'))
-    const kernelKey = ((await call(`${gate.url}/gate/live`)).body as { kernel_key: string }).kernel_key
+    const live = (await call(`${gate.url}/gate/live`)).body as { kernel_key: string }
+    t.same(schemaErrors('gate.http.health.v1', live), [])
+    const kernelKey = live.kernel_key
     t.match(kernelKey, KEY_FORM[algorithm], 'kernel_key in its prefixed form')
+    // a peer reading the envelope agrees on hybrid signatures with this service
+    t.ok(agreeWithPeer((live as { capabilities?: unknown }).capabilities, 'the sidecar', ['accepts_hybrid_signatures']).has('accepts_hybrid_signatures'))
     const evaluated = await call(`${gate.url}/gate/evaluate`, {
       body: { request_id: uuidv7(), method: 'GET', path: '/pets', route_pattern: '/pets', caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000) },
     })
