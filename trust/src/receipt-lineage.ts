@@ -1,5 +1,6 @@
 // The receipt lineage trust-control keeps (spec 03, "Receipt DAG"; docs/receipts.md): the receipts of
-// one chain, core receipts from the receipt log and child receipts from the listed receipts, each
+// one chain, core receipts from the receipt log, tool receipts (core receipts too) and child receipts
+// from the listed receipts, each
 // verified (a core receipt's id and signature, a child's content-addressed id) and the whole checked
 // with the DAG's rules; and the parents of a receipt arriving from outside, so that a child whose
 // parent set does not match, whose parents span chains or whose ordinal does not exceed theirs is
@@ -50,10 +51,16 @@ export async function chainIdOf(sources: LineageSources, receiptId: string): Pro
  * whole lineage checked.
  */
 export async function loadChain(sources: LineageSources, chainId: string, limit: number): Promise<ChainView> {
-  const [core, children] = await Promise.all([sources.corpus.listChain(chainId, limit + 1), sources.listed.list('child', { chainId }, limit + 1)])
-  const truncated = core.length > limit || children.length > limit
+  const [core, tools, children] = await Promise.all([
+    sources.corpus.listChain(chainId, limit + 1),
+    sources.listed.list('tool', { chainId }, limit + 1),
+    sources.listed.list('child', { chainId }, limit + 1),
+  ])
+  const truncated = core.length > limit || tools.length > limit || children.length > limit
   const members: ChainMember[] = []
   for (const row of core.slice(0, limit)) members.push({ receiptId: row.receiptId, kind: 'core', seq: row.seq, json: row.coreJson!, receipt: JSON.parse(row.coreJson!) as Record<string, unknown> })
+  // an appended tool receipt is a core receipt; listed seqs are their own sequence, after the log's
+  for (const row of tools.slice(0, limit)) members.push({ receiptId: row.receiptId, kind: 'core', seq: Number.MAX_SAFE_INTEGER / 2 + row.seq, json: row.json, receipt: JSON.parse(row.json) as Record<string, unknown> })
   for (const row of children.slice(0, limit)) members.push({ receiptId: row.receiptId, kind: 'child', seq: row.seq, json: row.json, receipt: JSON.parse(row.json) as Record<string, unknown> })
   return checkChain(chainId, members, truncated ? limit : undefined)
 }
@@ -107,10 +114,11 @@ export function nodeOf(id: string, receipt: Record<string, unknown> | undefined)
   return { id, chainId: receipt.chainId, dagOrdinal: receipt.dagOrdinal as number }
 }
 
-// a core-only receipt from the log (an HTTP receipt carries no chain), else a child receipt
+// a core-only receipt from the log (an HTTP receipt carries no chain), else a child or tool receipt
 async function loadMember(sources: LineageSources, receiptId: string): Promise<{ receipt: Record<string, unknown> } | undefined> {
   const row = await sources.corpus.getById(receiptId)
-  const text = row === undefined ? (await sources.listed.list('child', { receiptId }, 1))[0]?.json : row.httpJson === null ? row.coreJson : null
+  const listed = async () => (await sources.listed.list('child', { receiptId }, 1))[0]?.json ?? (await sources.listed.list('tool', { receiptId }, 1))[0]?.json
+  const text = row === undefined ? await listed() : row.httpJson === null ? row.coreJson : null
   if (text === undefined || text === null) return undefined
   try {
     const value = JSON.parse(text) as unknown
