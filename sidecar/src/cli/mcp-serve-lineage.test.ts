@@ -3,12 +3,14 @@
 // the call: the call's decision receipt and the child receipts of those requests are on the session's
 // one chain, each child following the call, the next call following all of them. trust-control answers
 // the chain (GET /v1/receipts/chain) verified, `gate receipt explain --lineage` prints the tree from
-// either source, and a child receipt appended with a lineage that breaks a rule is refused.
+// either source, and a child receipt appended with a lineage that breaks a rule is refused. Over
+// Streamable HTTP (`gate mcp serve-http`) each session has a chain of its own.
 import t from 'tap'
 import { canonicalJson, parentSetHash, sha256Hex, uuidv7, type CoreReceipt } from '@gate/sdk'
 import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { gateFiles } from '../testing/gate-files.js'
+import { startGateMcpHttp } from '../testing/mcp-http-session.js'
 import { startGateMcp } from '../testing/mcp-session.js'
 import { runGate } from '../testing/spawn-gate.js'
 import { runSqlStatements } from '../testing/sql-statements.js'
@@ -123,4 +125,27 @@ t.test('gate mcp serve: a session with a sampling round-trip is one verified cha
   t.match(broken.stdout, `chain ${first.chainId}: 9 receipts, lineage NOT verified`)
   t.match(broken.stdout, `problem: ${moved.id.slice(0, 16)}: receipt_id: id is not the SHA-256 of the canonical receipt without id`)
   t.match((await chainOf(`receiptId=${first.id}`)).body, { verified: false, problems: [{ receiptId: moved.id, step: 'receipt_id' }] }, 'trust-control says so too')
+})
+
+t.test('gate mcp serve-http: each session is a chain of its own, each verified', async t => {
+  const files = await gateFiles(t)
+  const gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--receipt-store', files.db, '--authority-seed-file', files.seed, '--server-id', 'fs', '--allow-tool', 'echo', '--', process.execPath, FIXTURE_SERVER_PATH], {
+    env: { GATE_CONTROL_TOKEN: CONTROL_TOKEN },
+  })
+  const sessions = await Promise.all([gate.connect(), gate.connect()])
+  for (const { client } of sessions) {
+    await client.callTool({ name: 'echo', arguments: { text: 'one' } })
+    await client.callTool({ name: 'echo', arguments: { text: 'two' } })
+  }
+  const listed = await runGate(['receipt', 'list', '--receipt-db', files.db, '--admin-all', '--tool-name', 'echo'])
+  const decisions = listed.stdout.trim().split('\n').map(line => JSON.parse(line) as CoreReceipt & Lineage)
+  t.equal(decisions.length, 4)
+  const chains = new Set(decisions.map(d => d.chainId))
+  t.equal(chains.size, 2, 'another session, another chain')
+  for (const chainId of chains) {
+    const response = await fetch(`${gate.controlUrl}/v1/receipts/chain?chainId=${encodeURIComponent(chainId)}`, { headers: authorized })
+    const body = (await response.json()) as ChainBody
+    t.match(body, { count: 2, verified: true }, 'two calls, verified')
+    t.same(body.receipts[1]!.parentReceiptIds, [body.receipts[0]!.id], 'the second call follows the first of its own session only')
+  }
 })
