@@ -1,12 +1,13 @@
 // End to end: the real `gate sidecar` signing with a key file of every algorithm `gate keygen
-// --algorithm` writes. Each receipt verifies with the SDK's local check (verifyHttpReceipt), the
-// sidecar's POST /gate/verify and `gate receipt verify --trusted-key`; a flipped byte in the signature,
-// in either half of a hybrid one, fails all three. /gate/live advertises hybrid signatures (spec 03
-// gate.capabilities.v1).
+// --algorithm` writes. Each receipt verifies with the SDK (verifyHttpReceipt, and the middleware core's
+// local check of what the sidecar answers), the sidecar's POST /gate/verify and `gate receipt verify
+// --trusted-key`; a flipped byte in the signature, in either half of a hybrid one, fails verifyHttpReceipt,
+// /gate/verify and `gate receipt verify`.
+// /gate/live advertises hybrid signatures (spec 03 gate.capabilities.v1).
 import t from 'tap'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { agreeWithPeer, ANONYMOUS_CALLER, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
+import { agreeWithPeer, ANONYMOUS_CALLER, createGateCore, uuidv7, verifyHttpReceipt, type HttpReceipt } from '@gate/sdk'
 import { gateFiles } from '../testing/gate-files.js'
 import { call, schemaErrors } from '../testing/http-client.js'
 import { runGate, spawnGate } from '../testing/spawn-gate.js'
@@ -59,6 +60,11 @@ for (const algorithm of ALGORITHMS) {
       return { local: verifyHttpReceipt(r, { trustedKeys: [kernelKey] }).ok, remote: remote.ok && remote.signer_trusted, cli: cli.code, cliOut: cli.stdout }
     }
     t.match(await check(receipt), { local: true, remote: true, cli: 0, cliOut: /^ok / }, 'verifies everywhere')
+    // the SDK's middleware core: it pins the key /gate/live names and checks each receipt locally
+    const core = createGateCore({ sidecarUrl: gate.url })
+    t.teardown(() => core.close())
+    const outcome = await core.decide({ method: 'GET', path: '/pets', rawQuery: '', headers: {}, body: null })
+    t.match(outcome, { allowed: true, gate: { receipt: { kernel_key: kernelKey } } }, 'the middleware verified the receipt and let the request through')
     const halves = algorithm.includes('+') ? (['classical', 'mldsa'] as const) : (['classical'] as const)
     for (const half of halves) {
       t.match(await check({ ...receipt, signature: flipped(receipt.signature, half) }), { local: false, remote: false, cli: 1, cliOut: /^FAIL .* signature/ }, `a flipped byte in the ${half} part fails everywhere`)
