@@ -3,6 +3,7 @@
 // to the call that caused it (docs/mcp.md, "The session relayed whole"). Over stdio nothing in such a
 // message names the call: with one call in flight on the connection it is that call's; with several the
 // message still belongs to the connection's one session, and the record names every candidate.
+import type { ReceiptChain } from '@gate/sdk'
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Notification, Request, Result } from '@modelcontextprotocol/sdk/types.js'
 
@@ -15,6 +16,8 @@ export interface ToolCallContext {
   toolName: string
   /** The session that made the call (`gate_session_id`). */
   sessionId: string
+  /** The session's receipt lineage: a child receipt of the call joins it. */
+  chain?: ReceiptChain
   /** Sends a request to the agent related to the call (on Streamable HTTP: on the call's own stream). */
   sendRequest(request: Request, options: RequestOptions): Promise<Result>
   /** Sends a notification to the agent related to the call. */

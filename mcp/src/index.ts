@@ -8,6 +8,7 @@ export { OpenApiToolServer, type OpenApiToolServerOptions } from './openapi-tool
 export { buildOperationRequest, type OperationRequest } from './operation-request.js'
 export { toToolResult, type HttpAnswer } from './http-tool-result.js'
 export { InputCheck, type InputProblem } from './input-check.js'
+export { EdgeSessionContext } from './edge-session-context.js'
 export { readCallMeta, type CallMeta } from './call-meta.js'
 export { ToolServerError, McpConfigError, isToolServerError, type ToolServerFailureKind } from './errors.js'
 export { isStreamedResult, streamedResult, type ServedTool, type ToolCallOptions, type ToolServer } from './tool-server.js'

@@ -4,6 +4,8 @@
 // left out of a list and called by name is decided (and denied with a receipt) exactly like any other
 // (docs/mcp.md). A denial is an `isError` result naming the reason code and the receipt id, which the
 // model reads; an allowed call returns the tool server's result with the receipt id in `_meta.gate`.
+// Every receipt of the session joins its lineage (`chain`), and every decision reads the session's
+// SessionContext (spec 02).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import {
   CallToolRequestSchema,
@@ -14,9 +16,10 @@ import {
   type ServerCapabilities,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
-import { ANONYMOUS_CALLER, type CallerIdentity } from '@gate/sdk'
+import { ANONYMOUS_CALLER, type CallerIdentity, type ReceiptChain } from '@gate/sdk'
 import { readCallMeta } from './call-meta.js'
 import type { ToolCallContext } from './calls-in-flight.js'
+import { EdgeSessionContext } from './edge-session-context.js'
 import { isToolServerError } from './errors.js'
 import { InputCheck } from './input-check.js'
 import type { ToolCallDecider, ToolCallVerdict, ToolPolicy } from './ports.js'
@@ -46,6 +49,8 @@ export interface McpEdgeOptions {
   inputCheck?: InputCheck
   /** A capability the HTTP request of the call carries (X-Gate-Capability): wins over the session's, loses to _meta's. */
   requestCapability?: (headers: Record<string, string | string[] | undefined>) => string | undefined
+  /** The session's receipt lineage, shared with the relay of a wrapped server; default a new one from the decider. */
+  chain?: ReceiptChain
 }
 
 /** Builds the edge Server; connect it to a transport (stdio-transport.ts) to serve. */
@@ -54,6 +59,9 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
   const capabilities: ServerCapabilities = { ...relayedCapabilities, tools: { listChanged: relayedCapabilities.tools?.listChanged === true } }
   const server = new Server(options.serverInfo, { capabilities, ...(options.instructions === undefined ? {} : { instructions: options.instructions }) })
   const inputs = options.inputCheck ?? new InputCheck()
+  const chain = options.chain ?? options.decider.openChain?.()
+  const caller = options.caller ?? ANONYMOUS_CALLER
+  const session = new EdgeSessionContext(options.sessionId, caller)
   const allow = new Set(options.allowTools ?? [])
   const approve = new Set(options.approvalTools ?? [])
   const policyOf = (tool: ServedTool): ToolPolicy => {
@@ -83,12 +91,18 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
       unenforced: meta.unenforced,
       modelMetadata: meta.modelMetadata,
       sessionId: options.sessionId,
-      caller: options.caller ?? ANONYMOUS_CALLER,
+      caller,
       // an unknown tool gets the wrapped default: it needs a grant, so a caller without one learns nothing
       policy: tool === undefined ? { decision: 'DenyByDefault', why: 'unknown tool', approvalRequired: false } : policyOf(tool),
       inputProblem: inputs.check(options.serverId, name, tool?.definition, args),
+      chain,
+      session: session.beginCall(args),
     })
-    if (decision.verdict.verdict !== 'allow') return denial(decision, options.controlUrl)
+    const answered = (result: CallToolResult): CallToolResult => {
+      session.wrote(result)
+      return result
+    }
+    if (decision.verdict.verdict !== 'allow') return answered(denial(decision, options.controlUrl))
     const progressToken = meta.progressToken
     // progress is relayed in order and before the result: the agent drops progress for a finished call
     let relayed = Promise.resolve()
@@ -101,6 +115,7 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
       receiptId: decision.receipt.id,
       toolName: name,
       sessionId: options.sessionId,
+      chain,
       sendRequest: (r, requestOptions) => extra.sendRequest(r, ResultSchema, requestOptions),
       sendNotification: n => extra.sendNotification(n as never),
       pending: [],
@@ -109,9 +124,9 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
       const result = await options.toolServer.callTool(name, args, { signal: extra.signal, onProgress: progressToken === undefined ? undefined : onProgress, context })
       await relayed
       if (context.pending.length > 0) await Promise.all(context.pending)
-      return { ...result, _meta: { ...result._meta, gate: { verdict: 'allow', receipt_id: decision.receipt.id } } }
+      return answered({ ...result, _meta: { ...result._meta, gate: { verdict: 'allow', receipt_id: decision.receipt.id } } })
     } catch (err) {
-      return failed(options.decider, decision, err)
+      return answered(await failed(options.decider, decision, err))
     }
   })
   return server

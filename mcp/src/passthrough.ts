@@ -5,6 +5,7 @@
 // way. What the server sends during a tools/call is sent to the agent in relation to that call (on
 // Streamable HTTP, on the call's own stream), and each request relayed to the agent is recorded as a
 // child receipt linked to the call. Tools are what Gate decides, in mcp-edge.ts.
+import type { ReceiptChain } from '@gate/sdk'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { Protocol, RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import { ErrorCode, McpError, ResultSchema, SetLevelRequestSchema, type ClientCapabilities, type Notification, type Request, type Result } from '@modelcontextprotocol/sdk/types.js'
@@ -44,6 +45,8 @@ export interface RelayOptions {
   sessionId: string
   /** Records each request relayed to the agent; without it nothing is recorded (tests of the relay alone). */
   recorder?: Pick<ToolCallDecider, 'recordRelayed'>
+  /** The session's receipt lineage (the edge's), for a request relayed while no call is in flight. */
+  chain?: ReceiptChain
 }
 
 /**
@@ -161,6 +164,8 @@ async function recordRelayed(options: RelayOptions, calls: readonly ToolCallCont
     terminalState,
     outcome,
   }
+  const chain = parent?.chain ?? options.chain
+  if (chain !== undefined) record.chain = chain
   if (parent !== undefined) {
     record.parentReceiptId = parent.receiptId
     record.toolName = parent.toolName

@@ -1,7 +1,7 @@
 // What the MCP edge needs from the kernel, declared here so @gate/mcp never imports its caller: the
 // sidecar's ToolCallKernel satisfies ToolCallDecider structurally and is wired in by `gate mcp serve`
 // (ARCHITECTURE: sdk ← mcp ← sidecar).
-import type { CallerIdentity, CoreReceipt, GuardEvidence, Verdict } from '@gate/sdk'
+import type { CallerIdentity, CoreReceipt, GuardEvidence, ReceiptChain, SessionContext, Verdict } from '@gate/sdk'
 
 /** Which calls of a tool need a token, and what else its decision needs. */
 export interface ToolPolicy {
@@ -40,6 +40,10 @@ export interface ToolCallRequest {
   policy: ToolPolicy
   /** Found by the edge before any decision: the tool is unknown, or its input_schema rejects the arguments. */
   inputProblem?: { code: 'tool_unknown' | 'arguments_invalid'; reason: string }
+  /** The session's receipt lineage (`ToolCallDecider.openChain`): the receipt joins it. */
+  chain?: ReceiptChain
+  /** The session as the edge sees it (spec 02 SessionContext), this call counted; guards read it. */
+  session?: SessionContext
 }
 
 /** A decided call: its verdict (deny details included), committed receipt, and a pending approval. */
@@ -73,6 +77,8 @@ export interface RelayedRequestRecord {
   terminalState: 'completed' | 'failed' | 'cancelled' | 'refused'
   /** The agent's result, or `{error: {code, message}}`. */
   outcome: unknown
+  /** The session's receipt lineage: the child receipt joins it, following its call. */
+  chain?: ReceiptChain
 }
 
 /** The kernel's tool-call path. */
@@ -83,4 +89,6 @@ export interface ToolCallDecider<D extends ToolCallVerdict = ToolCallVerdict> {
   finish(decision: D, ending: { verdict: 'cancelled' | 'incomplete'; reason: string }): Promise<{ receipt: CoreReceipt }>
   /** Records a relayed server-to-client request (a child receipt); resolves with its id once stored. */
   recordRelayed?(record: RelayedRequestRecord): Promise<{ id: string }>
+  /** A new receipt lineage for one agent session (spec 03, Receipt DAG): another session, another chain. */
+  openChain?(): ReceiptChain
 }

@@ -24,6 +24,9 @@ export const ERROR_STATUS = Object.freeze({
   gate_store_failed: 500,
   // a store that cannot be reached right now (trust-control's database): retry later; spec 03, 503
   gate_store_unavailable: 503,
+  // a peer's gate.capabilities.v1 envelope is malformed, of an unknown schema, or lacks a feature this
+  // side needs (spec 03: fail closed)
+  gate_incompatible_peer: 502,
   gate_not_found: 404,
   gate_method_not_allowed: 405,
   gate_unauthorized: 401,
@@ -101,6 +104,14 @@ export class GateError extends Error {
 /** True for any Gate error, even one thrown by another installed copy of this package. */
 export function isGateError(value: unknown): value is GateError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
+}
+
+/** A peer's capability negotiation envelope (spec 03, gate.capabilities.v1) cannot be used: refused, never read in part. */
+export class IncompatiblePeerError extends GateError {
+  constructor(peer: string, detail: string) {
+    super('gate_incompatible_peer', `${peer}: ${detail}`)
+    this.name = 'IncompatiblePeerError'
+  }
 }
 
 /** Input to canonical JSON that RFC 8785 cannot represent (NaN, Infinity, a function, a cycle…). */

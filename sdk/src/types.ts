@@ -165,6 +165,8 @@ export interface HealthResponse {
   revocation_backend: '' | 'durable' | 'remote' | 'ephemeral'
   /** Additive (Gate): the signer's public key, so SDKs can verify receipts locally. */
   kernel_key?: string
+  /** Additive (Gate): what this service supports (spec 03 `gate.capabilities.v1` envelope); peers use the intersection. */
+  capabilities?: { schema: 'gate.capabilities.v1'; features: Record<string, boolean> }
 }
 
 /** Structured error body (spec 02, Errors). */
@@ -287,8 +289,42 @@ export interface CoreReceiptBody {
   trust_level: TrustLevel
   tenant_id: string | null
   bbs_projection_version: string | null
+  /** Receipt DAG (spec 03; docs/receipts.md, Receipt lineage): present on the receipts of an agent session. */
+  chainId?: string
+  parentReceiptIds?: string[]
+  parentSetHash?: string
+  dagOrdinal?: number
+  hlc?: HybridLogicalClock
   kernel_key: string
   algorithm?: 'ed25519' | 'p256' | 'p384'
+}
+
+/** The hybrid logical clock of a receipt (spec 03, Receipt DAG; the member `hlc` is Gate's name). */
+export interface HybridLogicalClock {
+  /** Unix seconds. */
+  wallSeconds: number
+  /** Orders receipts within one second of one kernel. */
+  logical: number
+  /** The signing kernel (first 16 hex of the SHA-256 of its kernel_key). */
+  kernelId: string
+}
+
+/** An agent session as the edges see it (spec 02, SessionContext); guards read it. */
+export interface SessionContext {
+  session_id: string
+  caller: CallerIdentity
+  /** Unix seconds. */
+  created_at: number
+  /** Unix seconds, or null (a session with no end of its own: stdio, a wire connection). */
+  expires_at: number | null
+  /** Tool calls the session asked for, this one included. */
+  request_count: number
+  /** Bytes Gate read from the agent on this session (requests), and wrote to it (answers). */
+  bytes_read: number
+  bytes_written: number
+  /** 0 for a direct caller; the delegation chain's length of the capability the session presents. */
+  delegation_depth: number
+  metadata: Record<string, unknown> | null
 }
 
 export interface CoreReceipt extends CoreReceiptBody {

@@ -54,6 +54,7 @@ function memoryCorpus(rows: Row[]): ReceiptCorpusPort & { calls: CorpusFilter[] 
     countMatching: async () => 0,
     getById: async () => undefined,
     findFinals: async () => [],
+    listChain: async () => [],
     setCoreJson: async () => undefined,
   }
 }

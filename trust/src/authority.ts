@@ -1,7 +1,8 @@
 // The two authority flavours trust-control signs with: the sidecar's pinned signer (its /v1 routes) and
 // `gate trust serve`'s authority store, rotated in place and locked across nodes on PostgreSQL; and the
-// binding of a configured seed to the store at start.
-import { createSigner, generateSecret, type Signer } from '@gate/sdk'
+// binding of a configured key file to the store at start. Keys are of any algorithm (@gate/sdk
+// signing-key.ts), kept in the store as signingKeyBytes.
+import { createSignerFromKeyBytes, generateSigningKey, signingKeyBytes, signingKeyFromBytes, type KeyAlgorithmName, type Signer } from '@gate/sdk'
 import { AuthorityPinnedError, TrustConfigError } from './errors.js'
 import type { AuthorityPort, AuthorityStatus } from './ports.js'
 import type { TrustAuthorityStore } from './store-ports.js'
@@ -63,7 +64,7 @@ export function createRotatingAuthority(store: TrustAuthorityStore, options: Rot
   const currentSigner = (): Signer => {
     const state = store.current()!
     if (signer === undefined || state.generation !== signerGeneration) {
-      signer = createSigner({ secret: state.seed })
+      signer = createSignerFromKeyBytes(state.seed)
       signerGeneration = state.generation
     }
     return signer
@@ -89,17 +90,26 @@ export function createRotatingAuthority(store: TrustAuthorityStore, options: Rot
           return fn()
         }),
       ),
-    rotate: () =>
+    rotate: (rotation = {}) =>
       queue(() =>
         lock('exclusive', async () => {
           if (options.pinnedReason !== undefined) throw new AuthorityPinnedError(options.pinnedReason)
           await options.refresh?.()
+          // the next key keeps the current key's algorithm unless another is asked for: a rotation
+          // never silently moves a P-384 or hybrid authority to Ed25519
+          const algorithm = rotation.algorithm ?? algorithmNameOf(store.current()!.seed)
           await options.beforeRotate?.(currentSigner())
-          await store.rotate(generateSecret('ed25519'))
+          await store.rotate(signingKeyBytes(generateSigningKey(algorithm)))
           return status()
         }),
       ),
   }
+}
+
+/** The `gate keygen --algorithm` name of a stored key: its algorithm, a hybrid key's alg_set. */
+export function algorithmNameOf(keyBytes: Uint8Array): KeyAlgorithmName {
+  const key = signingKeyFromBytes(keyBytes)
+  return key.algorithm === 'hybrid' ? key.algSet : key.algorithm
 }
 
 /**
@@ -110,10 +120,10 @@ export function createRotatingAuthority(store: TrustAuthorityStore, options: Rot
  */
 export async function bindAuthority(store: TrustAuthorityStore, seed: Uint8Array | undefined, seedSource: string): Promise<void> {
   if (seed === undefined) {
-    await store.ensureKey(() => generateSecret('ed25519'))
+    await store.ensureKey(() => signingKeyBytes(generateSigningKey('ed25519')))
     return
   }
-  const publicKey = createSigner({ secret: seed }).publicKey
+  const publicKey = createSignerFromKeyBytes(seed).publicKey
   if (store.current()?.publicKey === publicKey) return
   if (store.trustedPublicKeys().includes(publicKey)) {
     throw new TrustConfigError(`the key of ${seedSource} was retired by a later generation in ${store.path}; refusing to sign with it again`)

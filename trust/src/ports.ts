@@ -1,7 +1,7 @@
 // What trust-control needs from its host (the sidecar or `gate trust serve`), declared here so this
 // package never imports its caller: an authenticator, the authority that signs, and the stores.
 import type { IncomingMessage } from 'node:http'
-import type { CapabilityScope, CapabilityToken, CaptureResult, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, Signer } from '@gate/sdk'
+import type { CapabilityScope, CapabilityToken, CaptureResult, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, KeyAlgorithmName, Signer } from '@gate/sdk'
 import type { StoredReceiptStep } from './stored-receipt-check.js'
 import type { CaptureCancelResult, CaptureOptions } from './store-ports.js'
 
@@ -126,6 +126,8 @@ export interface ReceiptCorpusPort {
   getById(receiptId: string): Promise<CorpusReceipt | undefined>
   /** Final receipts that name `receiptId` as their decision (searched after its seq). */
   findFinals(decisionSeq: number, receiptId: string): Promise<CorpusReceipt[]>
+  /** Up to `limit` core-only receipts of one receipt DAG chain, in seq order. */
+  listChain(chainId: string, limit: number): Promise<CorpusReceipt[]>
   /** Persists a core form computed on the read path. */
   setCoreJson(seq: number, coreJson: string): Promise<unknown>
 }
@@ -159,6 +161,8 @@ export interface ListedReceiptFilter {
   sessionId?: string
   parentRequestId?: string
   requestId?: string
+  /** The receipt DAG chain (spec 03): receipts whose top-level `chainId` is this. */
+  chainId?: string
   since?: number
   until?: number
 }
@@ -224,8 +228,11 @@ export interface AuthorityPort {
   status(): AuthorityStatus
   /** The current signer (core receipts are signed with it). */
   signer(): Signer
-  /** New seed, generation + 1, earlier keys stay trusted; throws gate_conflict when the key is pinned. */
-  rotate(): Promise<AuthorityStatus>
+  /**
+   * New key, generation + 1, earlier keys stay trusted; throws gate_conflict when the key is pinned. The
+   * new key has the current key's algorithm, or `algorithm` (a `gate keygen --algorithm` name).
+   */
+  rotate(options?: { algorithm?: KeyAlgorithmName }): Promise<AuthorityStatus>
 }
 
 /** One store as `/health` reports it. */

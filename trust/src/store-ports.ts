@@ -53,6 +53,8 @@ export interface TrustReceiptReader {
   listCorePending(afterSeq: number, limit: number, kernelKey?: string): Promise<CorePendingRow[]>
   /** Final receipts naming `decisionReceiptId` as their decision (searched after `decisionSeq`). */
   findFinals(decisionSeq: number, decisionReceiptId: string): Promise<StoredReceipt[]>
+  /** Up to `limit` core-only receipts on chain `chainId` (spec 03 Receipt DAG), in seq order (stores/chain-members.ts). */
+  listChain(chainId: string, limit: number): Promise<StoredReceipt[]>
 }
 
 /** Tool and child receipts, beside the receipts (spec 03 ReceiptListResponse routes). */

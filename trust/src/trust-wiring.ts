@@ -48,6 +48,7 @@ export function createCorpusPort(receipts: Pick<TrustReceiptStore, 'log' | 'quer
     aggregate: (filter, grouping, bucketSeconds, perBucket) => query.aggregate(filter, grouping, bucketSeconds, perBucket),
     getById: id => query.getById(id),
     findFinals: (seq, id) => query.findFinals(seq, id),
+    listChain: (chainId, limit) => query.listChain(chainId, limit),
     setCoreJson: (seq, json) => log.setCoreJson(seq, json),
   }
 }

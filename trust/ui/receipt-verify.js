@@ -1,9 +1,12 @@
 // Checks a served receipt in the browser, as @gate/sdk does. A core receipt (spec 03 gate.receipt.v1, as
-// verifyCoreReceipt): the id is the SHA-256 of the canonical body (RFC 8785), and the Ed25519 signature by
+// verifyCoreReceipt): the id is the SHA-256 of the canonical body (RFC 8785), and the signature by
 // kernel_key covers the canonical {id, body}. An HttpReceipt (spec 02, served as stored when trust-control
 // holds no key to make its core form, as checkHttpReceipt): the authority semantics, then the id is the
 // SHA-256 of the canonical receipt without id and signature, and the signature covers the canonical
-// receipt without signature. WebCrypto only: where it is missing (no secure context, no Ed25519), the
+// receipt without signature. Keys and signatures in spec 02's forms: Ed25519, P-256 and P-384 (ECDSA, DER
+// signatures, SHA-256 / SHA-384) are checked with WebCrypto; of a hybrid (spec 03) the classical half is
+// checked, and since WebCrypto has no ML-DSA-65 such a receipt is at best unchecked, never verified (a
+// failing classical half is not verified). Where WebCrypto is missing (no secure context, no Ed25519) the
 // receipt is reported unchecked, never verified. A receipt trust-control itself found not to verify
 // (its response's `unverifiedReceipts`) is not verified whatever this page could check.
 
@@ -45,9 +48,8 @@ export async function verifyReceipt(receipt, trustedKeys) {
   if (typeof id !== 'string' || typeof signature !== 'string' || typeof body.kernel_key !== 'string') {
     return { state: 'not_verified', detail: 'id, signature and kernel_key must be strings' }
   }
-  if (!HEX64.test(body.kernel_key) || !HEX128.test(signature)) {
-    return { state: 'unchecked', detail: 'not an Ed25519 key and signature (only Ed25519 is checked in the browser)' }
-  }
+  const form = signatureForm(body.kernel_key, signature)
+  if (form === undefined) return { state: 'not_verified', detail: 'kernel_key and signature are not of one algorithm in spec 02\'s forms' }
   const http = isHttpReceipt(receipt)
   if (http) {
     const problem = authoritySemanticsProblem(body)
@@ -60,14 +62,76 @@ export async function verifyReceipt(receipt, trustedKeys) {
   const signed = http ? { ...body, id } : bbs_signature === undefined ? { id, body } : { id, body, bbs_signature }
   let valid
   try {
-    const key = await subtle.importKey('raw', hexToBytes(body.kernel_key), { name: 'Ed25519' }, false, ['verify'])
-    valid = await subtle.verify({ name: 'Ed25519' }, key, hexToBytes(signature), utf8(canonicalJson(signed)))
+    valid = await verifyClassical(subtle, form, utf8(canonicalJson(signed)))
   } catch (err) {
-    return { state: 'unchecked', detail: `this browser cannot check Ed25519 signatures (${err.message})` }
+    return { state: 'unchecked', detail: `this browser cannot check ${form.name} signatures (${err.message})` }
   }
-  if (!valid) return { state: 'not_verified', detail: 'the signature does not verify against kernel_key' }
+  if (!valid) return { state: 'not_verified', detail: `the ${form.hybrid ? `classical (${form.name}) half of the hybrid ` : ''}signature does not verify against kernel_key` }
   if (!trustedKeys.includes(body.kernel_key)) return { state: 'not_verified', detail: 'signature valid, but kernel_key is not a trusted authority key' }
-  return { state: 'verified', detail: 'id and Ed25519 signature check; signed by a trusted authority key' }
+  if (form.hybrid) {
+    return { state: 'unchecked', detail: `id and the ${form.name} half check, by a trusted authority key; the ML-DSA-65 half cannot be checked in a browser (gate receipt verify checks both)` }
+  }
+  return { state: 'verified', detail: `id and ${form.name} signature check; signed by a trusted authority key` }
+}
+
+const CURVES = {
+  p256: { name: 'P-256', hash: 'SHA-256', bytes: 32, point: /^04[0-9a-f]{128}$/ },
+  p384: { name: 'P-384', hash: 'SHA-384', bytes: 48, point: /^04[0-9a-f]{192}$/ },
+}
+const HEX = /^(?:[0-9a-f]{2})+$/
+
+// The classical key and signature of a wire pair (spec 02: bare hex Ed25519, `p256:`/`p384:` prefixed;
+// spec 03: `hybrid:<classical>:<mldsa65>:<alg_set>`, both of one alg_set), or undefined when malformed.
+function signatureForm(kernelKey, signature) {
+  if (kernelKey.startsWith('hybrid:') || signature.startsWith('hybrid:')) {
+    const key = kernelKey.split(':')
+    const sig = signature.split(':')
+    if (key.length !== 4 || sig.length !== 4 || key[0] !== 'hybrid' || sig[0] !== 'hybrid' || key[3] !== sig[3]) return undefined
+    const classical = { 'ed25519+mldsa65': 'ed25519', 'p256+mldsa65': 'p256', 'p384+mldsa65': 'p384' }[key[3]]
+    if (classical === undefined || !HEX.test(key[2]) || !HEX.test(sig[2])) return undefined
+    const form = classicalForm(classical, key[1], sig[1])
+    return form === undefined ? undefined : { ...form, hybrid: true }
+  }
+  const [algorithm, keyHex, sigHex] = kernelKey.startsWith('p256:') || kernelKey.startsWith('p384:') ? [kernelKey.slice(0, 4), kernelKey.slice(5), signature.slice(5)] : ['ed25519', kernelKey, signature]
+  if (algorithm !== 'ed25519' && !signature.startsWith(`${algorithm}:`)) return undefined
+  const form = classicalForm(algorithm, keyHex, sigHex)
+  return form === undefined ? undefined : { ...form, hybrid: false }
+}
+
+function classicalForm(algorithm, keyHex, sigHex) {
+  if (algorithm === 'ed25519') return HEX64.test(keyHex) && HEX128.test(sigHex) ? { name: 'Ed25519', key: hexToBytes(keyHex), sig: hexToBytes(sigHex) } : undefined
+  const curve = CURVES[algorithm]
+  if (!curve.point.test(keyHex) || !HEX.test(sigHex)) return undefined
+  const sig = derToRaw(hexToBytes(sigHex), curve.bytes)
+  return sig === undefined ? undefined : { name: curve.name, curve, key: hexToBytes(keyHex), sig }
+}
+
+function verifyClassical(subtle, form, message) {
+  if (form.curve === undefined) {
+    return subtle.importKey('raw', form.key, { name: 'Ed25519' }, false, ['verify']).then(key => subtle.verify({ name: 'Ed25519' }, key, form.sig, message))
+  }
+  return subtle
+    .importKey('raw', form.key, { name: 'ECDSA', namedCurve: form.curve.name }, false, ['verify'])
+    .then(key => subtle.verify({ name: 'ECDSA', hash: form.curve.hash }, key, form.sig, message))
+}
+
+// A DER ECDSA signature (SEQUENCE of two INTEGERs, as Gate signs) as the r||s WebCrypto verifies; undefined
+// when it is not exactly that
+function derToRaw(der, size) {
+  if (der.length < 8 || der[0] !== 0x30 || der[1] !== der.length - 2) return undefined
+  const out = new Uint8Array(2 * size)
+  let at = 2
+  for (let half = 0; half < 2; half++) {
+    if (der[at] !== 0x02) return undefined
+    const length = der[at + 1]
+    let value = der.subarray(at + 2, at + 2 + length)
+    if (length === 0 || value.length !== length) return undefined
+    while (value.length > size && value[0] === 0) value = value.subarray(1)
+    if (value.length > size) return undefined
+    out.set(value, half * size + size - value.length)
+    at += 2 + length
+  }
+  return at === der.length ? out : undefined
 }
 
 /** An HttpReceipt (spec 02) rather than a core receipt: as trust-control tells them apart (core-form.ts). */

@@ -2,7 +2,7 @@
 // the sidecar's ToolCallKernel satisfies WireDecider structurally (the same tool-call path as the MCP
 // edges, whose request shape it reuses), and the sidecar's revocation sources (its own control routes,
 // a fleet's revocation feed) are wired in as RevocationEvents (ARCHITECTURE: sdk ← mcp, wire ← sidecar).
-import type { CoreReceipt } from '@gate/sdk'
+import type { CoreReceipt, ReceiptChain } from '@gate/sdk'
 import type { ToolCallRequest, ToolCallVerdict } from '@gate/mcp'
 
 export type { ToolCallRequest }
@@ -18,6 +18,8 @@ export interface WireDecider {
   decide(input: ToolCallRequest): Promise<WireDecision>
   /** The final receipt of an allowed call that did not complete; resolves once it is stored. */
   finish(decision: WireDecision, ending: { verdict: 'cancelled' | 'incomplete'; reason: string }): Promise<{ receipt: CoreReceipt; json?: string }>
+  /** A new receipt lineage for one connection (spec 03, Receipt DAG): another connection, another chain. */
+  openChain?(): ReceiptChain
 }
 
 /** Revocations as they commit, from wherever they come (local control routes, a fleet's feed). */

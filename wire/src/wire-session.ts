@@ -4,10 +4,12 @@
 // id), to list them and to push capability_revoked when one of them, or a capability it was delegated
 // from, is revoked. When the transport closes, every call in flight is cancelled: its final receipt
 // says so, and its `cancelled` answer goes out if the transport still can carry it (Gate stopping).
+// The connection is one agent session: its receipts form one lineage (spec 03, Receipt DAG), and each
+// decision reads its SessionContext (spec 02).
 import { WireProtocolError, FrameConnection, parseAgentMessage, RawJson, type AgentMessage, type KernelMessage, type ToolCallRequestMessage, type ToolCallResult } from '@gate/sdk/wire'
-import type { CallerIdentity, CapabilityToken } from '@gate/sdk'
+import type { CallerIdentity, CapabilityToken, ReceiptChain } from '@gate/sdk'
 import type { Duplex } from 'node:stream'
-import type { InputCheck } from '@gate/mcp'
+import { EdgeSessionContext, type InputCheck } from '@gate/mcp'
 import { toDecisionInput } from './call-request.js'
 import { runCall, type CallSink, type SendOutcome } from './call-runner.js'
 import type { WireDecider, WireDecision } from './ports.js'
@@ -39,6 +41,8 @@ export class WireSession {
   readonly #connection: FrameConnection<AgentMessage, KernelMessage>
   readonly #calls = new Map<string, { abort: AbortController; done: Promise<void> }>()
   readonly #held = new Map<string, HeldCapability>()
+  readonly #chain: ReceiptChain | undefined
+  readonly #session: EdgeSessionContext
   readonly closed: Promise<void>
   #markClosed!: () => void
   #cancelReason = 'the agent closed the connection'
@@ -47,6 +51,8 @@ export class WireSession {
     this.id = id
     this.#ctx = ctx
     this.#caller = caller
+    this.#chain = ctx.decider.openChain?.()
+    this.#session = new EdgeSessionContext(id, caller)
     this.closed = new Promise(resolve => (this.#markClosed = resolve))
     this.#connection = new FrameConnection<AgentMessage, KernelMessage>(socket, {
       parse: parseAgentMessage,
@@ -108,6 +114,8 @@ export class WireSession {
     const { toolServers, decider, inputs } = this.#ctx
     const resolved = await toolServers.resolve(message.server_id, message.tool)
     const input = toDecisionInput(message, resolved, { sessionId: this.id, caller: this.#caller, inputs })
+    input.chain = this.#chain
+    input.session = this.#session.beginCall(message.params)
     try {
       await runCall({ message, input, server: resolved.server, decider, signal, sink: this.#sink(message.id), controlUrl: this.#ctx.controlUrl, onDecided: d => this.#hold(message, d) })
     } catch (err) {
@@ -120,7 +128,10 @@ export class WireSession {
   #sink(id: string): CallSink {
     return {
       chunk: (index, data) => this.#send({ type: 'tool_call_chunk', id, chunk_index: index, data }),
-      respond: (result: ToolCallResult, receiptJson: string) => this.#send({ type: 'tool_call_response', id, result, receipt: new RawJson(receiptJson) }),
+      respond: (result: ToolCallResult, receiptJson: string) => {
+        this.#session.wrote(result)
+        return this.#send({ type: 'tool_call_response', id, result, receipt: new RawJson(receiptJson) })
+      },
     }
   }
 

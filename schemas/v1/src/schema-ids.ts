@@ -35,6 +35,7 @@ export const EXTRA_SCHEMA_IDS = Object.freeze([
   'gate.transparency.inclusion-proof.v2',
   'gate.wire.agent_message.v1',
   'gate.wire.kernel_message.v1',
+  'gate.capabilities.v1',
 ] as const)
 
 /** The fleet protocol between a sidecar and trust-control (docs/fleet.md): validated on both sides. */
@@ -88,6 +89,7 @@ export const VALIDATOR_NAMES = Object.freeze({
   'gate.transparency.inclusion-proof.v2': 'transparencyInclusionProof',
   'gate.wire.agent_message.v1': 'wireAgentMessage',
   'gate.wire.kernel_message.v1': 'wireKernelMessage',
+  'gate.capabilities.v1': 'capabilities',
   'gate.fleet.ingest_request.v1': 'fleetIngestRequest',
   'gate.fleet.ingest_response.v1': 'fleetIngestResponse',
   'gate.fleet.enroll_request.v1': 'fleetEnrollRequest',

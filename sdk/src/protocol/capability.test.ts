@@ -50,7 +50,7 @@ t.test('every failure has its code and a reason', async t => {
     ['negative max_invocations', { ...tk, scope: { grants: [{ server_id: 'http', tool_name: 'x', max_invocations: -1 }] } }, 'malformed'],
     ['unknown schema', { ...tk, schema: 'gate.capability.v2' }, 'unknown_schema'],
     ['unknown algorithm', { ...tk, algorithm: 'rsa' }, 'unsupported_algorithm'],
-    ['hybrid', { ...tk, algorithm: 'hybrid' }, 'unsupported_algorithm'],
+    ['hybrid algorithm on an Ed25519 key', { ...tk, algorithm: 'hybrid' }, 'unsupported_algorithm'],
     ['algorithm/key mismatch', { ...tk, algorithm: 'p256' }, 'unsupported_algorithm'],
     ['budget share over 10000', { ...tk, budget_share_bps: 10001 }, 'invalid_budget_share'],
     ['budget share fractional', { ...tk, budget_share_bps: 1.5 }, 'invalid_budget_share'],

@@ -77,7 +77,6 @@ export function verifyCapability(token: unknown, options: VerifyCapabilityOption
   if (t.schema !== undefined && t.schema !== CAPABILITY_SCHEMA) return fail('unknown_schema', `unknown capability schema "${String(t.schema)}"`)
   if (t.algorithm !== undefined && !ALGORITHMS.has(t.algorithm)) return fail('unsupported_algorithm', `unknown algorithm "${String(t.algorithm)}"`)
   const keyAlgorithm = algorithmOf(t.issuer)
-  if (t.algorithm === 'hybrid' || keyAlgorithm === 'hybrid') return fail('unsupported_algorithm', 'hybrid (ML-DSA) signatures are not supported by this verifier')
   if (keyAlgorithm === undefined) return fail('malformed', 'issuer is not a recognized public key form')
   if (t.algorithm !== undefined && t.algorithm !== keyAlgorithm) return fail('unsupported_algorithm', `algorithm ${t.algorithm} does not match the ${keyAlgorithm} issuer key`)
   if (t.budget_share_bps !== undefined && (!Number.isInteger(t.budget_share_bps) || t.budget_share_bps < 0 || t.budget_share_bps > 10000)) {

@@ -13,6 +13,7 @@ import { CanonicalMembers, canonicalJson } from './canonical-json.js'
 import type { CryptoBackendName } from './crypto-backend.js'
 import { utf8 } from './hex.js'
 import { sha256Hex } from './sha256.js'
+import type { SigningAlgorithm } from './keys.js'
 import type { Signer } from './signer.js'
 import { checkSignature } from './verify-signature.js'
 
@@ -67,7 +68,7 @@ export function toCoreReceiptWithKeypair(receipt: HttpReceipt, signer: Signer): 
  * The core body of an HTTP receipt (spec 02 mapping table), `content_hash` included; nothing signed.
  * `coreReceiptId` of it is the id its core form has.
  */
-export function coreReceiptBody(receipt: HttpReceipt, algorithm: 'ed25519' | 'p256' | 'p384' = 'ed25519'): Record<string, unknown> {
+export function coreReceiptBody(receipt: HttpReceipt, algorithm: SigningAlgorithm = 'ed25519'): Record<string, unknown> {
   const body = coreBodyFields(receipt, algorithm)
   body.content_hash = sha256Hex(canonicalJson(body))
   return body
@@ -106,7 +107,7 @@ function signMembers(members: CanonicalMembers, signer: Signer): { id: string; s
 }
 
 /** The core body of spec 02's mapping table, without `content_hash`. */
-function coreBodyFields(receipt: HttpReceipt, algorithm: 'ed25519' | 'p256' | 'p384'): Record<string, unknown> {
+function coreBodyFields(receipt: HttpReceipt, algorithm: SigningAlgorithm): Record<string, unknown> {
   const parameters = { method: receipt.method, route: receipt.route_pattern, request_id: receipt.request_id }
   const body: Record<string, unknown> = {
     timestamp: receipt.timestamp,
@@ -128,8 +129,17 @@ function coreBodyFields(receipt: HttpReceipt, algorithm: 'ed25519' | 'p256' | 'p
   if (receipt.actor_chain !== undefined && receipt.actor_chain.length > 0) body.actor_chain = receipt.actor_chain
   if (receipt.evidence !== undefined) body.evidence = receipt.evidence
   if (receipt.metadata !== undefined) body.metadata = receipt.metadata
-  if (algorithm !== 'ed25519') body.algorithm = algorithm
+  const hint = algorithmHint(algorithm)
+  if (hint !== undefined) body.algorithm = hint
   return body
+}
+
+/**
+ * The core receipt's optional `algorithm` hint (spec 03: `ed25519`, `p256`, `p384`): written for the
+ * ECDSA curves as before; a hybrid key's prefix says what it is, and the hint's enum has no value for it.
+ */
+function algorithmHint(algorithm: SigningAlgorithm): 'p256' | 'p384' | undefined {
+  return algorithm === 'p256' || algorithm === 'p384' ? algorithm : undefined
 }
 
 /**
@@ -158,7 +168,8 @@ export interface SignedCoreReceipt {
  */
 export function signCoreReceiptJson(body: Record<string, unknown>, signer: Signer): SignedCoreReceipt {
   const full: Record<string, unknown> = { ...body, kernel_key: signer.publicKey }
-  if (signer.algorithm !== 'ed25519') full.algorithm = signer.algorithm
+  const hint = algorithmHint(signer.algorithm)
+  if (hint !== undefined) full.algorithm = hint
   const problem = kindCoherenceProblem(full)
   if (problem !== undefined) throw new SigningError(problem)
   try {

@@ -1,10 +1,13 @@
 // Signature verification, dispatched on the key's prefix, on either backend. Never throws for bad
-// input: a malformed key or signature simply does not verify (fail closed).
+// input: a malformed key or signature simply does not verify (fail closed). A hybrid signature verifies
+// only when both halves do (spec 03): the classical one on the chosen backend, ML-DSA-65 on
+// @noble/post-quantum (pure JS, so the edge runtime checks it too).
 import * as ed from '@noble/ed25519'
 import { p256, p384 } from '@noble/curves/nist.js'
 import { sha512 } from '@noble/hashes/sha2.js'
+import { ml_dsa65 } from '@noble/post-quantum/ml-dsa.js'
 import { type CryptoBackendName, defaultBackend, nodeCrypto } from './crypto-backend.js'
-import { type KeyAlgorithm, type ParsedKey, parsePublicKey, parseSignature } from './keys.js'
+import { type ClassicalKey, type KeyAlgorithm, type ParsedKey, type ParsedSignature, parsePublicKey, parseSignature } from './keys.js'
 import type { KeyObject } from 'node:crypto'
 
 ed.hashes.sha512 = sha512
@@ -43,11 +46,29 @@ export function checkSignature(
   const parsed = parseKeyAndSignature(publicKey, signature)
   if ('result' in parsed) return parsed.result
   const { key, sig } = parsed
-  const ok =
-    backend === 'node' && nodeCrypto !== undefined
-      ? verifyNode(publicKey, key.algorithm, key.bytes, message, sig)
-      : verifyNoble(key.algorithm, key.bytes, message, sig)
-  return signatureResult(ok)
+  if (key.algorithm === 'hybrid') {
+    // both halves must verify: either one alone is not the key's signature
+    if (sig.algorithm !== 'hybrid') return { valid: false, reason: 'a hybrid key needs a hybrid signature (both halves)' }
+    if (!verifyClassical(key.classical, message, sig.classical, backend)) return { valid: false, reason: 'the classical half of the hybrid signature does not verify' }
+    return verifyMlDsa(key.mldsa, message, sig.mldsa) ? { valid: true } : { valid: false, reason: 'the ML-DSA-65 half of the hybrid signature does not verify' }
+  }
+  return signatureResult(verifyClassical(key, message, classicalBytes(sig), backend))
+}
+
+function verifyClassical(key: ClassicalKey, message: Uint8Array, sig: Uint8Array, backend: CryptoBackendName): boolean {
+  return backend === 'node' && nodeCrypto !== undefined ? verifyNode(key, message, sig) : verifyNoble(key.algorithm, key.bytes, message, sig)
+}
+
+function verifyMlDsa(publicKey: Uint8Array, message: Uint8Array, sig: Uint8Array): boolean {
+  try {
+    return ml_dsa65.verify(sig, message, publicKey)
+  } catch {
+    return false
+  }
+}
+
+function classicalBytes(sig: ParsedSignature): Uint8Array {
+  return sig.algorithm === 'hybrid' ? sig.classical : sig.bytes
 }
 
 /**
@@ -59,14 +80,17 @@ export function checkSignatureOffThread(publicKey: string, message: Uint8Array, 
   const parsed = parseKeyAndSignature(publicKey, signature)
   if ('result' in parsed) return Promise.resolve(parsed.result)
   const { key, sig } = parsed
-  if (nodeCrypto === undefined) return Promise.resolve(signatureResult(verifyNoble(key.algorithm, key.bytes, message, sig)))
+  // a hybrid signature is rare and its ML-DSA half runs in JS anyway: verified here, both halves
+  if (key.algorithm === 'hybrid') return Promise.resolve(checkSignature(publicKey, message, signature))
+  const bytes = classicalBytes(sig)
+  if (nodeCrypto === undefined) return Promise.resolve(signatureResult(verifyNoble(key.algorithm, key.bytes, message, bytes)))
   const c = nodeCrypto
-  const keyObject = cachedKeyObject(c, publicKey, key.algorithm, key.bytes)
+  const keyObject = cachedKeyObject(c, key)
   if (keyObject === null) return Promise.resolve(signatureResult(false))
   const [digest, keyInput] = nodeVerifyArgs(key.algorithm, keyObject)
   return new Promise(resolve => {
     try {
-      c.verify(digest, message, keyInput, sig, (err, ok) => resolve(signatureResult(err === null && ok)))
+      c.verify(digest, message, keyInput, bytes, (err, ok) => resolve(signatureResult(err === null && ok)))
     } catch {
       resolve(signatureResult(false))
     }
@@ -74,10 +98,10 @@ export function checkSignatureOffThread(publicKey: string, message: Uint8Array, 
 }
 
 /** The parsed key and signature, or the result that says why they cannot verify. */
-function parseKeyAndSignature(publicKey: string, signature: string): { result: VerifySignatureResult } | { key: ParsedKey; sig: Uint8Array } {
+function parseKeyAndSignature(publicKey: string, signature: string): { result: VerifySignatureResult } | { key: ParsedKey; sig: ParsedSignature } {
   const key = parsePublicKey(publicKey)
   if ('error' in key) return { result: { valid: false, reason: key.error } }
-  const sig = parseSignature(signature, key.algorithm)
+  const sig = parseSignature(signature, key)
   if ('error' in sig) return { result: { valid: false, reason: sig.error } }
   return { key, sig }
 }
@@ -91,7 +115,7 @@ function signatureResult(ok: boolean): VerifySignatureResult {
   return ok ? { valid: true } : { valid: false, reason: 'signature does not verify' }
 }
 
-function cachedKeyObject(c: NonNullable<typeof nodeCrypto>, wire: string, algorithm: KeyAlgorithm, keyBytes: Uint8Array): KeyObject | null {
+function cachedKeyObject(c: NonNullable<typeof nodeCrypto>, { wire, algorithm, bytes: keyBytes }: ClassicalKey): KeyObject | null {
   let keyObject = keyCache.get(wire)
   if (keyObject === undefined) {
     keyObject = toKeyObject(c, algorithm, keyBytes)
@@ -101,12 +125,12 @@ function cachedKeyObject(c: NonNullable<typeof nodeCrypto>, wire: string, algori
   return keyObject
 }
 
-function verifyNode(wire: string, algorithm: KeyAlgorithm, keyBytes: Uint8Array, message: Uint8Array, sig: Uint8Array): boolean {
+function verifyNode(key: ClassicalKey, message: Uint8Array, sig: Uint8Array): boolean {
   const c = nodeCrypto as NonNullable<typeof nodeCrypto>
-  const keyObject = cachedKeyObject(c, wire, algorithm, keyBytes)
+  const keyObject = cachedKeyObject(c, key)
   if (keyObject === null) return false
   try {
-    const [digest, keyInput] = nodeVerifyArgs(algorithm, keyObject)
+    const [digest, keyInput] = nodeVerifyArgs(key.algorithm, keyObject)
     return c.verify(digest, message, keyInput, sig)
   } catch {
     return false

@@ -94,7 +94,7 @@ function shapeProblem(value: unknown): string | undefined {
   if (hexToHash(s.root_hash) === undefined) return 'root_hash must be 64 lowercase hex characters'
   if (!Number.isSafeInteger(s.timestamp) || (s.timestamp as number) < 0) return 'timestamp must be a non-negative integer (Unix seconds)'
   if (s.chain_root !== undefined && hexToHash(s.chain_root) === undefined) return 'chain_root must be 64 lowercase hex characters'
-  if (typeof s.signer_key !== 'string' || algorithmOf(s.signer_key) === undefined || algorithmOf(s.signer_key) === 'hybrid') return 'signer_key must be an Ed25519, P-256 or P-384 public key'
+  if (typeof s.signer_key !== 'string' || algorithmOf(s.signer_key) === undefined) return 'signer_key must be an Ed25519, P-256, P-384 or hybrid public key'
   if (typeof s.signature !== 'string') return 'signature must be a string'
   return undefined
 }

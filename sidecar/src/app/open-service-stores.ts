@@ -2,7 +2,7 @@
 // and the route contexts.
 import { mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { publicKeyFor, type Signer } from '@gate/sdk'
+import { publicKeyOfKeyBytes, type Signer } from '@gate/sdk'
 import type { Authority } from '../config/authority-seed.js'
 import type { GlobalFlags } from '../config/global-flags.js'
 import type { ApprovalRecord } from '@gate/trust'
@@ -29,7 +29,7 @@ export async function openServiceStores(options: OpenServiceStoresOptions): Prom
     receiptDb,
     revocationDb: options.global.revocationDb,
     budgetDb: options.global.budgetDb,
-    derivePublicKey: seed => publicKeyFor(seed),
+    derivePublicKey: publicKeyOfKeyBytes,
   })
   const { signer, seed } = options.authority
   // The receipt writer, chosen here once: a durable store gets the writer thread (signing and commits

@@ -2,7 +2,7 @@
 // and router, its SQLite stores for a one-host trust-control, the inline receipt writer and the
 // transparency log that follows it, metrics and the JSON-lines log, each configured from the command's
 // flags (config/trust-serve-flags.ts). Trust-control's own parts are built by createTrustServer.
-import { publicKeyFor } from '@gate/sdk'
+import { publicKeyOfKeyBytes } from '@gate/sdk'
 import { sendTrustError } from '@gate/sdk/server'
 import type { SqliteStoresRequest, SqliteTrustStores, TrustServerHost } from '@gate/trust/server'
 import { formatBaseUrl, type ListenAddress } from '../config/listen-address.js'
@@ -122,7 +122,7 @@ async function openSqliteTrustStores(request: SqliteStoresRequest): Promise<Sqli
     revocationDb: request.revocationDb,
     budgetDb: request.budgetDb,
     authorityDb: request.authorityDb,
-    derivePublicKey: s => publicKeyFor(s),
+    derivePublicKey: publicKeyOfKeyBytes,
   })
   try {
     const enrolledKeys = await openEnrolledKeyStore(stores.paths.capabilities, { now: () => Math.floor(Date.now() / 1000) })

@@ -16,7 +16,7 @@ export const COMMANDS: Record<string, CommandEntry> = {
   sidecar: { summary: 'run the evaluation sidecar (policy, receipts, /gate routes)', load: () => import('./sidecar.js') },
   check: { summary: 'parse an OpenAPI document and print its route table and tools', load: () => import('./check.js') },
   capability: { summary: 'issue or revoke capability tokens through the control routes', load: () => import('./capability.js') },
-  keygen: { summary: 'write a new Ed25519 authority seed file (0600)', load: () => import('./keygen.js') },
+  keygen: { summary: 'write a new authority signing key file (0600; --algorithm ed25519|p256|p384|hybrid)', load: () => import('./keygen.js') },
   trust: {
     summary: 'trust-control commands: gate trust serve (receipt query, analytics, reports, authority)',
     // never called: runCommand descends into `sub` first

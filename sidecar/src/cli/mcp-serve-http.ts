@@ -201,7 +201,10 @@ async function createSessionServer(ctx: SessionServers, session: { id: string; c
     ctx.connections++
   }
   const wrapped = own ?? ctx.shared
+  // the session's lineage: another session, another chain
+  const chain = tools.decider.openChain()
   const server = createMcpEdge({
+    chain,
     serverId: tools.serverId,
     toolServer: wrapped ?? tools.api!,
     decider: tools.decider,
@@ -221,7 +224,7 @@ async function createSessionServer(ctx: SessionServers, session: { id: string; c
     inputCheck: ctx.inputCheck,
   })
   if (own !== undefined) {
-    relayWrappedServer(server, own, { timeoutMs: tools.timeoutMs, log: tools.log, serverId: tools.serverId, sessionId, recorder: tools.decider })
+    relayWrappedServer(server, own, { timeoutMs: tools.timeoutMs, log: tools.log, serverId: tools.serverId, sessionId, recorder: tools.decider, chain })
     server.onclose = () => {
       ctx.connections--
       void own.close().catch(err => tools.log(`stopping session ${session.id}'s tool server failed: ${(err as Error).message}`))

@@ -51,7 +51,10 @@ export async function run(argv: string[]): Promise<number> {
     let wrapped: StdioToolServer | undefined
     const build: EdgeBuilder = async initialize => {
       if (tools.startWrapped !== undefined) wrapped = await tools.startWrapped(relayedClientCapabilities(initialize.capabilities))
+      // the session's lineage: its calls, their finals and the child receipts of relayed requests
+      const chain = tools.decider.openChain()
       const edge = createMcpEdge({
+        chain,
         serverId: tools.serverId,
         toolServer: wrapped ?? tools.api!,
         decider: tools.decider,
@@ -64,7 +67,7 @@ export async function run(argv: string[]): Promise<number> {
         relayedCapabilities: wrapped?.client.getServerCapabilities(),
         instructions: wrapped?.client.getInstructions(),
       })
-      if (wrapped !== undefined) relayWrappedServer(edge, wrapped, { timeoutMs: tools.timeoutMs, log, serverId: tools.serverId, sessionId, recorder: tools.decider })
+      if (wrapped !== undefined) relayWrappedServer(edge, wrapped, { timeoutMs: tools.timeoutMs, log, serverId: tools.serverId, sessionId, recorder: tools.decider, chain })
       return edge
     }
     const stdio = await serveStdio(build, log)

@@ -11,24 +11,36 @@ import { UsageError } from '../errors.js'
 import { GLOBAL_FLAG_OPTIONS, readGlobalFlags } from '../config/global-flags.js'
 import { createControlClient, describeRefusal } from './control-client.js'
 import { parseFlags } from './parse-flags.js'
+import { explainLineage } from './receipt-lineage.js'
 import { errorOf, openExistingStore, SOURCE_HELP } from './receipt-source.js'
 import { escapeControls } from './terminal-text.js'
 import { chooseLogSource } from './transparency-source.js'
 
 export const EXPLAIN_USAGE = `Usage: gate receipt explain ID (--receipt-db PATH | --control-url URL)
+       gate receipt explain --lineage ID (--receipt-db PATH | --control-url URL)
 
 Prints one receipt in words: verdict, route, caller hash, capability, guards and their evidence, status,
 times, the decision/final linkage, and whether it verifies ("not verified" and the failing step:
 semantics, receipt_id, signature or signer). Exit 1 when it does not.
 
+--lineage ID prints the receipt DAG of the agent session receipt ID belongs to (its chain: tool-call
+decisions and finals, child receipts of sampling and other relayed requests) as a tree, each receipt
+under the receipts it follows from, and whether the lineage verifies (each receipt's id and signature,
+parent sets, one chain, ordinals). Exit 1 when it does not.
+
 ${SOURCE_HELP}`
 
 /** Runs `gate receipt explain` (argv after the verb); the exit code. */
 export async function explain(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, GLOBAL_FLAG_OPTIONS, true)
+  const { values, positionals } = parseFlags(argv, { ...GLOBAL_FLAG_OPTIONS, lineage: { type: 'string' } }, true)
   if (values.help === true) {
     process.stdout.write(EXPLAIN_USAGE + '\n')
     return 0
+  }
+  if (typeof values.lineage === 'string') {
+    if (positionals.length !== 0) throw new UsageError('--lineage takes the receipt ID; give no other')
+    if (!/^[0-9a-f]{64}$/.test(values.lineage)) throw new UsageError(`a receipt ID is 64 lowercase hex characters, got "${values.lineage}"`)
+    return explainLineage(values.lineage, readGlobalFlags(values))
   }
   if (positionals.length !== 1) throw new UsageError('expected exactly one receipt ID')
   const id = positionals[0]!

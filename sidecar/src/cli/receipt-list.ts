@@ -3,11 +3,11 @@
 // terminal would act on, written as \uXXXX escapes (the same JSON value); the next cursor goes to stderr,
 // and so does each receipt trust-control found not to verify (exit 1). Everything printed from a
 // receipt goes through terminal-text.ts.
-import { readFile } from 'node:fs/promises'
-import { createSigner, EXACT_JSON_LIMITS, generateSecret, hexToBytes, readJson, type Signer } from '@gate/sdk'
+import { createSigner, EXACT_JSON_LIMITS, generateSecret, readJson, type Signer } from '@gate/sdk'
+import { readSigner } from '../config/authority-seed.js'
 import { createCorpusPort, PAGE_LIMIT, parseReceiptQuery, ReceiptQueryEngine, type Principal, type UnverifiedReceipt } from '@gate/trust'
 import { GLOBAL_FLAG_OPTIONS, readGlobalFlags } from '../config/global-flags.js'
-import { ConfigError, UsageError } from '../errors.js'
+import { UsageError } from '../errors.js'
 import { createControlClient, describeRefusal } from './control-client.js'
 import { parseFlags } from './parse-flags.js'
 import { readNewest, type PageReader } from './receipt-pages.js'
@@ -170,18 +170,6 @@ function flagWording(message: string): string {
   let out = message
   for (const [flag, parameter] of FILTER_PARAMETERS) out = out.replaceAll(parameter, `--${flag}`)
   return out
-}
-
-async function readSigner(path: string): Promise<Signer> {
-  let text: string
-  try {
-    text = (await readFile(path, 'utf8')).trim().toLowerCase()
-  } catch (err) {
-    throw new ConfigError(`cannot read --authority-seed-file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, err)
-  }
-  const seed = hexToBytes(text)
-  if (seed === undefined || seed.length !== 32) throw new ConfigError(`--authority-seed-file ${path} must contain 64 hex characters (an Ed25519 seed)`)
-  return createSigner({ secret: seed })
 }
 
 // Without a seed no stored key matches, so rows without a core form are printed as stored.

@@ -5,6 +5,7 @@
 // checkpoint (receipt-proof-check.ts). Everything printed from a receipt goes through terminal-text.ts.
 import { readFile } from 'node:fs/promises'
 import { checkHttpReceipt, parseJsonExact, verifyCoreReceipt } from '@gate/sdk'
+import { readPublicKeyFlags } from '../config/public-key-flag.js'
 import { ConfigError, UsageError } from '../errors.js'
 import { parseFlags } from './parse-flags.js'
 import { escapeControls } from './terminal-text.js'
@@ -19,8 +20,9 @@ per receipt, "ok ...", "UNTRUSTED ..." or "FAIL <id> <step>: <why>", and exits 1
 is untrusted.
 
 Options:
-  --trusted-key KEY           a trusted signer public key (repeatable): the kernel_key from GET
-                              /gate/live, or the authority's trustedPublicKeys
+  --trusted-key KEY           a trusted signer public key (repeatable) in its wire form, as kernel_key
+                              writes it: 64 hex (Ed25519), p256:04…, p384:04… or hybrid:…; the kernel_key
+                              from GET /gate/live, or the authority's trustedPublicKeys
   --allow-untrusted           without --trusted-key, accept a valid signature by any key: each receipt is
                               reported "ok ... signer untrusted" and the exit code is 0. Without this
                               flag such receipts are UNTRUSTED and the exit code is 1 (anyone can sign a
@@ -36,7 +38,7 @@ export async function verify(argv: string[]): Promise<number> {
     return 0
   }
   if (positionals.length !== 1) throw new UsageError('expected exactly one FILE (or - for stdin)')
-  const trustedKeys = (values['trusted-key'] as string[] | undefined) ?? []
+  const trustedKeys = readPublicKeyFlags('--trusted-key', values['trusted-key'] as string[] | undefined)
   const allowUntrusted = values['allow-untrusted'] === true
   if (allowUntrusted && trustedKeys.length > 0) throw new UsageError('--allow-untrusted and --trusted-key are mutually exclusive')
   const source = positionals[0]!

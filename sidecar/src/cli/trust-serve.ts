@@ -41,11 +41,12 @@ Options:
   --listen ADDR               listen address (default ${TRUST_DEFAULT_LISTEN}; port 0 picks a free port)
   --revocation-db PATH        SQLite revocation store (default: beside the receipt store)
   --budget-db PATH            SQLite budget store (default: beside the receipt store)
-  --authority-seed-file PATH  sign with this Ed25519 seed (64 hex; gate keygen PATH). The key is recorded in
-                              the authority store (or the database) so earlier keys stay trusted; rotation is
-                              refused (the file pins the key)
-  --authority-db PATH         SQLite authority store holding the signing key (created with a fresh key when
-                              empty); POST /v1/authority rotates it. Default when neither is given:
+  --authority-seed-file PATH  sign with this key file, of any algorithm (gate keygen [--algorithm NAME] PATH).
+                              The key is recorded in the authority store (or the database) so earlier keys,
+                              of every algorithm, stay trusted; rotation is refused (the file pins the key)
+  --authority-db PATH         SQLite authority store holding the signing key (created with a fresh Ed25519 key
+                              when empty); POST /v1/authority rotates it, to a key of the same algorithm or,
+                              with the body {"algorithm": NAME}, another. Default when neither is given:
                               beside the receipt store. With --database-url the key is in the database
   --service-token-file PATH   file holding the admin service token (at least 16 characters); else the
                               GATE_CONTROL_TOKEN environment variable. Tokens are never taken from argv.

@@ -1,5 +1,6 @@
 // End to end: the real `gate wire serve` wrapping the fixture MCP server, driven by the SDK's agent
-// client (@gate/sdk/wire WireClient): over a Unix socket, and over TCP with mutual TLS.
+// client (@gate/sdk/wire WireClient): over a Unix socket, and over TCP with mutual TLS; each connection
+// is a receipt chain of its own.
 import t, { type Test } from 'tap'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -104,4 +105,21 @@ t.test('TCP without mutual TLS, or TLS flags on a Unix socket, is refused before
   const mixed = await runGate(['wire', 'serve', '--listen', 'unix:/tmp/x.sock', '--tls-client-ca', '/nope', ...base])
   t.equal(mixed.code, 2)
   t.match(mixed.stderr, 'a Unix socket is guarded by its file permissions')
+})
+
+t.test('each connection is a receipt chain of its own (spec 03 Receipt DAG): a call follows the one before it', async t => {
+  const { db, seed, token } = await files(t)
+  const path = socketPath(t)
+  const gate = await startWireServe(t, ['--listen', `unix:${path}`, '--receipt-store', db, '--authority-seed-file', seed, '--tool-server', FIXTURE_TOOL_SERVER], { GATE_CONTROL_TOKEN: CONTROL_TOKEN })
+  const [a, b] = [await WireClient.connect(path), await WireClient.connect(path)]
+  t.teardown(() => Promise.all([a.close(), b.close()]))
+  const call = async (client: WireClient) => (await client.callTool({ serverId: 'fx', tool: 'echo', params: { text: 'hi' }, capabilityToken: token })).receipt as unknown as { id: string; chainId: string; parentReceiptIds: string[]; dagOrdinal: number }
+  const first = await call(a)
+  const second = await call(a)
+  const other = await call(b)
+  t.match(first, { parentReceiptIds: [], dagOrdinal: 0 })
+  t.match(second, { chainId: first.chainId, parentReceiptIds: [first.id], dagOrdinal: 1 })
+  t.not(other.chainId, first.chainId, 'another connection, another chain')
+  const chain = await fetch(`${gate.controlUrl}/v1/receipts/chain?receiptId=${second.id}`, { headers: { authorization: `Bearer ${CONTROL_TOKEN}` } })
+  t.match(await chain.json(), { chainId: first.chainId, count: 2, verified: true })
 })

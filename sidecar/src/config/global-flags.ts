@@ -27,8 +27,10 @@ export interface GlobalFlags {
 }
 
 export const GLOBAL_FLAGS_HELP = `Global options:
-  --authority-seed-file PATH  Ed25519 seed (64 hex) that keeps the signing key stable across restarts;
-                              without it a fresh key is generated per boot (create one: gate keygen PATH)
+  --authority-seed-file PATH  signing key file (Ed25519, P-256, P-384 or hybrid; gate keygen [--algorithm
+                              NAME] PATH) that keeps the key stable across restarts; receipts, checkpoints
+                              and capabilities are signed with its algorithm. Without it a fresh Ed25519
+                              key is generated per boot
   --receipt-db PATH           SQLite receipt store (used when --receipt-store is absent)
   --revocation-db PATH        SQLite revocation store (default: beside the receipt store)
   --budget-db PATH            SQLite invocation-budget store (default: beside the receipt store)

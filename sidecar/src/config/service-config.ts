@@ -9,6 +9,7 @@ import { readListenerTimeouts, type ListenerTimeouts } from './listener-timeouts
 import { readTransparencyFlags, type TransparencySettings } from './transparency-flags.js'
 import { readObservabilityFlags, type ObservabilitySettings } from './observability-flags.js'
 import { readFleetFlags, type FleetSettings } from './fleet-flags.js'
+import { readPublicKeyFlags } from './public-key-flag.js'
 
 /** Defaults of the service flags (the listener's and the transparency log's have their own tables). */
 export const SERVICE_DEFAULTS = Object.freeze({
@@ -73,7 +74,7 @@ export function readServiceConfig(values: Record<string, unknown>, env: NodeJS.P
     observability: readObservabilityFlags(values, env),
     caseSensitiveRoutes: values['case-sensitive-routes'] === true,
     denyUnmatched: values['deny-unmatched'] === true,
-    trustedIssuers: (values['trusted-issuer'] as string[] | undefined) ?? [],
+    trustedIssuers: readPublicKeyFlags('--trusted-issuer', values['trusted-issuer'] as string[] | undefined),
     strictNonces: values['strict-nonces'] === true,
     fleet: readFleetFlags(values, global),
     approvalTtlSeconds: positiveInt(values['approval-ttl-secs'], '--approval-ttl-secs', SERVICE_DEFAULTS.approvalTtlSeconds),

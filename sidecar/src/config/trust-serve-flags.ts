@@ -3,12 +3,13 @@
 // (usage errors, exit 2); the secret files are read here too, so a token or seed that cannot be read
 // stops the start before anything is opened (exit 1).
 import { readFile, stat } from 'node:fs/promises'
-import { hexToBytes } from '@gate/sdk'
+import { signingKeyBytes } from '@gate/sdk'
 import { checkDatabaseUrl } from '@gate/trust/postgres'
 import { CLUSTER_SYNC_INTERVAL_MS, type TrustOptions } from '@gate/trust/server'
 import { ConfigError, UsageError } from '../errors.js'
 import { isInMemoryPath } from '../stores/index.js'
 import type { TrustHostSettings } from '../app/trust-host.js'
+import { readKeyFile } from './authority-seed.js'
 import { parseListenAddress } from './listen-address.js'
 import { LISTENER_TIMEOUT_FLAG_OPTIONS, readListenerTimeouts } from './listener-timeouts.js'
 import { OBSERVABILITY_FLAG_OPTIONS, readObservabilityFlags } from './observability-flags.js'
@@ -97,7 +98,7 @@ export async function readTrustServeFlags(values: Record<string, unknown>, env: 
     tenantTokens.set(tenant, await readSecretFile(file, `--tenant-token ${tenant}`))
   }
   const tls = await loadTls(tlsSettings)
-  const authoritySeed = seedFile === undefined ? undefined : await readSeedFile(seedFile)
+  const authoritySeed = seedFile === undefined ? undefined : signingKeyBytes(await readKeyFile(seedFile))
   return {
     options: {
       store:
@@ -153,13 +154,6 @@ function readClusterFlags(values: Record<string, unknown>): ClusterFlags {
   const discoverPeers = values['cluster-discover-peers'] === true
   if (discoverPeers && peers !== undefined) throw new UsageError('--cluster-discover-peers and --cluster-peer are mutually exclusive: the membership is either fixed or discovered')
   return { advertiseUrl, peers, discoverPeers, syncIntervalMs: int('cluster-sync-interval-ms') ?? CLUSTER_SYNC_INTERVAL_MS, poolSize: int('database-pool-size') }
-}
-
-async function readSeedFile(path: string): Promise<Uint8Array> {
-  const text = await readSecretFile(path, '--authority-seed-file')
-  const seed = hexToBytes(text.toLowerCase())
-  if (seed === undefined || seed.length !== 32) throw new ConfigError(`--authority-seed-file ${path} must contain 64 hex characters (an Ed25519 seed)`)
-  return seed
 }
 
 // A secret from a file, trimmed; a file others can read is warned about (never its content).

@@ -1,10 +1,11 @@
 // The tool-call path over in-memory ports: each decision is a verifying core receipt with the call's
 // parameters and their hash; the token's grants and argument constraints decide; approvals bind to the
 // exact call; unknown tools and bad arguments are denied with a receipt; a call that did not complete
-// gets a final receipt.
+// gets a final receipt. Guards see the agent session (spec 02 SessionContext) the edge filled.
 import t from 'tap'
 import { ANONYMOUS_CALLER, canonicalJson, sha256Hex, verifyCoreReceipt, type CoreReceipt } from '@gate/sdk'
-import { exampleSigner, widenedDelegation } from '@gate/sdk/testing'
+import { delegatedChild, exampleSigner, widenedDelegation } from '@gate/sdk/testing'
+import { EdgeSessionContext } from '@gate/mcp'
 import { KERNEL_AGENT, KERNEL_AUTHORITY, KERNEL_NOW, kernelToken, setupKernel } from '../testing/kernel-setup.js'
 import { encodeCapabilityToken } from './capability-token.js'
 import { ToolCallKernel, type ToolCallInput, type ToolPolicy } from './tool-call-kernel.js'
@@ -124,4 +125,34 @@ t.test('finish records how an allowed call ended, linked to its decision', async
   t.ok(verifies(final.receipt))
   t.match(final.receipt, { decision: { verdict: 'incomplete', reason: 'the tool server exited (code 1)' }, action: decided.receipt.action, metadata: { gate_decision_receipt_id: decided.receipt.id } })
   t.match(ports.stored.at(-1), { kind: 'final', decisionReceiptId: decided.receipt.id, outcome: 'incomplete' })
+})
+
+t.test('guards see the session the edge counted; delegation_depth is the presented capability\'s delegation chain', async t => {
+  const { kernel } = setupKernel({ routeTable: null })
+  const tools = new ToolCallKernel(kernel)
+  const seen: unknown[] = []
+  const run = kernel.guards.run.bind(kernel.guards)
+  // observe the context every guard is handed, then run the guards as they are
+  kernel.guards.run = (ctx, evidence) => {
+    seen.push(ctx.session)
+    return run(ctx, evidence)
+  }
+  const edge = new EdgeSessionContext('mcp_session-1', ANONYMOUS_CALLER, { now: KERNEL_NOW })
+  await tools.decide(call({ tool: 'list_files', params: {}, policy: OPEN, session: edge.beginCall({}) }))
+  edge.wrote({ content: [] })
+  const delegatee = exampleSigner('ed25519', 13)
+  const token = delegatedChild({
+    signers: [KERNEL_AUTHORITY, delegatee],
+    delegated: [{ scope: { grants: [{ server_id: 'fs', tool_name: '*' }] }, expires_at: KERNEL_NOW + 600 }],
+    child: { scope: { grants: [{ server_id: 'fs', tool_name: 'write_file' }] }, expires_at: KERNEL_NOW + 300 },
+    subject: KERNEL_AGENT.publicKey,
+    now: KERNEL_NOW,
+  })
+  await tools.decide(call({ capabilityToken: encodeCapabilityToken(token), session: edge.beginCall({ path: '/tmp/a.txt' }) }))
+  await tools.decide(call())
+  t.match(seen, [
+    { session_id: 'mcp_session-1', request_count: 1, delegation_depth: 0, bytes_read: 2, bytes_written: 0, created_at: KERNEL_NOW },
+    { session_id: 'mcp_session-1', request_count: 2, delegation_depth: 1, bytes_read: 2 + JSON.stringify({ path: '/tmp/a.txt' }).length, bytes_written: JSON.stringify({ content: [] }).length },
+    undefined,
+  ])
 })

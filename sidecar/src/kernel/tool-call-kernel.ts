@@ -5,14 +5,20 @@
 // a core receipt (`gate.receipt.v1`) written through the one receipt writer before the answer leaves;
 // a call the tool server then did not complete gets a second, final receipt (`cancelled` or
 // `incomplete`) naming the decision (docs/mcp.md). A request the tool server sent the agent during a call,
-// relayed by the edge, is recorded as a child receipt (spec 03, "Child receipts") naming the call.
+// relayed by the edge, is recorded as a child receipt (spec 03, "Child receipts") naming the call. The
+// receipts of one agent session form its lineage (spec 03, "Receipt DAG"): each carries the session
+// chain's members (`openChain`, @gate/sdk receipt-chain.ts), covered by its id and signature.
 import {
   canonicalJson,
+  kernelIdOf,
+  LogicalClock,
+  ReceiptChain,
   sha256Hex,
   uuidv7,
   verdictToDecision,
   type CoreReceipt,
   type GuardEvidence,
+  type PendingLineage,
   type ToolCall,
   type Verdict,
 } from '@gate/sdk'
@@ -45,6 +51,8 @@ export interface ToolCallDecision {
   approval?: { approval_id: string; resume_path: string; expires_at: number }
   /** The decision receipt's row context, for a final receipt. */
   context: { tenant: string | null; subjectKey: string | null }
+  /** The session's lineage the decision joined: its final receipt joins it too. */
+  chain?: ReceiptChain
 }
 
 /** How an allowed call ended when it did not complete: the client cancelled it, or the tool server failed. */
@@ -57,11 +65,18 @@ export interface ToolCallEnding {
 export class ToolCallKernel {
   readonly #kernel: Kernel
   readonly #children: ChildReceiptSink | undefined
+  #clock: LogicalClock | undefined
 
   /** `children` stores child receipts (the receipt store's listed receipts); without it none are recorded. */
   constructor(kernel: Kernel, children?: ChildReceiptSink) {
     this.#kernel = kernel
     this.#children = children
+  }
+
+  /** A new lineage for one agent session, on this kernel's hybrid logical clock. */
+  openChain(): ReceiptChain {
+    this.#clock ??= new LogicalClock(kernelIdOf(this.#kernel.signer.publicKey), () => this.#kernel.now())
+    return new ReceiptChain(this.#clock)
   }
 
   get kernel(): Kernel {
@@ -96,6 +111,8 @@ export class ToolCallKernel {
       approvalId: input.approvalId,
       nonceId: undefined,
       presentedNonce: undefined,
+      // the edge counts the session; the depth is the delegation chain of the capability this call presents
+      session: input.session === undefined ? undefined : { ...input.session, delegation_depth: presentedToken?.delegation_chain?.length ?? 0 },
     }
     const evidence: GuardEvidence[] = []
     const outcome = await kernel.guards.run(ctx, evidence)
@@ -116,7 +133,8 @@ export class ToolCallKernel {
     if (input.sessionId !== undefined && input.sessionId !== null) metadata.gate_session_id = input.sessionId
     const context = { tenant: input.caller.tenant ?? null, subjectKey: recorded.subjectKey }
     const approvalId = outcome?.approvalId
-    const written = await ports.receipts.writeCore(
+    const lineage = input.chain?.beginCall()
+    const written = await joinChain(lineage, () => ports.receipts.writeCore(
       {
         timestamp: now,
         capability_id: recorded.capabilityId ?? '',
@@ -130,9 +148,10 @@ export class ToolCallKernel {
         evidence: evidence.length > 0 ? evidence : undefined,
         metadata,
         tenant_id: context.tenant,
+        ...lineage?.fields,
       },
       { requestId, ...context, kind: 'decision', decisionReceiptId: null, ...financial?.columns },
-    )
+    ))
     let approval: ToolCallDecision['approval']
     if (approvalId !== undefined) {
       // the approval names its decision receipt, so it is recorded once that receipt is committed
@@ -151,7 +170,7 @@ export class ToolCallKernel {
     }
     // spec 02 DenyDetails: the tool, and the receipt recording the denial
     if (verdict.verdict === 'deny') verdict.details = { ...verdict.details, tool_server: input.serverId, tool_name: input.tool, receipt_id: written.receipt.id }
-    return { requestId, verdict, evidence, receipt: written.receipt, receiptJson: written.json, approval, context }
+    return { requestId, verdict, evidence, receipt: written.receipt, receiptJson: written.json, approval, context, chain: input.chain }
   }
 
   /**
@@ -161,13 +180,16 @@ export class ToolCallKernel {
    */
   finish(decision: ToolCallDecision, ending: ToolCallEnding): Promise<WrittenCoreReceipt> {
     const { id: _id, signature: _signature, kernel_key: _key, algorithm: _algorithm, bbs_signature: _bbs, ...body } = decision.receipt
+    // the final follows from its decision, on the same chain
+    const lineage = decision.chain?.follow([decision.receipt.id])
     const draft: CoreReceiptDraft = {
       ...body,
       timestamp: this.#kernel.now(),
       decision: { verdict: ending.verdict, reason: ending.reason },
       metadata: { ...(body.metadata ?? {}), gate_decision_receipt_id: decision.receipt.id },
+      ...lineage?.fields,
     }
-    return this.#kernel.ports.receipts.writeCore(draft, { requestId: decision.requestId, ...decision.context, kind: 'final', decisionReceiptId: decision.receipt.id })
+    return joinChain(lineage, () => this.#kernel.ports.receipts.writeCore(draft, { requestId: decision.requestId, ...decision.context, kind: 'final', decisionReceiptId: decision.receipt.id }))
   }
 
   /**
@@ -188,6 +210,8 @@ export class ToolCallKernel {
     if (record.toolName !== undefined) metadata.gate_tool_name = record.toolName
     if (record.candidateParentRequestIds !== undefined) metadata.gate_candidate_parent_request_ids = record.candidateParentRequestIds
     if (record.parentRequestId === record.sessionId) metadata.gate_parent = 'session'
+    // a child follows from the call that caused it (or, with none in flight, the session's heads)
+    const lineage = record.chain?.follow(record.parentReceiptId === undefined ? [] : [record.parentReceiptId])
     const body = {
       session_id: record.sessionId,
       parent_request_id: record.parentRequestId,
@@ -197,6 +221,7 @@ export class ToolCallKernel {
       outcome_hash: hashValue(record.outcome),
       policy_hash: this.#kernel.policyHash,
       metadata,
+      ...lineage?.fields,
     }
     const id = sha256Hex(canonicalJson(body))
     const input: ListedReceiptInput = {
@@ -207,9 +232,25 @@ export class ToolCallKernel {
       parentRequestId: body.parent_request_id,
       requestId: body.request_id,
     }
-    await this.#children.append(input)
+    await joinChain(lineage, () => this.#children!.append(input), () => id)
     return { id }
   }
+}
+
+/**
+ * Writes a receipt that joins a chain: committed, it becomes one of the chain's heads; not written, the
+ * heads it named stay heads.
+ */
+async function joinChain<T>(lineage: PendingLineage | undefined, write: () => Promise<T>, idOf: (written: T) => string = w => (w as { receipt: { id: string } }).receipt.id): Promise<T> {
+  let written: T
+  try {
+    written = await write()
+  } catch (err) {
+    lineage?.abandon()
+    throw err
+  }
+  lineage?.commit(idOf(written))
+  return written
 }
 
 /** Where child receipts go: the receipt store's listed receipts (`GET /v1/receipts/children`). */

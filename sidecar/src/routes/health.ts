@@ -1,7 +1,9 @@
 // GET /gate/live (process liveness, empty backend fields, plus the signer's public key so SDKs can
 // verify receipts locally) and GET /gate/health (readiness: 503 when the receipt store is unreachable).
+// Both carry the capability negotiation envelope (spec 03, gate.capabilities.v1): what this build does,
+// such as verifying hybrid signatures, for a peer to intersect with its own.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { HealthResponse } from '@gate/sdk'
+import { localCapabilities, type HealthResponse } from '@gate/sdk'
 import { sendJson } from '@gate/sdk/server'
 import type { RouteContext } from './context.js'
 import type { FleetHealth } from '../fleet/fleet-health.js'
@@ -14,6 +16,7 @@ export function createLiveRoute(ctx: RouteContext) {
       receipt_backend: '',
       revocation_backend: '',
       kernel_key: ctx.kernel.signer.publicKey,
+      capabilities: localCapabilities(),
     }
     sendJson(res, 200, body, { 'cache-control': 'no-store' })
   }
@@ -28,6 +31,7 @@ export function createHealthRoute(ctx: RouteContext) {
       receipt_backend: ctx.receiptBackend,
       revocation_backend: ctx.revocationBackend,
       kernel_key: ctx.kernel.signer.publicKey,
+      capabilities: localCapabilities(),
     }
     // additive: trust-control's link (outbox lag, revocation staleness); a stale link does not make
     // the service unhealthy, since requests without a capability are still served

@@ -1,10 +1,11 @@
-// The authority store (revision 1): the authority signing seed (32 raw bytes), its public key, the
+// The authority store (revision 1): the authority signing key (an Ed25519 seed as its 32 raw bytes, any
+// other algorithm's key as its key file line: signingKeyBytes of @gate/sdk), its public key, the
 // generation and rotation time, and every earlier public key, so receipts signed before a rotation keep
 // verifying (spec 03 authority block: publicKey, generation, rotatedAt, trustedPublicKeys). The file is
 // private like every store file (file-mode.ts); a rotation wipes the retired seed.
 // Deriving public keys is the signer's job: the store is handed `derivePublicKey`.
 import { InvalidConfigError } from '@gate/sdk'
-import { AUTHORITY_SEED_BYTES, type AuthorityState, type TrustAuthorityStore } from '@gate/trust'
+import { checkAuthorityKey, isAuthorityKey, type AuthorityState, type TrustAuthorityStore } from '@gate/trust'
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
 import { errorText, resolveDatabaseOptions, type DatabaseOptions, type SqliteDatabase } from './sqlite-driver.js'
@@ -12,7 +13,7 @@ import { checkFunctionOption, pickOptions, unixNow } from './store-options.js'
 
 /** Options of `openAuthorityStore`. */
 export interface AuthorityStoreOptions extends DatabaseOptions {
-  /** Public key (as `kernel_key` writes it) of a 32-byte seed. Required. */
+  /** Public key (as `kernel_key` writes it) of a stored key (signingKeyBytes). Required. */
   derivePublicKey: (seed: Uint8Array) => string
   /** Clock in Unix seconds, default the system clock. */
   now?: () => number
@@ -99,10 +100,7 @@ export class AuthorityStore implements TrustAuthorityStore {
 
   /** Makes `newSeed` the current key (generation + 1), retiring and wiping the previous seed; resolves after commit. */
   async rotate(newSeed: Uint8Array): Promise<AuthorityState> {
-    if (!(newSeed instanceof Uint8Array) || newSeed.length !== AUTHORITY_SEED_BYTES) {
-      throw new StoreInputError('seed', `${AUTHORITY_SEED_BYTES} bytes`, newSeed)
-    }
-    const seed = Uint8Array.from(newSeed)
+    const seed = checkAuthorityKey(newSeed)
     const publicKey = this.#derivePublicKey(Uint8Array.from(seed))
     if (typeof publicKey !== 'string' || publicKey === '') {
       throw new InvalidConfigError('authority store options.derivePublicKey', 'a function returning a non-empty string', publicKey)
@@ -142,8 +140,8 @@ export class AuthorityStore implements TrustAuthorityStore {
       this.#current = undefined
       return
     }
-    if (last.seed === null || last.seed.length !== AUTHORITY_SEED_BYTES) {
-      throw new StoreFailedError('authority', this.path, `generation ${last.generation} has no ${AUTHORITY_SEED_BYTES}-byte seed`)
+    if (last.seed === null || !isAuthorityKey(last.seed)) {
+      throw new StoreFailedError('authority', this.path, `generation ${last.generation} has no signing key`)
     }
     this.#current = { seed: Uint8Array.from(last.seed), publicKey: last.public_key, generation: last.generation, rotatedAt: last.created_at }
   }

@@ -1,7 +1,7 @@
 // Tool and child receipts (spec 03 ReceiptListResponse routes), appended through trust-control and kept
 // in the receipt store's file beside the HTTP receipts, in a table of their own: each is stored and
 // served as the bytes it arrived with; an id already stored answers idempotently.
-import { listedReceiptValues, type ListedReceiptFilter, type ListedReceiptInput, type ListedReceiptKind, type ListedReceiptRow, type ListedReceiptStorePort } from '@gate/trust'
+import { chainMemberText, isChainMember, listedReceiptValues, type ListedReceiptFilter, type ListedReceiptInput, type ListedReceiptKind, type ListedReceiptRow, type ListedReceiptStorePort } from '@gate/trust'
 import { DuplicateRecordError, StoreInputError } from '../errors.js'
 import type { SqliteDatabase, SqlValue } from './sqlite-driver.js'
 
@@ -92,6 +92,10 @@ export class ListedReceiptStore implements ListedReceiptStorePort {
         params.push(value)
       }
     }
+    if (filter.chainId !== undefined) {
+      terms.push('instr(json, ?) > 0')
+      params.push(chainMemberText(filter.chainId))
+    }
     if (filter.since !== undefined) {
       terms.push('timestamp >= ?')
       params.push(filter.since)
@@ -104,6 +108,7 @@ export class ListedReceiptStore implements ListedReceiptStorePort {
       `SELECT seq, receipt_id AS receiptId, json FROM listed_receipts WHERE ${terms.join(' AND ')} ORDER BY seq DESC LIMIT ?`,
       [...params, limit],
     )
-    return rows.reverse()
+    // the substring can sit inside a member other than the top-level chainId: each hit is checked
+    return (filter.chainId === undefined ? rows : rows.filter(r => isChainMember(r.json, filter.chainId!))).reverse()
   }
 }

@@ -1,7 +1,7 @@
 // Reads of the receipts table: point loads by id and seq, cursor pages, and trust-control's queries
 // (spec 03 receipt query, analytics, operator report) with the plans of receipt-query-plan.ts. Reads use
 // connections of their own: under WAL they see only committed rows and never wait for the writer.
-import { idPrefix, type CorePendingRow, type CorpusAggregateRow, type CorpusFilter, type CorpusGrouping, type CorpusRow, type StoredReceipt, type TrustReceiptReader } from '@gate/trust'
+import { chainMemberText, idPrefix, isChainMember, type CorePendingRow, type CorpusAggregateRow, type CorpusFilter, type CorpusGrouping, type CorpusRow, type StoredReceipt, type TrustReceiptReader } from '@gate/trust'
 import { StoreInputError } from '../errors.js'
 import { COVERING, emptyWindow, isBucketOrdered, planQuery, subjectBranches } from './receipt-query-plan.js'
 import { ReceiptIdFilter } from './receipt-id-filter.js'
@@ -262,6 +262,13 @@ export class ReceiptQuery implements TrustReceiptReader {
       `SELECT ${SELECT_COLUMNS} FROM receipts WHERE seq > ? AND seq <= ? AND +decision_receipt_id = ? ORDER BY seq`,
       [decisionSeq, decisionSeq + window, decisionReceiptId],
     )
+  }
+
+  /** Core-only receipts of chain `chainId`, in seq order: a substring search, each hit checked (chain-members.ts). */
+  async listChain(chainId: string, limit: number): Promise<StoredReceipt[]> {
+    checkCursorPage(0, limit)
+    const rows = await this.#reader.all<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE http_json IS NULL AND instr(core_json, ?) > 0 ORDER BY seq LIMIT ?`, [chainMemberText(chainId), limit])
+    return rows.filter(row => isChainMember(row.coreJson, chainId))
   }
 
   // The last bucket a bucket plan probes: the one of the snapshot bound, else of the newest row.

@@ -10,7 +10,7 @@
 // through it with the next batches unsigned; now their signatures overlap the commit. On `node:sqlite`
 // the commit runs here, so batches that arrive in one turn are signed, then committed together.
 import { parentPort, workerData } from 'node:worker_threads'
-import { createSigner, signCoreReceiptJson, signHttpReceiptJson, type Signer } from '@gate/sdk'
+import { createSignerFromKeyBytes, signCoreReceiptJson, signHttpReceiptJson, type Signer } from '@gate/sdk'
 import { nameThisThread, type ThreadReady } from '../worker-threads.js'
 import { hostCheckpointer, type HostedCheckpointer } from './hosted-checkpointer.js'
 import { createCoreReceiptRow, createReceiptRow, rowValues, type ReceiptRow } from '@gate/trust'
@@ -39,7 +39,8 @@ const lock = new WriterThreadLock(sharedLock)
 nameThisThread('gate-writer')
 
 try {
-  const signer = createSigner({ secret: seed })
+  // `seed` is the authority key as stores keep it (signingKeyBytes): it names its own algorithm
+  const signer = createSignerFromKeyBytes(seed)
   const db = await openDatabase(path, database, { store: 'receipts (writer thread)' })
   let signed: SignedBatch[] = []
   let committing = false

@@ -23,7 +23,7 @@
 // writer (logged once); one that dies fails the writes it held (their commit is unknown, so their
 // requests fail closed) and leaves every later write to the inline writer.
 import type { Worker } from 'node:worker_threads'
-import { publicKeyFor, signedHttpReceipt, SigningError, type CoreReceipt, type HttpReceiptBody } from '@gate/sdk'
+import { createSignerFromKeyBytes, signedHttpReceipt, SigningError, type CoreReceipt, type HttpReceiptBody } from '@gate/sdk'
 import { ReceiptPersistenceError } from '../errors.js'
 import { createLoopPressure } from '@gate/sdk/server'
 import type { StoredReceiptStep } from '@gate/trust'
@@ -77,7 +77,7 @@ export type WriterAnswer =
 export interface ThreadedReceiptWriterOptions {
   /** The durable receipt store: the thread opens its file with the same database options. */
   store: Pick<ReceiptStore, 'path' | 'databaseOptions'>
-  /** The authority's Ed25519 seed: it goes to the writer thread and nowhere else. */
+  /** The authority's key (signingKeyBytes, any algorithm): it goes to the writer thread and nowhere else. */
   seed: Uint8Array
   /** The inline writer over the store's log, for the same key: used when the thread is not running. */
   fallback: ReceiptWriter
@@ -127,7 +127,8 @@ export async function startThreadedReceiptWriter(options: ThreadedReceiptWriterO
     log(`warning: ${(err as Error).message}; receipts are signed and committed on the main thread`)
     return fallback
   }
-  const publicKey = publicKeyFor(options.seed)
+  // the key names its algorithm (signingKeyBytes); the receipts the thread signs carry its public key
+  const publicKey = createSignerFromKeyBytes(options.seed).publicKey
   const pressure = options.pressure ?? createLoopPressure({ threshold: WRITE_INLINE_BELOW, windowMs: 100 })
   const mainConnection = options.mainConnection
   // the thread checkpoints the WAL; the main connection's inline commits would otherwise do it on this loop

@@ -9,6 +9,7 @@ import t from 'tap'
 import { trustSuiteFixture, type TrustSuiteBackend } from './trust-suite-fixture.js'
 import { registerTrustQueryTests } from './trust-suite-queries.js'
 import { registerTrustRouteTests } from './trust-suite-routes.js'
+import { registerTrustLineageTests } from './trust-suite-lineage.js'
 
 export type { TrustSuiteBackend } from './trust-suite-fixture.js'
 
@@ -20,4 +21,5 @@ export function runTrustServeSuite(backend: TrustSuiteBackend): void {
   const s = trustSuiteFixture(backend)
   registerTrustQueryTests(s)
   registerTrustRouteTests(s)
+  registerTrustLineageTests(s)
 }

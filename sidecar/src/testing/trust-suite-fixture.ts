@@ -330,8 +330,8 @@ export function trustSuiteFixture(backend: TrustSuiteBackend) {
     return receiptBody(n, { request_id: `ingest-${n}`, timestamp: now + 2000 + n, ...(Object.keys(metadata).length === 0 ? {} : { metadata }) })
   }
 
-  /** A core receipt of a tool call (gate.receipt.v1), signed like Gate signs core receipts. */
-  function toolReceipt(sign: Signer, extra: { tenant_id: string | null; subjectKey?: string }): Record<string, unknown> & { id: string } {
+  /** A core receipt of a tool call (gate.receipt.v1), signed like Gate signs core receipts; `lineage`: its receipt DAG members. */
+  function toolReceipt(sign: Signer, extra: { tenant_id: string | null; subjectKey?: string; lineage?: Record<string, unknown> }): Record<string, unknown> & { id: string } {
     const parameters = { path: `/tmp/${uuidv7()}` }
     const draft = exampleCoreReceiptDraft(0, {
       timestamp: now,
@@ -341,6 +341,7 @@ export function trustSuiteFixture(backend: TrustSuiteBackend) {
       policy_hash: sha256Hex('tools'),
       tenant_id: extra.tenant_id,
       ...(extra.subjectKey === undefined ? {} : { metadata: { gate_subject_key: extra.subjectKey } }),
+      ...extra.lineage,
     })
     return signCoreReceipt({ ...draft, kernel_key: sign.publicKey }, sign) as unknown as Record<string, unknown> & { id: string }
   }

@@ -19,8 +19,8 @@ export function createRevocationFeed<A extends AuthorityPort>(
   return {
     authority: {
       ...authority,
-      async rotate() {
-        const status = await authority.rotate()
+      async rotate(options) {
+        const status = await authority.rotate(options)
         notify()
         return status
       },

@@ -10,7 +10,7 @@
 import { InvalidConfigError } from '@gate/sdk'
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import type { AuthorityState, TrustAuthorityStore } from '../store-ports.js'
-import { AUTHORITY_SEED_BYTES } from '../stores/store-input.js'
+import { checkAuthorityKey, isAuthorityKey } from '../stores/store-input.js'
 import type { PgDatabase, PgExecutor } from './pg-database.js'
 import { AUTHORITY_KEYS_LOCK, AUTHORITY_LOCK } from './pg-locks.js'
 
@@ -68,8 +68,7 @@ export class PgAuthorityStore implements TrustAuthorityStore {
 
   // `firstOnly`: create generation 1 unless another node already did (then use its key).
   async #write(newSeed: Uint8Array, firstOnly: boolean): Promise<AuthorityState> {
-    if (!(newSeed instanceof Uint8Array) || newSeed.length !== AUTHORITY_SEED_BYTES) throw new StoreInputError('seed', `${AUTHORITY_SEED_BYTES} bytes`, newSeed)
-    const seed = Uint8Array.from(newSeed)
+    const seed = checkAuthorityKey(newSeed)
     const publicKey = this.#derivePublicKey(Uint8Array.from(seed))
     if (typeof publicKey !== 'string' || publicKey === '') throw new InvalidConfigError('authority store options.derivePublicKey', 'a function returning a non-empty string', publicKey)
     const rotatedAt = this.#now()
@@ -97,7 +96,7 @@ export class PgAuthorityStore implements TrustAuthorityStore {
       this.#current = undefined
       return
     }
-    if (last.seed === null || last.seed.length !== AUTHORITY_SEED_BYTES) throw new StoreFailedError('authority', this.path, `generation ${last.generation} has no ${AUTHORITY_SEED_BYTES}-byte seed`)
+    if (last.seed === null || !isAuthorityKey(Uint8Array.from(last.seed))) throw new StoreFailedError('authority', this.path, `generation ${last.generation} has no signing key`)
     this.#current = { seed: Uint8Array.from(last.seed), publicKey: last.public_key, generation: last.generation, rotatedAt: last.created_at }
   }
 

@@ -4,6 +4,7 @@ import type { ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, Listed
 import { DuplicateRecordError, StoreInputError } from '../errors.js'
 import type { ListedReceiptStorePort } from '../store-ports.js'
 import { listedReceiptValues } from '../stores/store-input.js'
+import { chainMemberText, isChainMember } from '../stores/chain-members.js'
 import type { PgDatabase } from './pg-database.js'
 import { SqlWhere } from './pg-receipt-query.js'
 
@@ -51,9 +52,11 @@ export class PgListedReceiptStore implements ListedReceiptStorePort {
       const value = filter[key]
       if (value !== undefined) w.add(`${column} = ${w.param(value as string)}`)
     }
+    if (filter.chainId !== undefined) w.add(`strpos(json, ${w.param(chainMemberText(filter.chainId))}) > 0`)
     if (filter.since !== undefined) w.add(`timestamp >= ${w.param(filter.since)}`)
     if (filter.until !== undefined) w.add(`timestamp <= ${w.param(filter.until)}`)
     const rows = await this.#db.all<ListedReceiptRow>(`SELECT seq, receipt_id AS "receiptId", json FROM listed_receipts ${w.sql} ORDER BY seq DESC LIMIT ${w.param(limit)}`, w.params)
-    return rows.reverse()
+    // the substring can sit inside a member other than the top-level chainId: each hit is checked
+    return (filter.chainId === undefined ? rows : rows.filter(r => isChainMember(r.json, filter.chainId!))).reverse()
   }
 }

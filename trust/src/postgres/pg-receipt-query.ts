@@ -5,6 +5,7 @@
 import type { CorpusAggregateRow, CorpusFilter, CorpusGrouping, CorpusRow } from '../ports.js'
 import { StoreInputError } from '../errors.js'
 import type { StoredReceipt } from '../stores/receipt-row.js'
+import { chainMemberText, isChainMember } from '../stores/chain-members.js'
 import type { CorePendingRow, TrustReceiptReader } from '../store-ports.js'
 import type { PgDatabase, PgValue } from './pg-database.js'
 
@@ -184,6 +185,13 @@ export class PgReceiptQuery implements TrustReceiptReader {
   /** Final receipts that name `decisionReceiptId`, after the decision's seq. */
   async findFinals(decisionSeq: number, decisionReceiptId: string): Promise<StoredReceipt[]> {
     return this.#db.all<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE decision_receipt_id = $1 AND seq > $2 ORDER BY seq`, [decisionReceiptId, decisionSeq])
+  }
+
+  /** Core-only receipts of chain `chainId`, in seq order: a substring search, each hit checked (chain-members.ts). */
+  async listChain(chainId: string, limit: number): Promise<StoredReceipt[]> {
+    checkLimit(limit)
+    const rows = await this.#db.all<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE http_json IS NULL AND strpos(core_json, $1) > 0 ORDER BY seq LIMIT $2`, [chainMemberText(chainId), limit])
+    return rows.filter(row => isChainMember(row.coreJson, chainId))
   }
 
   /** Nothing of its own to close: the pool belongs to the stores. */

@@ -8,7 +8,8 @@ import { canonicalJson, parseJsonExact, sha256Hex, verifyCoreReceipt } from '@ga
 import { readBody, sendJsonText, sendTrustError } from '@gate/sdk/server'
 import { forbidden, requireAdmin, requirePrincipal } from '../authorize.js'
 import { ReceiptRejectedError, TrustRequestError } from '../errors.js'
-import type { AuthorityPort, ListedReceiptFilter, ListedReceiptKind, ListedReceiptPort, TrustAuthenticator } from '../ports.js'
+import type { AuthorityPort, ListedReceiptFilter, ListedReceiptKind, ListedReceiptPort, ReceiptCorpusPort, TrustAuthenticator } from '../ports.js'
+import { checkIncomingLineage } from '../receipt-lineage.js'
 import { lowerBound, readClamped, readQueryParameters, readText, readU64, upperBound } from '../query-params.js'
 
 /** Body-size limit of the receipt append routes: 1 MiB, like /gate/verify's receipt body (spec 02). */
@@ -23,6 +24,8 @@ interface ListedDeps {
   auth: TrustAuthenticator
   listed: ListedReceiptPort
   authority: AuthorityPort
+  /** Where an appended receipt's lineage parents are found (core receipts; child receipts in `listed`). */
+  corpus: Pick<ReceiptCorpusPort, 'getById' | 'listChain'>
 }
 
 export function createListReceiptsRoute(deps: ListedDeps, kind: ListedReceiptKind) {
@@ -88,6 +91,10 @@ export function createAppendReceiptRoute(deps: ListedDeps, kind: ListedReceiptKi
       if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TrustRequestError('body must be a JSON object')
       const receipt = value as Record<string, unknown>
       const input = kind === 'tool' ? toolReceiptInput(receipt, text, deps.authority) : childReceiptInput(receipt, text)
+      // spec 03 Receipt DAG, fail closed: a parent set that does not match, parents on another chain or
+      // not stored here, or an ordinal not above the parents' refuses the receipt before it is stored
+      const problem = await checkIncomingLineage(deps, receipt)
+      if (problem !== undefined) throw new ReceiptRejectedError(kind, `lineage ${problem.rule}: ${problem.detail}`)
       const { seq, stored } = await deps.listed.append(input)
       sendJsonText(res, 200, JSON.stringify({ receiptId: input.receiptId, seq, stored }))
     } catch (err) {

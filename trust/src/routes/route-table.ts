@@ -15,6 +15,7 @@ import { createTrustHealthRoute } from './health.js'
 import { createEnrollRoute, createIngestRoute, createListKeysRoute } from './ingest.js'
 import { createAppendReceiptRoute, createListReceiptsRoute } from './listed-receipts.js'
 import { createAgentReceiptsRoute, createReceiptByIdRoute, createReceiptQueryRoute } from './receipts.js'
+import { createReceiptChainRoute } from './receipt-chain.js'
 import { createOperatorReportRoute } from './reports.js'
 import { createRevocationFeedRoute } from './revocation-feed.js'
 import { createTransparencyRoutes } from './transparency.js'
@@ -52,7 +53,7 @@ export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = 
   const engine = options.engine ?? createQueryEngine(deps)
   const rollup = options.rollup ?? new AnalyticsRollup(deps.corpus, { log: deps.log })
   const read = { auth: deps.auth, engine, corpus: deps.corpus }
-  const listed = { auth: deps.auth, listed: deps.listed, authority: deps.authority }
+  const listed = { auth: deps.auth, listed: deps.listed, authority: deps.authority, corpus: deps.corpus }
   const routes: TrustRoute[] = [
     { method: 'GET', path: '/v1/authority', handler: createAuthorityStatusRoute(deps) },
     { method: 'POST', path: '/v1/authority', handler: createAuthorityRotateRoute(deps) },
@@ -66,6 +67,7 @@ export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = 
     { method: 'POST', path: '/v1/receipts/tools', handler: createAppendReceiptRoute(listed, 'tool') },
     { method: 'GET', path: '/v1/receipts/children', handler: createListReceiptsRoute(listed, 'child') },
     { method: 'POST', path: '/v1/receipts/children', handler: createAppendReceiptRoute(listed, 'child') },
+    { method: 'GET', path: '/v1/receipts/chain', handler: createReceiptChainRoute(listed) },
     { method: 'GET', path: '/v1/receipts/:receipt_id', handler: createReceiptByIdRoute(read) },
     ...createTransparencyRoutes({ auth: deps.auth, corpus: deps.corpus, transparency: deps.transparency }),
   ]

@@ -1,11 +1,11 @@
 // The explorer's in-browser verification (trust/ui/receipt-verify.js), run here on Node's WebCrypto:
 // the public canonical-JSON vectors, core receipts signed by @gate/sdk verified, tampered, signed by an
-// untrusted key, or in a key form the browser cannot check, and a receipt trust-control reported
-// unverified (a real `gate trust serve` answer, as the explorer reads it). The browser test
-// (sidecar/src/cli/receipt-explorer.test.ts) runs the same module in Chromium.
+// untrusted key, of every key algorithm (a hybrid at best unchecked: no ML-DSA-65 in WebCrypto), and a
+// receipt trust-control reported unverified (a real `gate trust serve` answer, as the explorer reads it).
+// The browser test (sidecar/src/cli/receipt-explorer.test.ts) runs the same module in Chromium.
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { canonicalJson as sdkCanonicalJson, checkHttpReceipt, signHttpReceiptJson, toCoreReceiptWithKeypair, verifyCoreReceipt } from '@gate/sdk'
+import { canonicalJson as sdkCanonicalJson, checkHttpReceipt, createSignerFromKey, generateSigningKey, signHttpReceiptJson, toCoreReceiptWithKeypair, verifyCoreReceipt } from '@gate/sdk'
 import { exampleReceiptBody, exampleSigner } from '@gate/sdk/testing'
 import { ReceiptQueryEngine } from '../receipt-query.js'
 import type { CorpusRow, ReceiptCorpusPort } from '../ports.js'
@@ -72,9 +72,30 @@ t.test('an HttpReceipt served as stored is checked as spec 02 signs it, as the S
   t.match(await verifyReceipt({ ...served, observation_outcome: null }, [signer.publicKey]), { state: 'verified' })
 })
 
-t.test('a key form the browser cannot check is reported unchecked, not verified', async t => {
-  const receipt = coreReceipt()
-  t.match(await verifyReceipt({ ...receipt, kernel_key: `p256:04${'ab'.repeat(64)}` }, [`p256:04${'ab'.repeat(64)}`]), { state: 'unchecked' })
+t.test('every key algorithm: P-256 and P-384 verified; a hybrid is at best unchecked, a flipped classical byte not verified', async t => {
+  // a byte of the signature's hex flipped, at `at` characters from the start of the half it is in
+  const flip = (hex: string, at: number) => hex.slice(0, at) + (hex[at] === '0' ? '1' : '0') + hex.slice(at + 1)
+  for (const name of ['p256', 'p384', 'ed25519+mldsa65', 'p256+mldsa65', 'p384+mldsa65'] as const) {
+    const signer = createSignerFromKey(generateSigningKey(name))
+    const http = signHttpReceiptJson(exampleReceiptBody(), signer)
+    const core = JSON.parse(sdkCanonicalJson(toCoreReceiptWithKeypair(http.receipt, signer))) as Record<string, unknown>
+    for (const [form, receipt] of [['http', JSON.parse(http.json) as Record<string, unknown>], ['core', core]] as const) {
+      const signature = receipt.signature as string
+      if (name.includes('+')) {
+        const [, classical, mldsa, algSet] = signature.split(':') as [string, string, string, string]
+        t.match(await verifyReceipt(receipt, [signer.publicKey]), { state: 'unchecked', detail: /ML-DSA-65 half cannot be checked/ }, `${name} ${form}: never verified in a browser`)
+        const badClassical = `hybrid:${flip(classical, classical.length - 10)}:${mldsa}:${algSet}`
+        t.match(await verifyReceipt({ ...receipt, signature: badClassical }, [signer.publicKey]), { state: 'not_verified', detail: /classical .* half of the hybrid signature does not verify/ }, `${name} ${form}: a flipped classical byte`)
+        // the ML-DSA-65 half the browser cannot check: still never verified
+        t.not((await verifyReceipt({ ...receipt, signature: `hybrid:${classical}:${flip(mldsa, 100)}:${algSet}` }, [signer.publicKey])).state, 'verified')
+        t.match(await verifyReceipt({ ...receipt, signature: `hybrid:${classical}:${mldsa}:${algSet === 'p384+mldsa65' ? 'p256+mldsa65' : 'p384+mldsa65'}` }, [signer.publicKey]), { state: 'not_verified' }, `${name} ${form}: another alg_set`)
+      } else {
+        t.match(await verifyReceipt(receipt, [signer.publicKey]), { state: 'verified', detail: new RegExp(`${name === 'p256' ? 'P-256' : 'P-384'} signature check`) }, `${name} ${form}`)
+        t.match(await verifyReceipt({ ...receipt, signature: flip(signature, signature.length - 10) }, [signer.publicKey]), { state: 'not_verified', detail: /signature does not verify/ }, `${name} ${form}: a flipped byte`)
+        t.match(await verifyReceipt({ ...receipt, signature: signature.slice(5) }, [signer.publicKey]), { state: 'not_verified' }, `${name} ${form}: without its prefix`)
+      }
+    }
+  }
 })
 
 t.test('a receipt trust-control reports unverified is shown not verified, with its failing step', async t => {

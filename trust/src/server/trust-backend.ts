@@ -3,7 +3,7 @@
 // number of nodes. Both hand the same store interfaces (store-ports.ts) to the same wiring; what differs
 // is here: how they open, how the authority key is locked across nodes, where the transparency log
 // lives, and what a node reports about its fleet.
-import { publicKeyFor } from '@gate/sdk'
+import { publicKeyOfKeyBytes } from '@gate/sdk'
 import type { RotatingAuthorityOptions } from '../authority.js'
 import { openPgStores, PgTransparencyLogStore, type PgStores } from '../postgres/index.js'
 import type { EnrolledKeyStore, TransparencyLogBackend, TrustStores } from '../store-ports.js'
@@ -51,7 +51,7 @@ export interface PostgresBackendOptions {
 }
 
 export async function openPostgresBackend(options: PostgresBackendOptions): Promise<TrustBackend> {
-  const pg = await openPgStores({ url: options.url, poolSize: options.poolSize, derivePublicKey: s => publicKeyFor(s), applicationName: 'gate trust serve' })
+  const pg = await openPgStores({ url: options.url, poolSize: options.poolSize, derivePublicKey: publicKeyOfKeyBytes, applicationName: 'gate trust serve' })
   const { migrations } = pg
   return {
     kind: 'postgres',

@@ -22,7 +22,7 @@ t.test('a bad option is refused with gate_invalid_config naming it; secrets are 
     [{ ...base, store: { kind: 'sqlite', receiptDb: '' } }, /trust options.store.receiptDb must be a path/],
     [{ ...base, store: { kind: 'postgres', url: 'postgres://h/db', poolSize: 0 } }, /trust options.store.poolSize must be a positive integer/],
     [{ ...base, serviceToken: 42 }, /trust options.serviceToken must be a string/],
-    [{ ...base, authoritySeed: new Uint8Array(31).fill(7) }, /trust options.authoritySeed must be 32 bytes/],
+    [{ ...base, authoritySeed: new Uint8Array(31).fill(7) }, /trust options.authoritySeed must be a signing key/],
     [{ ...base, cluster: { peers: ['https://b:9091'] } }, /trust options.cluster must be absent with a SQLite store/],
     [{ ...base, cluster: { syncIntervalMs: 1.5 } }, /trust options.cluster.syncIntervalMs must be a positive integer/],
     [{ ...base, cluster: { discoverPeers: true } }, /trust options.cluster must be absent with a SQLite store/],

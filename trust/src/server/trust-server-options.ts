@@ -2,6 +2,7 @@
 // construction, and frozen with their defaults applied; nothing inside defaults them again.
 import { InvalidConfigError, UnknownOptionError } from '@gate/sdk'
 import type { TrustServerHost } from './host-ports.js'
+import { isAuthorityKey } from '../stores/store-input.js'
 
 /** Default heartbeat interval of a clustered node (spec 03). */
 export const CLUSTER_SYNC_INTERVAL_MS = 500
@@ -51,7 +52,11 @@ export interface TrustOptions {
   serviceToken: string
   /** Read tokens by tenant. Default none. */
   tenantTokens?: ReadonlyMap<string, string>
-  /** Sign with this Ed25519 seed (32 bytes); it is recorded in the authority store and pins the key. Default: the store's key. */
+  /**
+   * Sign with this key, as stores keep one (@gate/sdk signingKeyBytes of a key file: an Ed25519 seed's 32
+   * bytes, or another algorithm's key file line); it is recorded in the authority store and pins the key.
+   * Default: the store's key.
+   */
   authoritySeed?: Uint8Array
   /** Names where the seed came from in messages (`--authority-seed-file PATH`). */
   authoritySeedSource?: string
@@ -90,8 +95,8 @@ export function resolveTrustOptions(options: TrustOptions): ResolvedTrustOptions
   }
   // its strength is checked by the authenticator, with every tenant token (auth.ts)
   if (typeof serviceToken !== 'string') throw new InvalidConfigError('trust options.serviceToken', 'a string', serviceToken === undefined ? undefined : '(hidden)')
-  if (options.authoritySeed !== undefined && (!(options.authoritySeed instanceof Uint8Array) || options.authoritySeed.length !== 32)) {
-    throw new InvalidConfigError('trust options.authoritySeed', '32 bytes (an Ed25519 seed)', '(hidden)')
+  if (options.authoritySeed !== undefined && !isAuthorityKey(options.authoritySeed)) {
+    throw new InvalidConfigError('trust options.authoritySeed', 'a signing key (signingKeyBytes: 32 bytes of an Ed25519 seed, or a key file line)', '(hidden)')
   }
   if (typeof host !== 'object' || host === null) throw new InvalidConfigError('trust options.host', 'the process host (TrustServerHost)', host)
   for (const member of HOST_MEMBERS) if (typeof host[member] !== 'function') throw new InvalidConfigError(`trust options.host.${member}`, 'a function', host[member])

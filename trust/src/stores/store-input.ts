@@ -1,11 +1,28 @@
 // The checks every backend of a store applies before it writes, so the SQLite stores (@gate/sidecar) and
 // the PostgreSQL ones (postgres/) refuse the same values with the same errors.
-import type { CapturePlan } from '@gate/sdk'
+import { signingKeyFromBytes, type CapturePlan } from '@gate/sdk'
 import { StoreInputError } from '../errors.js'
 import type { ListedReceiptInput } from '../ports.js'
 
-/** Bytes of an authority signing seed (Ed25519). */
-export const AUTHORITY_SEED_BYTES = 32
+/**
+ * True when `bytes` are a signing key as authority stores keep one (`signingKeyBytes` of @gate/sdk: an
+ * Ed25519 seed as its 32 bytes, a key of any other algorithm as its key file line).
+ */
+export function isAuthorityKey(bytes: unknown): bytes is Uint8Array {
+  if (!(bytes instanceof Uint8Array)) return false
+  try {
+    signingKeyFromBytes(bytes)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A copy of an authority key to store, or StoreInputError (naming its length only, never its bytes). */
+export function checkAuthorityKey(bytes: unknown): Uint8Array {
+  if (!isAuthorityKey(bytes)) throw new StoreInputError('seed', 'a signing key (a 32-byte Ed25519 seed, or a key file line of another algorithm)', bytes instanceof Uint8Array ? bytes : typeof bytes)
+  return Uint8Array.from(bytes)
+}
 
 const CURRENCY = /^[A-Z]{3}$/
 

@@ -713,10 +713,10 @@ const func4 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp("^(?:[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]|[Pp][Rr][Oo][Xx][Yy]-[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]|[Cc][Oo][Oo][Kk][Ii][Ee])$", "u");
 const schema13 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.execution_nonce.v1","title":"SignedExecutionNonce","description":"Gate design (spec 02 leaves the fields not shown). A single-use, expiring nonce the kernel signs on an allow (or strict-preflight incomplete) answer, bound to the caller, route, request content and request id; the client re-presents it as the request's execution_nonce before the governed action runs. The signature covers the RFC 8785 canonical JSON of every member except signature. Open to additive members (a signed record, spec 03).","type":"object","properties":{"schema":{"const":"gate.execution_nonce.v1"},"nonce_id":{"type":"string","minLength":1},"request_id":{"type":"string","minLength":1},"caller_identity_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"method":{"$ref":"gate.http.request.v1#/$defs/http_method"},"route_pattern":{"type":"string"},"content_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"issued_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds; expires_at > issued_at is checked by the verifier, not expressible here."},"kernel_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"signature":{"$ref":"gate.http.receipt.v1#/$defs/signature"}},"required":["schema","nonce_id","request_id","caller_identity_hash","method","route_pattern","content_hash","issued_at","expires_at","kernel_key","signature"]};
 const schema15 = {"type":"string","pattern":"^[0-9a-f]{64}$","description":"SHA-256 digest as 64 lowercase hex characters."};
-const schema31 = {"description":"Algorithm-aware public key: bare 64-hex Ed25519, p256: plus 130 hex (uncompressed SEC1), or p384: plus 194 hex.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"};
-const schema32 = {"description":"Algorithm-aware signature: bare 128-hex Ed25519, or p256:/p384: plus DER ECDSA hex (a SEQUENCE, so it starts 30; 8 to 72 bytes for P-256, 8 to 104 bytes for P-384).","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"};
-const pattern11 = new RegExp("^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$", "u");
-const pattern12 = new RegExp("^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$", "u");
+const schema31 = {"description":"Algorithm-aware public key: bare 64-hex Ed25519, p256: plus 130 hex (uncompressed SEC1), p384: plus 194 hex, or (Gate's extension of spec 02 with spec 03's hybrid form) hybrid:<classical-hex>:<ML-DSA-65 public key, 1952 bytes as 3904 hex>:<alg_set>, the classical part the bare hex of the alg_set's key.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"};
+const schema32 = {"description":"Algorithm-aware signature: bare 128-hex Ed25519, p256:/p384: plus DER ECDSA hex (a SEQUENCE, so it starts 30; 8 to 72 bytes for P-256, 8 to 104 bytes for P-384), or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set> (both halves over the same bytes).","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"};
+const pattern11 = new RegExp("^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$", "u");
+const pattern12 = new RegExp("^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$", "u");
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.execution_nonce.v1" */;
@@ -913,7 +913,7 @@ const _errs22 = errors;
 if(errors === _errs22){
 if(typeof data9 === "string"){
 if(!pattern11.test(data9)){
-validate13.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate13.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
@@ -935,7 +935,7 @@ const _errs25 = errors;
 if(errors === _errs25){
 if(typeof data10 === "string"){
 if(!pattern12.test(data10)){
-validate13.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"+"\""}];
+validate13.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
@@ -2221,7 +2221,7 @@ return errors === 0;
 }
 validate15.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema14 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.receipt.v1","title":"HttpReceipt","description":"The receipt the sidecar signs for every evaluation (spec 02, HttpReceipt). Authority semantics are fixed: mediated_decision, prevent, mediated, and no observation_outcome. Every member except signature is signed. Open to additive members (spec 03: additive fields may appear in signed records); the listed members are exact.","type":"object","properties":{"id":{"$ref":"#/$defs/sha256_hex","description":"SHA-256 hex of the canonical JSON of the body with id removed."},"request_id":{"type":"string","minLength":1},"route_pattern":{"type":"string"},"method":{"$ref":"gate.http.request.v1#/$defs/http_method"},"caller_identity_hash":{"$ref":"#/$defs/sha256_hex"},"session_id":{"type":["string","null"]},"verdict":{"$ref":"gate.http.verdict.v1"},"receipt_kind":{"const":"mediated_decision","description":"Signing rejects any other value."},"boundary_class":{"const":"prevent","description":"Signing rejects any other value."},"observation_outcome":false,"tool_origin":{"$ref":"#/$defs/tool_origin"},"redaction_mode":{"$ref":"#/$defs/redaction_mode"},"actor_chain":{"type":"array","items":{"$ref":"#/$defs/actor_ref"}},"evidence":{"type":"array","items":{"$ref":"#/$defs/guard_evidence"}},"response_status":{"type":"integer","minimum":100,"maximum":599},"timestamp":{"type":"integer","minimum":0,"description":"Unix seconds."},"content_hash":{"$ref":"#/$defs/sha256_hex"},"policy_hash":{"$ref":"#/$defs/sha256_hex"},"trust_level":{"const":"mediated","description":"Signing rejects any other value."},"capability_id":{"type":["string","null"]},"metadata":{"type":["object","null"],"properties":{"gate_http_status_scope":{"type":"string","minLength":1},"gate_decision_receipt_id":{"$ref":"#/$defs/sha256_hex"}}},"kernel_key":{"$ref":"#/$defs/kernel_key"},"signature":{"$ref":"#/$defs/signature"}},"required":["id","request_id","route_pattern","method","caller_identity_hash","verdict","receipt_kind","boundary_class","tool_origin","redaction_mode","response_status","timestamp","content_hash","policy_hash","trust_level","kernel_key","signature"],"$defs":{"sha256_hex":{"type":"string","pattern":"^[0-9a-f]{64}$","description":"SHA-256 digest as 64 lowercase hex characters."},"kernel_key":{"description":"Algorithm-aware public key: bare 64-hex Ed25519, p256: plus 130 hex (uncompressed SEC1), or p384: plus 194 hex.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},"signature":{"description":"Algorithm-aware signature: bare 128-hex Ed25519, or p256:/p384: plus DER ECDSA hex (a SEQUENCE, so it starts 30; 8 to 72 bytes for P-256, 8 to 104 bytes for P-384).","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"},"tool_origin":{"type":"string","enum":["caller_executed","host_executed_provider_reported","host_executed_unmediated"]},"redaction_mode":{"type":"string","enum":["none","summary","redacted"]},"actor_ref":{"description":"ActorRef; fields not shown in the spec, so any object.","type":"object"},"guard_evidence":{"description":"GuardEvidence: one guard's outcome; verdict true means the guard passed.","type":"object","properties":{"guard_name":{"type":"string","minLength":1},"verdict":{"type":"boolean"},"details":{"type":["string","null"]}},"required":["guard_name","verdict"],"additionalProperties":false}}};
+const schema14 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.receipt.v1","title":"HttpReceipt","description":"The receipt the sidecar signs for every evaluation (spec 02, HttpReceipt). Authority semantics are fixed: mediated_decision, prevent, mediated, and no observation_outcome. Every member except signature is signed. Open to additive members (spec 03: additive fields may appear in signed records); the listed members are exact.","type":"object","properties":{"id":{"$ref":"#/$defs/sha256_hex","description":"SHA-256 hex of the canonical JSON of the body with id removed."},"request_id":{"type":"string","minLength":1},"route_pattern":{"type":"string"},"method":{"$ref":"gate.http.request.v1#/$defs/http_method"},"caller_identity_hash":{"$ref":"#/$defs/sha256_hex"},"session_id":{"type":["string","null"]},"verdict":{"$ref":"gate.http.verdict.v1"},"receipt_kind":{"const":"mediated_decision","description":"Signing rejects any other value."},"boundary_class":{"const":"prevent","description":"Signing rejects any other value."},"observation_outcome":false,"tool_origin":{"$ref":"#/$defs/tool_origin"},"redaction_mode":{"$ref":"#/$defs/redaction_mode"},"actor_chain":{"type":"array","items":{"$ref":"#/$defs/actor_ref"}},"evidence":{"type":"array","items":{"$ref":"#/$defs/guard_evidence"}},"response_status":{"type":"integer","minimum":100,"maximum":599},"timestamp":{"type":"integer","minimum":0,"description":"Unix seconds."},"content_hash":{"$ref":"#/$defs/sha256_hex"},"policy_hash":{"$ref":"#/$defs/sha256_hex"},"trust_level":{"const":"mediated","description":"Signing rejects any other value."},"capability_id":{"type":["string","null"]},"metadata":{"type":["object","null"],"properties":{"gate_http_status_scope":{"type":"string","minLength":1},"gate_decision_receipt_id":{"$ref":"#/$defs/sha256_hex"}}},"kernel_key":{"$ref":"#/$defs/kernel_key"},"signature":{"$ref":"#/$defs/signature"}},"required":["id","request_id","route_pattern","method","caller_identity_hash","verdict","receipt_kind","boundary_class","tool_origin","redaction_mode","response_status","timestamp","content_hash","policy_hash","trust_level","kernel_key","signature"],"$defs":{"sha256_hex":{"type":"string","pattern":"^[0-9a-f]{64}$","description":"SHA-256 digest as 64 lowercase hex characters."},"kernel_key":{"description":"Algorithm-aware public key: bare 64-hex Ed25519, p256: plus 130 hex (uncompressed SEC1), p384: plus 194 hex, or (Gate's extension of spec 02 with spec 03's hybrid form) hybrid:<classical-hex>:<ML-DSA-65 public key, 1952 bytes as 3904 hex>:<alg_set>, the classical part the bare hex of the alg_set's key.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},"signature":{"description":"Algorithm-aware signature: bare 128-hex Ed25519, p256:/p384: plus DER ECDSA hex (a SEQUENCE, so it starts 30; 8 to 72 bytes for P-256, 8 to 104 bytes for P-384), or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set> (both halves over the same bytes).","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},"tool_origin":{"type":"string","enum":["caller_executed","host_executed_provider_reported","host_executed_unmediated"]},"redaction_mode":{"type":"string","enum":["none","summary","redacted"]},"actor_ref":{"description":"ActorRef; fields not shown in the spec, so any object.","type":"object"},"guard_evidence":{"description":"GuardEvidence: one guard's outcome; verdict true means the guard passed.","type":"object","properties":{"guard_name":{"type":"string","minLength":1},"verdict":{"type":"boolean"},"details":{"type":["string","null"]}},"required":["guard_name","verdict"],"additionalProperties":false}}};
 const schema24 = {"type":"string","enum":["caller_executed","host_executed_provider_reported","host_executed_unmediated"]};
 const schema25 = {"type":"string","enum":["none","summary","redacted"]};
 const schema26 = {"description":"ActorRef; fields not shown in the spec, so any object.","type":"object"};
@@ -2746,7 +2746,7 @@ const _errs63 = errors;
 if(errors === _errs63){
 if(typeof data28 === "string"){
 if(!pattern11.test(data28)){
-validate14.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate14.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
@@ -2768,7 +2768,7 @@ const _errs66 = errors;
 if(errors === _errs66){
 if(typeof data29 === "string"){
 if(!pattern12.test(data29)){
-validate14.errors = [{instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"+"\""}];
+validate14.errors = [{instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
@@ -3929,8 +3929,8 @@ validate33.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const httpStreamFrame: StandaloneValidateFunction = validate38;
 const schema58 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.stream_frame.v1","title":"Stream frame","description":"Gate design for the kernel-to-agent frames of a streamed tool call and its notifications (spec 03, Native messages and Events), as one JSON object per frame, tagged on type: tool_call_chunk frames stream before the terminal tool_call_response; heartbeat answers liveness probes; capability_revoked notifies a revocation. capability_list (a reply to list_capabilities, not a stream frame) and the agent-to-kernel messages are not part of this schema. Frames are closed (the native wire is exact-match versioned, gate-wire-v1); the nested receipt, a signed record preserved exactly as received, stays open.","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/$defs/tool_call_chunk"},{"$ref":"#/$defs/tool_call_response"},{"$ref":"#/$defs/heartbeat"},{"$ref":"#/$defs/capability_revoked"}],"$defs":{"call_id":{"type":"string","minLength":1,"description":"The id of the tool_call_request this frame answers."},"chunk_count":{"type":"integer","minimum":0},"tool_call_chunk":{"type":"object","properties":{"type":{"const":"tool_call_chunk"},"id":{"$ref":"#/$defs/call_id"},"chunk_index":{"type":"integer","minimum":0,"description":"Zero-based."},"data":true},"required":["type","id","chunk_index","data"],"additionalProperties":false},"tool_call_response":{"type":"object","properties":{"type":{"const":"tool_call_response"},"id":{"$ref":"#/$defs/call_id"},"result":{"$ref":"#/$defs/tool_call_result"},"receipt":{"$ref":"gate.receipt.v1","description":"The kernel's signed core receipt for the call."},"execution_nonce":{"$ref":"gate.execution_nonce.v1","description":"To present on the exact retry."}},"required":["type","id","result","receipt"],"additionalProperties":false},"heartbeat":{"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false},"capability_revoked":{"type":"object","properties":{"type":{"const":"capability_revoked"},"id":{"type":"string","minLength":1,"description":"The revoked capability's id."}},"required":["type","id"],"additionalProperties":false},"tool_call_result":{"description":"ToolCallResult, tagged on status.","type":"object","discriminator":{"propertyName":"status"},"oneOf":[{"$ref":"#/$defs/result_ok"},{"$ref":"#/$defs/result_stream_complete"},{"$ref":"#/$defs/result_cancelled"},{"$ref":"#/$defs/result_incomplete"},{"$ref":"#/$defs/result_err"}]},"result_ok":{"type":"object","properties":{"status":{"const":"ok"},"value":true},"required":["status","value"],"additionalProperties":false},"result_stream_complete":{"type":"object","properties":{"status":{"const":"stream_complete"},"total_chunks":{"$ref":"#/$defs/chunk_count"}},"required":["status","total_chunks"],"additionalProperties":false},"result_cancelled":{"type":"object","properties":{"status":{"const":"cancelled"},"reason":{"type":"string"},"chunks_received":{"$ref":"#/$defs/chunk_count"}},"required":["status","reason","chunks_received"],"additionalProperties":false},"result_incomplete":{"type":"object","properties":{"status":{"const":"incomplete"},"reason":{"type":"string"},"chunks_received":{"$ref":"#/$defs/chunk_count"}},"required":["status","reason","chunks_received"],"additionalProperties":false},"result_err":{"type":"object","properties":{"status":{"const":"err"},"error":{"$ref":"#/$defs/tool_call_error"}},"required":["status","error"],"additionalProperties":false},"tool_call_error":{"description":"ToolCallError, tagged on code.","type":"object","discriminator":{"propertyName":"code"},"oneOf":[{"$ref":"#/$defs/error_capability_denied"},{"$ref":"#/$defs/error_capability_expired"},{"$ref":"#/$defs/error_capability_revoked"},{"$ref":"#/$defs/error_policy_denied"},{"$ref":"#/$defs/error_tool_server_error"},{"$ref":"#/$defs/error_internal_error"}]},"error_capability_denied":{"type":"object","properties":{"code":{"const":"capability_denied"},"detail":{"type":"string"}},"required":["code","detail"],"additionalProperties":false},"error_capability_expired":{"type":"object","properties":{"code":{"const":"capability_expired"}},"required":["code"],"additionalProperties":false},"error_capability_revoked":{"type":"object","properties":{"code":{"const":"capability_revoked"}},"required":["code"],"additionalProperties":false},"error_policy_denied":{"type":"object","properties":{"code":{"const":"policy_denied"},"detail":{"type":"object","properties":{"guard":{"type":"string","minLength":1},"reason":{"type":"string"}},"required":["guard","reason"],"additionalProperties":false}},"required":["code","detail"],"additionalProperties":false},"error_tool_server_error":{"type":"object","properties":{"code":{"const":"tool_server_error"},"detail":{"type":"string"}},"required":["code","detail"],"additionalProperties":false},"error_internal_error":{"type":"object","properties":{"code":{"const":"internal_error"},"detail":{"type":"string"}},"required":["code","detail"],"additionalProperties":false}}};
-const schema99 = {"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false};
-const schema100 = {"type":"object","properties":{"type":{"const":"capability_revoked"},"id":{"type":"string","minLength":1,"description":"The revoked capability's id."}},"required":["type","id"],"additionalProperties":false};
+const schema100 = {"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false};
+const schema101 = {"type":"object","properties":{"type":{"const":"capability_revoked"},"id":{"type":"string","minLength":1,"description":"The revoked capability's id."}},"required":["type","id"],"additionalProperties":false};
 const schema59 = {"type":"object","properties":{"type":{"const":"tool_call_chunk"},"id":{"$ref":"#/$defs/call_id"},"chunk_index":{"type":"integer","minimum":0,"description":"Zero-based."},"data":true},"required":["type","id","chunk_index","data"],"additionalProperties":false};
 const schema60 = {"type":"string","minLength":1,"description":"The id of the tool_call_request this frame answers."};
 
@@ -4851,7 +4851,8 @@ return errors === 0;
 }
 validate41.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-const schema79 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.receipt.v1","title":"CoreReceipt","description":"The core receipt (spec 03, Core receipt; spec 02, Core receipt mapping). Kind coherence: mediated_decision uses prevent and mediated and carries decision; trace_observation uses detect_only and verified and omits decision; advisory_evaluation uses advisory_only and advisory and omits decision. Only mediated_decision plus prevent plus allow is an authorization. Open to additive members (spec 03).","type":"object","properties":{"id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"Content-addressed id over every body member except id (and except the bbs_signature bytes)."},"timestamp":{"type":"integer","minimum":0,"description":"Unix seconds."},"capability_id":{"type":"string","description":"Empty string when the HTTP receipt had none."},"tool_server":{"type":"string","description":"http for a mapped HTTP receipt."},"tool_name":{"type":"string","description":"{method} {route_pattern} for a mapped HTTP receipt."},"action":{"type":"object","properties":{"parameters":{"type":"object","description":"Canonicalized tool parameters; for a mapped HTTP receipt {method, route, request_id}."},"parameter_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}},"required":["parameters","parameter_hash"],"additionalProperties":false},"receipt_kind":{"type":"string","enum":["mediated_decision","trace_observation","advisory_evaluation"]},"boundary_class":{"type":"string","enum":["prevent","detect_only","advisory_only"]},"observation_outcome":{"type":"string","minLength":1,"description":"Trace or advisory outcome (values not shown in the spec); forbidden on mediated decisions."},"tool_origin":{"$ref":"gate.http.receipt.v1#/$defs/tool_origin"},"redaction_mode":{"$ref":"gate.http.receipt.v1#/$defs/redaction_mode"},"actor_chain":{"type":"array","items":{"$ref":"gate.http.receipt.v1#/$defs/actor_ref"}},"decision":{"$ref":"#/$defs/decision"},"content_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"policy_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"evidence":{"type":"array","items":{"$ref":"gate.http.receipt.v1#/$defs/guard_evidence"}},"metadata":{"description":"Extensible object. Reserved kernel-authored keys are typed where the spec gives their shape.","type":["object","null"],"properties":{"gate_receipt_signing_nonce":{"type":"string"},"delivery_contract":{"$ref":"#/$defs/delivery_contract"}}},"trust_level":{"type":"string","enum":["mediated","verified","advisory"]},"tenant_id":{"type":["string","null"],"description":"Optional authenticated tenant; null for a mapped HTTP receipt."},"bbs_projection_version":{"description":"Null, or the fixed value when a bbs_signature is present.","anyOf":[{"type":"null"},{"const":"gate.bbs-projection.receipt.v1"}]},"bbs_signature":{"type":"string","minLength":1},"chainId":{"type":"string","minLength":1,"description":"Receipt DAG (spec 03): chain the receipt belongs to."},"parentReceiptIds":{"description":"Receipt DAG: sorted, deduplicated parent ids (sorting is checked by the DAG verifier).","type":"array","items":{"type":"string","pattern":"^[0-9a-f]{64}$"},"uniqueItems":true},"parentSetHash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"dagOrdinal":{"type":"integer","minimum":0},"kernel_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"algorithm":{"type":"string","enum":["ed25519","p256","p384"],"description":"Optional hint; must agree with the kernel_key prefix."},"signature":{"$ref":"gate.http.receipt.v1#/$defs/signature","description":"Over the canonical JSON of {id, body, bbs_signature?}."}},"required":["id","timestamp","capability_id","tool_server","tool_name","action","receipt_kind","boundary_class","tool_origin","redaction_mode","content_hash","policy_hash","trust_level","kernel_key","signature"],"allOf":[{"if":{"properties":{"receipt_kind":{"const":"mediated_decision"}},"required":["receipt_kind"]},"then":{"properties":{"boundary_class":{"const":"prevent"},"trust_level":{"const":"mediated"},"observation_outcome":false,"decision":true},"required":["decision"]}},{"if":{"properties":{"receipt_kind":{"const":"trace_observation"}},"required":["receipt_kind"]},"then":{"properties":{"boundary_class":{"const":"detect_only"},"trust_level":{"const":"verified"},"decision":false}}},{"if":{"properties":{"receipt_kind":{"const":"advisory_evaluation"}},"required":["receipt_kind"]},"then":{"properties":{"boundary_class":{"const":"advisory_only"},"trust_level":{"const":"advisory"},"decision":false}}},{"$comment":"spec 03: bbs_projection_version is present (non-null) only with bbs_signature; Gate also requires the version whenever a bbs_signature is present, so the projection is never ambiguous.","if":{"properties":{"bbs_projection_version":{"type":"string"}},"required":["bbs_projection_version"]},"then":{"properties":{"bbs_signature":true},"required":["bbs_signature"]}},{"if":{"properties":{"bbs_signature":true},"required":["bbs_signature"]},"then":{"properties":{"bbs_projection_version":{"const":"gate.bbs-projection.receipt.v1"}},"required":["bbs_projection_version"]}},{"if":{"properties":{"algorithm":{"const":"ed25519"}},"required":["algorithm"]},"then":{"properties":{"kernel_key":{"type":"string","pattern":"^[0-9a-f]{64}$"},"signature":{"type":"string","pattern":"^[0-9a-f]{128}$"}}}},{"if":{"properties":{"algorithm":{"const":"p256"}},"required":["algorithm"]},"then":{"properties":{"kernel_key":{"type":"string","pattern":"^p256:"},"signature":{"type":"string","pattern":"^p256:"}}}},{"if":{"properties":{"algorithm":{"const":"p384"}},"required":["algorithm"]},"then":{"properties":{"kernel_key":{"type":"string","pattern":"^p384:"},"signature":{"type":"string","pattern":"^p384:"}}}}],"$defs":{"decision":{"description":"Decision, tagged on verdict: allow | deny{reason, guard} | cancelled{reason} | incomplete{reason}. (The HTTP verdict's cancel maps to cancelled; status and details are dropped.)","type":"object","discriminator":{"propertyName":"verdict"},"oneOf":[{"$ref":"#/$defs/decision_allow"},{"$ref":"#/$defs/decision_deny"},{"$ref":"#/$defs/decision_cancelled"},{"$ref":"#/$defs/decision_incomplete"}]},"decision_allow":{"type":"object","properties":{"verdict":{"const":"allow"}},"required":["verdict"],"additionalProperties":false},"decision_deny":{"type":"object","properties":{"verdict":{"const":"deny"},"reason":{"type":"string"},"guard":{"type":"string","minLength":1}},"required":["verdict","reason","guard"],"additionalProperties":false},"decision_cancelled":{"type":"object","properties":{"verdict":{"const":"cancelled"},"reason":{"type":"string"}},"required":["verdict","reason"],"additionalProperties":false},"decision_incomplete":{"type":"object","properties":{"verdict":{"const":"incomplete"},"reason":{"type":"string"}},"required":["verdict","reason"],"additionalProperties":false},"delivery_contract":{"description":"Reserved metadata key delivery_contract (gate.delivery-contract.v1).","type":"object","properties":{"schema":{"const":"gate.delivery-contract.v1"},"expected_digest":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"observed_digest":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"result":{"type":"string","enum":["matched","mismatched"]}},"required":["expected_digest","observed_digest","result"]}}};
+const schema79 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.receipt.v1","title":"CoreReceipt","description":"The core receipt (spec 03, Core receipt; spec 02, Core receipt mapping). Kind coherence: mediated_decision uses prevent and mediated and carries decision; trace_observation uses detect_only and verified and omits decision; advisory_evaluation uses advisory_only and advisory and omits decision. Only mediated_decision plus prevent plus allow is an authorization. Open to additive members (spec 03).","type":"object","properties":{"id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"Content-addressed id over every body member except id (and except the bbs_signature bytes)."},"timestamp":{"type":"integer","minimum":0,"description":"Unix seconds."},"capability_id":{"type":"string","description":"Empty string when the HTTP receipt had none."},"tool_server":{"type":"string","description":"http for a mapped HTTP receipt."},"tool_name":{"type":"string","description":"{method} {route_pattern} for a mapped HTTP receipt."},"action":{"type":"object","properties":{"parameters":{"type":"object","description":"Canonicalized tool parameters; for a mapped HTTP receipt {method, route, request_id}."},"parameter_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}},"required":["parameters","parameter_hash"],"additionalProperties":false},"receipt_kind":{"type":"string","enum":["mediated_decision","trace_observation","advisory_evaluation"]},"boundary_class":{"type":"string","enum":["prevent","detect_only","advisory_only"]},"observation_outcome":{"type":"string","minLength":1,"description":"Trace or advisory outcome (values not shown in the spec); forbidden on mediated decisions."},"tool_origin":{"$ref":"gate.http.receipt.v1#/$defs/tool_origin"},"redaction_mode":{"$ref":"gate.http.receipt.v1#/$defs/redaction_mode"},"actor_chain":{"type":"array","items":{"$ref":"gate.http.receipt.v1#/$defs/actor_ref"}},"decision":{"$ref":"#/$defs/decision"},"content_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"policy_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"evidence":{"type":"array","items":{"$ref":"gate.http.receipt.v1#/$defs/guard_evidence"}},"metadata":{"description":"Extensible object. Reserved kernel-authored keys are typed where the spec gives their shape.","type":["object","null"],"properties":{"gate_receipt_signing_nonce":{"type":"string"},"delivery_contract":{"$ref":"#/$defs/delivery_contract"}}},"trust_level":{"type":"string","enum":["mediated","verified","advisory"]},"tenant_id":{"type":["string","null"],"description":"Optional authenticated tenant; null for a mapped HTTP receipt."},"bbs_projection_version":{"description":"Null, or the fixed value when a bbs_signature is present.","anyOf":[{"type":"null"},{"const":"gate.bbs-projection.receipt.v1"}]},"bbs_signature":{"type":"string","minLength":1},"chainId":{"type":"string","minLength":1,"description":"Receipt DAG (spec 03): chain the receipt belongs to."},"parentReceiptIds":{"description":"Receipt DAG: sorted, deduplicated parent ids (sorting is checked by the DAG verifier).","type":"array","items":{"type":"string","pattern":"^[0-9a-f]{64}$"},"uniqueItems":true},"parentSetHash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"dagOrdinal":{"type":"integer","minimum":0,"description":"Receipt DAG: 0 for a root; a child's exceeds every parent's."},"hlc":{"$ref":"#/$defs/hlc"},"kernel_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"algorithm":{"type":"string","enum":["ed25519","p256","p384"],"description":"Optional hint; must agree with the kernel_key prefix."},"signature":{"$ref":"gate.http.receipt.v1#/$defs/signature","description":"Over the canonical JSON of {id, body, bbs_signature?}."}},"required":["id","timestamp","capability_id","tool_server","tool_name","action","receipt_kind","boundary_class","tool_origin","redaction_mode","content_hash","policy_hash","trust_level","kernel_key","signature"],"allOf":[{"if":{"properties":{"receipt_kind":{"const":"mediated_decision"}},"required":["receipt_kind"]},"then":{"properties":{"boundary_class":{"const":"prevent"},"trust_level":{"const":"mediated"},"observation_outcome":false,"decision":true},"required":["decision"]}},{"if":{"properties":{"receipt_kind":{"const":"trace_observation"}},"required":["receipt_kind"]},"then":{"properties":{"boundary_class":{"const":"detect_only"},"trust_level":{"const":"verified"},"decision":false}}},{"if":{"properties":{"receipt_kind":{"const":"advisory_evaluation"}},"required":["receipt_kind"]},"then":{"properties":{"boundary_class":{"const":"advisory_only"},"trust_level":{"const":"advisory"},"decision":false}}},{"$comment":"spec 03: bbs_projection_version is present (non-null) only with bbs_signature; Gate also requires the version whenever a bbs_signature is present, so the projection is never ambiguous.","if":{"properties":{"bbs_projection_version":{"type":"string"}},"required":["bbs_projection_version"]},"then":{"properties":{"bbs_signature":true},"required":["bbs_signature"]}},{"if":{"properties":{"bbs_signature":true},"required":["bbs_signature"]},"then":{"properties":{"bbs_projection_version":{"const":"gate.bbs-projection.receipt.v1"}},"required":["bbs_projection_version"]}},{"if":{"properties":{"algorithm":{"const":"ed25519"}},"required":["algorithm"]},"then":{"properties":{"kernel_key":{"type":"string","pattern":"^[0-9a-f]{64}$"},"signature":{"type":"string","pattern":"^[0-9a-f]{128}$"}}}},{"if":{"properties":{"algorithm":{"const":"p256"}},"required":["algorithm"]},"then":{"properties":{"kernel_key":{"type":"string","pattern":"^p256:"},"signature":{"type":"string","pattern":"^p256:"}}}},{"if":{"properties":{"algorithm":{"const":"p384"}},"required":["algorithm"]},"then":{"properties":{"kernel_key":{"type":"string","pattern":"^p384:"},"signature":{"type":"string","pattern":"^p384:"}}}}],"$defs":{"hlc":{"description":"Receipt DAG (spec 03): the hybrid logical clock of the kernel that signed it. Gate design of the member name (hlc) and its bounds: wallSeconds Unix seconds, logical counter within one second, kernelId the signing kernel.","type":"object","properties":{"wallSeconds":{"type":"integer","minimum":0},"logical":{"type":"integer","minimum":0},"kernelId":{"type":"string","minLength":1,"maxLength":128}},"required":["wallSeconds","logical","kernelId"],"additionalProperties":false},"decision":{"description":"Decision, tagged on verdict: allow | deny{reason, guard} | cancelled{reason} | incomplete{reason}. (The HTTP verdict's cancel maps to cancelled; status and details are dropped.)","type":"object","discriminator":{"propertyName":"verdict"},"oneOf":[{"$ref":"#/$defs/decision_allow"},{"$ref":"#/$defs/decision_deny"},{"$ref":"#/$defs/decision_cancelled"},{"$ref":"#/$defs/decision_incomplete"}]},"decision_allow":{"type":"object","properties":{"verdict":{"const":"allow"}},"required":["verdict"],"additionalProperties":false},"decision_deny":{"type":"object","properties":{"verdict":{"const":"deny"},"reason":{"type":"string"},"guard":{"type":"string","minLength":1}},"required":["verdict","reason","guard"],"additionalProperties":false},"decision_cancelled":{"type":"object","properties":{"verdict":{"const":"cancelled"},"reason":{"type":"string"}},"required":["verdict","reason"],"additionalProperties":false},"decision_incomplete":{"type":"object","properties":{"verdict":{"const":"incomplete"},"reason":{"type":"string"}},"required":["verdict","reason"],"additionalProperties":false},"delivery_contract":{"description":"Reserved metadata key delivery_contract (gate.delivery-contract.v1).","type":"object","properties":{"schema":{"const":"gate.delivery-contract.v1"},"expected_digest":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"observed_digest":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"result":{"type":"string","enum":["matched","mismatched"]}},"required":["expected_digest","observed_digest","result"]}}};
+const schema97 = {"description":"Receipt DAG (spec 03): the hybrid logical clock of the kernel that signed it. Gate design of the member name (hlc) and its bounds: wallSeconds Unix seconds, logical counter within one second, kernelId the signing kernel.","type":"object","properties":{"wallSeconds":{"type":"integer","minimum":0},"logical":{"type":"integer","minimum":0},"kernelId":{"type":"string","minLength":1,"maxLength":128}},"required":["wallSeconds","logical","kernelId"],"additionalProperties":false};
 const pattern23 = new RegExp("^[0-9a-f]{128}$", "u");
 const pattern24 = new RegExp("^p256:", "u");
 const pattern26 = new RegExp("^p384:", "u");
@@ -6128,6 +6129,7 @@ props0.chainId = true;
 props0.parentReceiptIds = true;
 props0.parentSetHash = true;
 props0.dagOrdinal = true;
+props0.hlc = true;
 props0.kernel_key = true;
 props0.algorithm = true;
 props0.signature = true;
@@ -6831,19 +6833,102 @@ else {
 var valid23 = true;
 }
 if(valid23){
-if(data.kernel_key !== undefined){
-let data58 = data.kernel_key;
+if(data.hlc !== undefined){
+let data58 = data.hlc;
 const _errs143 = errors;
 const _errs144 = errors;
 if(errors === _errs144){
-if(typeof data58 === "string"){
-if(!pattern11.test(data58)){
-validate53.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+let missing14;
+if((((data58.wallSeconds === undefined) && (missing14 = "wallSeconds")) || ((data58.logical === undefined) && (missing14 = "logical"))) || ((data58.kernelId === undefined) && (missing14 = "kernelId"))){
+validate53.errors = [{instancePath:instancePath+"/hlc",schemaPath:"#/$defs/hlc/required",keyword:"required",params:{missingProperty: missing14},message:"must have required property '"+missing14+"'"}];
+return false;
+}
+else {
+const _errs146 = errors;
+for(const key2 in data58){
+if(!(((key2 === "wallSeconds") || (key2 === "logical")) || (key2 === "kernelId"))){
+validate53.errors = [{instancePath:instancePath+"/hlc",schemaPath:"#/$defs/hlc/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs146 === errors){
+if(data58.wallSeconds !== undefined){
+let data59 = data58.wallSeconds;
+const _errs147 = errors;
+if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
+validate53.errors = [{instancePath:instancePath+"/hlc/wallSeconds",schemaPath:"#/$defs/hlc/properties/wallSeconds/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs147){
+if((typeof data59 == "number") && (isFinite(data59))){
+if(data59 < 0 || isNaN(data59)){
+validate53.errors = [{instancePath:instancePath+"/hlc/wallSeconds",schemaPath:"#/$defs/hlc/properties/wallSeconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
+}
+var valid42 = _errs147 === errors;
+}
 else {
-validate53.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+var valid42 = true;
+}
+if(valid42){
+if(data58.logical !== undefined){
+let data60 = data58.logical;
+const _errs149 = errors;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+validate53.errors = [{instancePath:instancePath+"/hlc/logical",schemaPath:"#/$defs/hlc/properties/logical/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs149){
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 < 0 || isNaN(data60)){
+validate53.errors = [{instancePath:instancePath+"/hlc/logical",schemaPath:"#/$defs/hlc/properties/logical/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+var valid42 = _errs149 === errors;
+}
+else {
+var valid42 = true;
+}
+if(valid42){
+if(data58.kernelId !== undefined){
+let data61 = data58.kernelId;
+const _errs151 = errors;
+if(errors === _errs151){
+if(typeof data61 === "string"){
+if(func0(data61) > 128){
+validate53.errors = [{instancePath:instancePath+"/hlc/kernelId",schemaPath:"#/$defs/hlc/properties/kernelId/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func0(data61) < 1){
+validate53.errors = [{instancePath:instancePath+"/hlc/kernelId",schemaPath:"#/$defs/hlc/properties/kernelId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate53.errors = [{instancePath:instancePath+"/hlc/kernelId",schemaPath:"#/$defs/hlc/properties/kernelId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid42 = _errs151 === errors;
+}
+else {
+var valid42 = true;
+}
+}
+}
+}
+}
+}
+else {
+validate53.errors = [{instancePath:instancePath+"/hlc",schemaPath:"#/$defs/hlc/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -6853,31 +6938,53 @@ else {
 var valid23 = true;
 }
 if(valid23){
+if(data.kernel_key !== undefined){
+let data62 = data.kernel_key;
+const _errs153 = errors;
+const _errs154 = errors;
+if(errors === _errs154){
+if(typeof data62 === "string"){
+if(!pattern11.test(data62)){
+validate53.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
+return false;
+}
+}
+else {
+validate53.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid23 = _errs153 === errors;
+}
+else {
+var valid23 = true;
+}
+if(valid23){
 if(data.algorithm !== undefined){
-let data59 = data.algorithm;
-const _errs146 = errors;
-if(typeof data59 !== "string"){
+let data63 = data.algorithm;
+const _errs156 = errors;
+if(typeof data63 !== "string"){
 validate53.errors = [{instancePath:instancePath+"/algorithm",schemaPath:"#/properties/algorithm/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
-if(!(((data59 === "ed25519") || (data59 === "p256")) || (data59 === "p384"))){
+if(!(((data63 === "ed25519") || (data63 === "p256")) || (data63 === "p384"))){
 validate53.errors = [{instancePath:instancePath+"/algorithm",schemaPath:"#/properties/algorithm/enum",keyword:"enum",params:{allowedValues: schema79.properties.algorithm.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
-var valid23 = _errs146 === errors;
+var valid23 = _errs156 === errors;
 }
 else {
 var valid23 = true;
 }
 if(valid23){
 if(data.signature !== undefined){
-let data60 = data.signature;
-const _errs148 = errors;
-const _errs149 = errors;
-if(errors === _errs149){
-if(typeof data60 === "string"){
-if(!pattern12.test(data60)){
-validate53.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"+"\""}];
+let data64 = data.signature;
+const _errs158 = errors;
+const _errs159 = errors;
+if(errors === _errs159){
+if(typeof data64 === "string"){
+if(!pattern12.test(data64)){
+validate53.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
@@ -6886,10 +6993,11 @@ validate53.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.ht
 return false;
 }
 }
-var valid23 = _errs148 === errors;
+var valid23 = _errs158 === errors;
 }
 else {
 var valid23 = true;
+}
 }
 }
 }
@@ -7202,7 +7310,7 @@ validate38.evaluated = {"dynamicProps":true,"dynamicItems":false};
 export const httpVerdict: StandaloneValidateFunction = validate15;
 
 export const hostedDomainEventEnvelope: StandaloneValidateFunction = validate62;
-const schema101 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.domain_event_envelope.v1","title":"Hosted domain event envelope","description":"Gate design: one event in a tenant's hash-chained domain event log (hosted sessions, revocations, budget and authority changes). Sequences start at 1 per tenant (0 is the cursor meaning nothing seen yet, like the receipt query cursor); the first event has prev_event_hash null and every later one the event_hash of its predecessor. event_hash is the SHA-256 hex of the RFC 8785 canonical JSON of the envelope without event_hash, so additive members (allowed) are covered by the chain.","type":"object","properties":{"schema":{"const":"gate.hosted.domain_event_envelope.v1"},"event_id":{"type":"string","minLength":1},"tenant_id":{"type":"string","minLength":1},"sequence":{"type":"integer","minimum":1},"event_type":{"description":"Dotted snake_case, at least two segments, e.g. session.created, capability.revoked.","type":"string","pattern":"^[a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+$"},"occurred_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"payload":{"type":"object","description":"Event-type specific body."},"prev_event_hash":{"type":["string","null"],"pattern":"^[0-9a-f]{64}$"},"event_hash":{"type":"string","pattern":"^[0-9a-f]{64}$"}},"required":["event_id","tenant_id","sequence","event_type","occurred_at","payload","prev_event_hash","event_hash"],"allOf":[{"$comment":"The first event of a chain has no predecessor.","if":{"properties":{"sequence":{"const":1}},"required":["sequence"]},"then":{"properties":{"prev_event_hash":{"type":"null"}}}},{"$comment":"Only the first event may omit its predecessor's hash.","if":{"properties":{"prev_event_hash":{"type":"null"}},"required":["prev_event_hash"]},"then":{"properties":{"sequence":{"const":1}}}}]};
+const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.domain_event_envelope.v1","title":"Hosted domain event envelope","description":"Gate design: one event in a tenant's hash-chained domain event log (hosted sessions, revocations, budget and authority changes). Sequences start at 1 per tenant (0 is the cursor meaning nothing seen yet, like the receipt query cursor); the first event has prev_event_hash null and every later one the event_hash of its predecessor. event_hash is the SHA-256 hex of the RFC 8785 canonical JSON of the envelope without event_hash, so additive members (allowed) are covered by the chain.","type":"object","properties":{"schema":{"const":"gate.hosted.domain_event_envelope.v1"},"event_id":{"type":"string","minLength":1},"tenant_id":{"type":"string","minLength":1},"sequence":{"type":"integer","minimum":1},"event_type":{"description":"Dotted snake_case, at least two segments, e.g. session.created, capability.revoked.","type":"string","pattern":"^[a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+$"},"occurred_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"payload":{"type":"object","description":"Event-type specific body."},"prev_event_hash":{"type":["string","null"],"pattern":"^[0-9a-f]{64}$"},"event_hash":{"type":"string","pattern":"^[0-9a-f]{64}$"}},"required":["event_id","tenant_id","sequence","event_type","occurred_at","payload","prev_event_hash","event_hash"],"allOf":[{"$comment":"The first event of a chain has no predecessor.","if":{"properties":{"sequence":{"const":1}},"required":["sequence"]},"then":{"properties":{"prev_event_hash":{"type":"null"}}}},{"$comment":"Only the first event may omit its predecessor's hash.","if":{"properties":{"prev_event_hash":{"type":"null"}},"required":["prev_event_hash"]},"then":{"properties":{"sequence":{"const":1}}}}]};
 const pattern38 = new RegExp("^[a-z][a-z0-9_]*(?:\\.[a-z][a-z0-9_]*)+$", "u");
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -7527,7 +7635,7 @@ if(data.prev_event_hash !== undefined){
 let data11 = data.prev_event_hash;
 const _errs30 = errors;
 if((typeof data11 !== "string") && (data11 !== null)){
-validate62.errors = [{instancePath:instancePath+"/prev_event_hash",schemaPath:"#/properties/prev_event_hash/type",keyword:"type",params:{type: schema101.properties.prev_event_hash.type},message:"must be string,null"}];
+validate62.errors = [{instancePath:instancePath+"/prev_event_hash",schemaPath:"#/properties/prev_event_hash/type",keyword:"type",params:{type: schema102.properties.prev_event_hash.type},message:"must be string,null"}];
 return false;
 }
 if(errors === _errs30){
@@ -7586,7 +7694,7 @@ return errors === 0;
 validate62.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const hostedError: StandaloneValidateFunction = validate63;
-const schema102 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.error.v1","title":"Hosted error","description":"Gate design: the JSON error body of the hosted edge's plain-HTTP failures (spec 03, Errors: 400, 401, 403, 404, 405, 406, 409, 413, 415, 500, 503; and Gate's 429 per-caller session cap). The code sits under error, like the sidecar's error body, so clients read body.error across Gate services. Open to additive members.","type":"object","properties":{"error":{"description":"Documented set; the status each code answers with is listed in the package README.","type":"string","enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_unauthorized","gate_forbidden","gate_session_not_found","gate_session_terminated","gate_session_not_ready","gate_not_acceptable","gate_replay_window_exceeded","gate_stream_already_open","gate_stale_term","gate_payload_too_large","gate_unsupported_media_type","gate_internal_error","gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining","gate_too_many_sessions"]},"message":{"type":"string"},"details":{"type":"object","description":"Structured, code-specific context; never credentials."},"transient":{"type":"boolean","description":"True when retrying the same request later may succeed."},"retry_guidance":{"type":"string","minLength":1}},"required":["error","message","transient","retry_guidance"],"allOf":[{"$comment":"The 503 and 429 conditions clear by themselves: no quorum (spec 03), a full session or stream cap, an edge draining for a restart, a caller's sessions ending or expiring.","if":{"properties":{"error":{"enum":["gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining","gate_too_many_sessions"]}},"required":["error"]},"then":{"properties":{"transient":{"const":true}}}},{"$comment":"Repeating a malformed or refused request unchanged never succeeds.","if":{"properties":{"error":{"enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_not_acceptable","gate_payload_too_large","gate_unsupported_media_type","gate_session_terminated"]}},"required":["error"]},"then":{"properties":{"transient":{"const":false}}}}]};
+const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.error.v1","title":"Hosted error","description":"Gate design: the JSON error body of the hosted edge's plain-HTTP failures (spec 03, Errors: 400, 401, 403, 404, 405, 406, 409, 413, 415, 500, 503; and Gate's 429 per-caller session cap). The code sits under error, like the sidecar's error body, so clients read body.error across Gate services. Open to additive members.","type":"object","properties":{"error":{"description":"Documented set; the status each code answers with is listed in the package README.","type":"string","enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_unauthorized","gate_forbidden","gate_session_not_found","gate_session_terminated","gate_session_not_ready","gate_not_acceptable","gate_replay_window_exceeded","gate_stream_already_open","gate_stale_term","gate_payload_too_large","gate_unsupported_media_type","gate_internal_error","gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining","gate_too_many_sessions"]},"message":{"type":"string"},"details":{"type":"object","description":"Structured, code-specific context; never credentials."},"transient":{"type":"boolean","description":"True when retrying the same request later may succeed."},"retry_guidance":{"type":"string","minLength":1}},"required":["error","message","transient","retry_guidance"],"allOf":[{"$comment":"The 503 and 429 conditions clear by themselves: no quorum (spec 03), a full session or stream cap, an edge draining for a restart, a caller's sessions ending or expiring.","if":{"properties":{"error":{"enum":["gate_quorum_unavailable","gate_capacity_exhausted","gate_edge_draining","gate_too_many_sessions"]}},"required":["error"]},"then":{"properties":{"transient":{"const":true}}}},{"$comment":"Repeating a malformed or refused request unchanged never succeeds.","if":{"properties":{"error":{"enum":["gate_bad_request","gate_protocol_version_mismatch","gate_unsupported_protocol_version","gate_not_acceptable","gate_payload_too_large","gate_unsupported_media_type","gate_session_terminated"]}},"required":["error"]},"then":{"properties":{"transient":{"const":false}}}}]};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.hosted.error.v1" */;
@@ -7782,7 +7890,7 @@ validate63.errors = [{instancePath:instancePath+"/error",schemaPath:"#/propertie
 return false;
 }
 if(!(((((((((((((((((((data4 === "gate_bad_request") || (data4 === "gate_protocol_version_mismatch")) || (data4 === "gate_unsupported_protocol_version")) || (data4 === "gate_unauthorized")) || (data4 === "gate_forbidden")) || (data4 === "gate_session_not_found")) || (data4 === "gate_session_terminated")) || (data4 === "gate_session_not_ready")) || (data4 === "gate_not_acceptable")) || (data4 === "gate_replay_window_exceeded")) || (data4 === "gate_stream_already_open")) || (data4 === "gate_stale_term")) || (data4 === "gate_payload_too_large")) || (data4 === "gate_unsupported_media_type")) || (data4 === "gate_internal_error")) || (data4 === "gate_quorum_unavailable")) || (data4 === "gate_capacity_exhausted")) || (data4 === "gate_edge_draining")) || (data4 === "gate_too_many_sessions"))){
-validate63.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/enum",keyword:"enum",params:{allowedValues: schema102.properties.error.enum},message:"must be equal to one of the allowed values"}];
+validate63.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/enum",keyword:"enum",params:{allowedValues: schema103.properties.error.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid7 = _errs15 === errors;
@@ -7866,7 +7974,7 @@ return errors === 0;
 validate63.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const hostedMutationResponse: StandaloneValidateFunction = validate64;
-const schema103 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.mutation_response.v1","title":"Hosted mutation response","description":"Gate design: the outcome of one state-changing hosted or trust-control request (revocation, issuance, budget or authority change). applied: this call changed state; unchanged: the state already held (an idempotent repeat, like a revocation of a revoked capability); rejected: refused, with an error; conflict: the resource's version or the authority term moved (409), with the current version; unavailable: no quorum (503), with a transient error. Open to additive members.","type":"object","properties":{"mutation_id":{"type":"string","minLength":1,"description":"The client's idempotency key or request id."},"tenant_id":{"type":["string","null"]},"resource_type":{"type":"string","pattern":"^[a-z][a-z0-9_]*$","description":"e.g. capability, revocation, budget, session."},"resource_id":{"type":"string","minLength":1},"outcome":{"type":"string","enum":["applied","unchanged","rejected","conflict","unavailable"]},"version":{"type":"integer","minimum":0,"description":"The resource's version after the call."},"expected_version":{"type":"integer","minimum":0,"description":"The version the client based the mutation on, when it sent one."},"current_version":{"type":"integer","minimum":0,"description":"On conflict: the version the store holds."},"term":{"type":"integer","minimum":0,"description":"The authority election term that handled the call."},"receipt_id":{"type":"string","pattern":"^[0-9a-f]{64}$","description":"Receipt signed for the mutation, when one was."},"error":{"$ref":"gate.hosted.error.v1"}},"required":["mutation_id","resource_type","resource_id","outcome"],"allOf":[{"if":{"properties":{"outcome":{"enum":["applied","unchanged"]}},"required":["outcome"]},"then":{"properties":{"version":true,"error":false},"required":["version"]}},{"if":{"properties":{"outcome":{"const":"conflict"}},"required":["outcome"]},"then":{"properties":{"current_version":true,"error":true},"required":["current_version","error"]}},{"if":{"properties":{"outcome":{"enum":["rejected","unavailable"]}},"required":["outcome"]},"then":{"properties":{"version":false,"error":true},"required":["error"]}},{"if":{"properties":{"outcome":{"const":"unavailable"}},"required":["outcome"]},"then":{"properties":{"error":{"type":"object","properties":{"transient":{"const":true}}}}}}]};
+const schema104 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.mutation_response.v1","title":"Hosted mutation response","description":"Gate design: the outcome of one state-changing hosted or trust-control request (revocation, issuance, budget or authority change). applied: this call changed state; unchanged: the state already held (an idempotent repeat, like a revocation of a revoked capability); rejected: refused, with an error; conflict: the resource's version or the authority term moved (409), with the current version; unavailable: no quorum (503), with a transient error. Open to additive members.","type":"object","properties":{"mutation_id":{"type":"string","minLength":1,"description":"The client's idempotency key or request id."},"tenant_id":{"type":["string","null"]},"resource_type":{"type":"string","pattern":"^[a-z][a-z0-9_]*$","description":"e.g. capability, revocation, budget, session."},"resource_id":{"type":"string","minLength":1},"outcome":{"type":"string","enum":["applied","unchanged","rejected","conflict","unavailable"]},"version":{"type":"integer","minimum":0,"description":"The resource's version after the call."},"expected_version":{"type":"integer","minimum":0,"description":"The version the client based the mutation on, when it sent one."},"current_version":{"type":"integer","minimum":0,"description":"On conflict: the version the store holds."},"term":{"type":"integer","minimum":0,"description":"The authority election term that handled the call."},"receipt_id":{"type":"string","pattern":"^[0-9a-f]{64}$","description":"Receipt signed for the mutation, when one was."},"error":{"$ref":"gate.hosted.error.v1"}},"required":["mutation_id","resource_type","resource_id","outcome"],"allOf":[{"if":{"properties":{"outcome":{"enum":["applied","unchanged"]}},"required":["outcome"]},"then":{"properties":{"version":true,"error":false},"required":["version"]}},{"if":{"properties":{"outcome":{"const":"conflict"}},"required":["outcome"]},"then":{"properties":{"current_version":true,"error":true},"required":["current_version","error"]}},{"if":{"properties":{"outcome":{"enum":["rejected","unavailable"]}},"required":["outcome"]},"then":{"properties":{"version":false,"error":true},"required":["error"]}},{"if":{"properties":{"outcome":{"const":"unavailable"}},"required":["outcome"]},"then":{"properties":{"error":{"type":"object","properties":{"transient":{"const":true}}}}}}]};
 const pattern41 = new RegExp("^[a-z][a-z0-9_]*$", "u");
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -8276,7 +8384,7 @@ if(data.tenant_id !== undefined){
 let data9 = data.tenant_id;
 const _errs26 = errors;
 if((typeof data9 !== "string") && (data9 !== null)){
-validate64.errors = [{instancePath:instancePath+"/tenant_id",schemaPath:"#/properties/tenant_id/type",keyword:"type",params:{type: schema103.properties.tenant_id.type},message:"must be string,null"}];
+validate64.errors = [{instancePath:instancePath+"/tenant_id",schemaPath:"#/properties/tenant_id/type",keyword:"type",params:{type: schema104.properties.tenant_id.type},message:"must be string,null"}];
 return false;
 }
 var valid13 = _errs26 === errors;
@@ -8335,7 +8443,7 @@ validate64.errors = [{instancePath:instancePath+"/outcome",schemaPath:"#/propert
 return false;
 }
 if(!(((((data12 === "applied") || (data12 === "unchanged")) || (data12 === "rejected")) || (data12 === "conflict")) || (data12 === "unavailable"))){
-validate64.errors = [{instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema103.properties.outcome.enum},message:"must be equal to one of the allowed values"}];
+validate64.errors = [{instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema104.properties.outcome.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid13 = _errs32 === errors;
@@ -8636,7 +8744,7 @@ validate64.errors = [{instancePath:instancePath+"/error/error",schemaPath:"gate.
 return false;
 }
 if(!(((((((((((((((((((data23 === "gate_bad_request") || (data23 === "gate_protocol_version_mismatch")) || (data23 === "gate_unsupported_protocol_version")) || (data23 === "gate_unauthorized")) || (data23 === "gate_forbidden")) || (data23 === "gate_session_not_found")) || (data23 === "gate_session_terminated")) || (data23 === "gate_session_not_ready")) || (data23 === "gate_not_acceptable")) || (data23 === "gate_replay_window_exceeded")) || (data23 === "gate_stream_already_open")) || (data23 === "gate_stale_term")) || (data23 === "gate_payload_too_large")) || (data23 === "gate_unsupported_media_type")) || (data23 === "gate_internal_error")) || (data23 === "gate_quorum_unavailable")) || (data23 === "gate_capacity_exhausted")) || (data23 === "gate_edge_draining")) || (data23 === "gate_too_many_sessions"))){
-validate64.errors = [{instancePath:instancePath+"/error/error",schemaPath:"gate.hosted.error.v1/properties/error/enum",keyword:"enum",params:{allowedValues: schema102.properties.error.enum},message:"must be equal to one of the allowed values"}];
+validate64.errors = [{instancePath:instancePath+"/error/error",schemaPath:"gate.hosted.error.v1/properties/error/enum",keyword:"enum",params:{allowedValues: schema103.properties.error.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid22 = _errs61 === errors;
@@ -8742,8 +8850,8 @@ return errors === 0;
 validate64.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const hostedAuthenticatedRequestContext: StandaloneValidateFunction = validate65;
-const schema105 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.authenticated_request_context.v1","title":"Authenticated request context","description":"Gate design: what authentication established for one hosted or trust-control request, handed from the auth layer to handlers and recorded for audit. Closed and never read from the wire (spec 03: the principal becomes the read context, which is never settable from the wire). Role and auth method must agree: admin comes from the service token or the edge admin token and is bound to no tenant (or an explicit admin selection); tenant comes from a per-tenant read token and is bound by it; session comes from session bearer or JWT admission and is bound to a tenant; peer comes from the cluster peer scheme and is bound to none.","type":"object","properties":{"request_id":{"type":"string","minLength":1},"principal":{"type":"object","properties":{"role":{"type":"string","enum":["admin","tenant","session","peer"]},"subject":{"type":"string","minLength":1,"description":"A non-secret identifier: token key id, JWT sub, or peer node id."}},"required":["role","subject"],"additionalProperties":false},"auth_method":{"description":"service_token: trust-control admin service token; tenant_token: per-tenant read token; edge_admin_token: the hosted edge's --admin-token; session_bearer and session_jwt: hosted session admission; cluster_peer: the gate.cluster.peer.v1 scheme.","type":"string","enum":["service_token","tenant_token","edge_admin_token","session_bearer","session_jwt","cluster_peer"]},"tenant_binding":{"anyOf":[{"type":"null"},{"$ref":"gate.hosted.tenant_binding.v1"}]},"session_id":{"$ref":"gate.http.session_init.v1#/$defs/session_id"},"dpop_jkt":{"description":"RFC 7638 SHA-256 thumbprint (base64url, 43 characters) of the DPoP key the request was sender-constrained to.","type":"string","pattern":"^[A-Za-z0-9_-]{43}$"},"issued_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds; the context is void after it."}},"required":["request_id","principal","auth_method","tenant_binding","issued_at","expires_at"],"additionalProperties":false,"allOf":[{"if":{"properties":{"principal":{"type":"object","properties":{"role":{"const":"admin"}},"required":["role"]}},"required":["principal"]},"then":{"properties":{"auth_method":{"enum":["service_token","edge_admin_token"]},"tenant_binding":{"anyOf":[{"type":"null"},{"type":"object","properties":{"source":{"const":"admin_selection"}}}]}}}},{"if":{"properties":{"principal":{"type":"object","properties":{"role":{"const":"tenant"}},"required":["role"]}},"required":["principal"]},"then":{"properties":{"auth_method":{"const":"tenant_token"},"tenant_binding":{"type":"object","properties":{"source":{"const":"tenant_token"}}}}}},{"if":{"properties":{"principal":{"type":"object","properties":{"role":{"const":"session"}},"required":["role"]}},"required":["principal"]},"then":{"properties":{"auth_method":{"enum":["session_bearer","session_jwt"]},"tenant_binding":{"type":"object","properties":{"source":{"enum":["session_admission","jwt_claim","configuration"]}}}}}},{"if":{"properties":{"principal":{"type":"object","properties":{"role":{"const":"peer"}},"required":["role"]}},"required":["principal"]},"then":{"properties":{"auth_method":{"const":"cluster_peer"},"tenant_binding":{"type":"null"}}}}]};
-const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.tenant_binding.v1","title":"Tenant binding","description":"Gate design: how a request or session came to be bound to one tenant. The binding is derived from authentication and is never settable from the wire (spec 03: the read context is never settable from the wire), so the record is closed. key_id names the token or key that established it, never the credential.","type":"object","properties":{"tenant_id":{"type":"string","minLength":1},"source":{"description":"tenant_token: a per-tenant read token; session_admission: inherited from the hosted session's admission; jwt_claim: the tenant claim of a verified JWT; admin_selection: an admin principal chose the tenant explicitly; configuration: a single-tenant deployment's configured tenant.","type":"string","enum":["tenant_token","session_admission","jwt_claim","admin_selection","configuration"]},"bound_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"key_id":{"type":"string","minLength":1}},"required":["tenant_id","source","bound_at"],"additionalProperties":false};
+const schema106 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.authenticated_request_context.v1","title":"Authenticated request context","description":"Gate design: what authentication established for one hosted or trust-control request, handed from the auth layer to handlers and recorded for audit. Closed and never read from the wire (spec 03: the principal becomes the read context, which is never settable from the wire). Role and auth method must agree: admin comes from the service token or the edge admin token and is bound to no tenant (or an explicit admin selection); tenant comes from a per-tenant read token and is bound by it; session comes from session bearer or JWT admission and is bound to a tenant; peer comes from the cluster peer scheme and is bound to none.","type":"object","properties":{"request_id":{"type":"string","minLength":1},"principal":{"type":"object","properties":{"role":{"type":"string","enum":["admin","tenant","session","peer"]},"subject":{"type":"string","minLength":1,"description":"A non-secret identifier: token key id, JWT sub, or peer node id."}},"required":["role","subject"],"additionalProperties":false},"auth_method":{"description":"service_token: trust-control admin service token; tenant_token: per-tenant read token; edge_admin_token: the hosted edge's --admin-token; session_bearer and session_jwt: hosted session admission; cluster_peer: the gate.cluster.peer.v1 scheme.","type":"string","enum":["service_token","tenant_token","edge_admin_token","session_bearer","session_jwt","cluster_peer"]},"tenant_binding":{"anyOf":[{"type":"null"},{"$ref":"gate.hosted.tenant_binding.v1"}]},"session_id":{"$ref":"gate.http.session_init.v1#/$defs/session_id"},"dpop_jkt":{"description":"RFC 7638 SHA-256 thumbprint (base64url, 43 characters) of the DPoP key the request was sender-constrained to.","type":"string","pattern":"^[A-Za-z0-9_-]{43}$"},"issued_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds; the context is void after it."}},"required":["request_id","principal","auth_method","tenant_binding","issued_at","expires_at"],"additionalProperties":false,"allOf":[{"if":{"properties":{"principal":{"type":"object","properties":{"role":{"const":"admin"}},"required":["role"]}},"required":["principal"]},"then":{"properties":{"auth_method":{"enum":["service_token","edge_admin_token"]},"tenant_binding":{"anyOf":[{"type":"null"},{"type":"object","properties":{"source":{"const":"admin_selection"}}}]}}}},{"if":{"properties":{"principal":{"type":"object","properties":{"role":{"const":"tenant"}},"required":["role"]}},"required":["principal"]},"then":{"properties":{"auth_method":{"const":"tenant_token"},"tenant_binding":{"type":"object","properties":{"source":{"const":"tenant_token"}}}}}},{"if":{"properties":{"principal":{"type":"object","properties":{"role":{"const":"session"}},"required":["role"]}},"required":["principal"]},"then":{"properties":{"auth_method":{"enum":["session_bearer","session_jwt"]},"tenant_binding":{"type":"object","properties":{"source":{"enum":["session_admission","jwt_claim","configuration"]}}}}}},{"if":{"properties":{"principal":{"type":"object","properties":{"role":{"const":"peer"}},"required":["role"]}},"required":["principal"]},"then":{"properties":{"auth_method":{"const":"cluster_peer"},"tenant_binding":{"type":"null"}}}}]};
+const schema107 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.hosted.tenant_binding.v1","title":"Tenant binding","description":"Gate design: how a request or session came to be bound to one tenant. The binding is derived from authentication and is never settable from the wire (spec 03: the read context is never settable from the wire), so the record is closed. key_id names the token or key that established it, never the credential.","type":"object","properties":{"tenant_id":{"type":"string","minLength":1},"source":{"description":"tenant_token: a per-tenant read token; session_admission: inherited from the hosted session's admission; jwt_claim: the tenant claim of a verified JWT; admin_selection: an admin principal chose the tenant explicitly; configuration: a single-tenant deployment's configured tenant.","type":"string","enum":["tenant_token","session_admission","jwt_claim","admin_selection","configuration"]},"bound_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"key_id":{"type":"string","minLength":1}},"required":["tenant_id","source","bound_at"],"additionalProperties":false};
 const pattern44 = new RegExp("^[A-Za-z0-9_-]{43}$", "u");
 
 function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -8836,7 +8944,7 @@ if(data.auth_method !== undefined){
 let data2 = data.auth_method;
 const _errs8 = errors;
 if(!((data2 === "service_token") || (data2 === "edge_admin_token"))){
-validate65.errors = [{instancePath:instancePath+"/auth_method",schemaPath:"#/allOf/0/then/properties/auth_method/enum",keyword:"enum",params:{allowedValues: schema105.allOf[0].then.properties.auth_method.enum},message:"must be equal to one of the allowed values"}];
+validate65.errors = [{instancePath:instancePath+"/auth_method",schemaPath:"#/allOf/0/then/properties/auth_method/enum",keyword:"enum",params:{allowedValues: schema106.allOf[0].then.properties.auth_method.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid4 = _errs8 === errors;
@@ -9171,7 +9279,7 @@ if(data.auth_method !== undefined){
 let data12 = data.auth_method;
 const _errs34 = errors;
 if(!((data12 === "session_bearer") || (data12 === "session_jwt"))){
-validate65.errors = [{instancePath:instancePath+"/auth_method",schemaPath:"#/allOf/2/then/properties/auth_method/enum",keyword:"enum",params:{allowedValues: schema105.allOf[2].then.properties.auth_method.enum},message:"must be equal to one of the allowed values"}];
+validate65.errors = [{instancePath:instancePath+"/auth_method",schemaPath:"#/allOf/2/then/properties/auth_method/enum",keyword:"enum",params:{allowedValues: schema106.allOf[2].then.properties.auth_method.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid15 = _errs34 === errors;
@@ -9188,7 +9296,7 @@ if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(data13.source !== undefined){
 let data14 = data13.source;
 if(!(((data14 === "session_admission") || (data14 === "jwt_claim")) || (data14 === "configuration"))){
-validate65.errors = [{instancePath:instancePath+"/tenant_binding/source",schemaPath:"#/allOf/2/then/properties/tenant_binding/properties/source/enum",keyword:"enum",params:{allowedValues: schema105.allOf[2].then.properties.tenant_binding.properties.source.enum},message:"must be equal to one of the allowed values"}];
+validate65.errors = [{instancePath:instancePath+"/tenant_binding/source",schemaPath:"#/allOf/2/then/properties/tenant_binding/properties/source/enum",keyword:"enum",params:{allowedValues: schema106.allOf[2].then.properties.tenant_binding.properties.source.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 }
@@ -9439,7 +9547,7 @@ validate65.errors = [{instancePath:instancePath+"/principal/role",schemaPath:"#/
 return false;
 }
 if(!((((data21 === "admin") || (data21 === "tenant")) || (data21 === "session")) || (data21 === "peer"))){
-validate65.errors = [{instancePath:instancePath+"/principal/role",schemaPath:"#/properties/principal/properties/role/enum",keyword:"enum",params:{allowedValues: schema105.properties.principal.properties.role.enum},message:"must be equal to one of the allowed values"}];
+validate65.errors = [{instancePath:instancePath+"/principal/role",schemaPath:"#/properties/principal/properties/role/enum",keyword:"enum",params:{allowedValues: schema106.properties.principal.properties.role.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid22 = _errs54 === errors;
@@ -9491,7 +9599,7 @@ validate65.errors = [{instancePath:instancePath+"/auth_method",schemaPath:"#/pro
 return false;
 }
 if(!((((((data23 === "service_token") || (data23 === "tenant_token")) || (data23 === "edge_admin_token")) || (data23 === "session_bearer")) || (data23 === "session_jwt")) || (data23 === "cluster_peer"))){
-validate65.errors = [{instancePath:instancePath+"/auth_method",schemaPath:"#/properties/auth_method/enum",keyword:"enum",params:{allowedValues: schema105.properties.auth_method.enum},message:"must be equal to one of the allowed values"}];
+validate65.errors = [{instancePath:instancePath+"/auth_method",schemaPath:"#/properties/auth_method/enum",keyword:"enum",params:{allowedValues: schema106.properties.auth_method.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid21 = _errs58 === errors;
@@ -9596,7 +9704,7 @@ vErrors.push(err29);
 errors++;
 }
 if(!(((((data26 === "tenant_token") || (data26 === "session_admission")) || (data26 === "jwt_claim")) || (data26 === "admin_selection")) || (data26 === "configuration"))){
-const err30 = {instancePath:instancePath+"/tenant_binding/source",schemaPath:"gate.hosted.tenant_binding.v1/properties/source/enum",keyword:"enum",params:{allowedValues: schema106.properties.source.enum},message:"must be equal to one of the allowed values"};
+const err30 = {instancePath:instancePath+"/tenant_binding/source",schemaPath:"gate.hosted.tenant_binding.v1/properties/source/enum",keyword:"enum",params:{allowedValues: schema107.properties.source.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9887,7 +9995,7 @@ validate66.errors = [{instancePath:instancePath+"/source",schemaPath:"#/properti
 return false;
 }
 if(!(((((data1 === "tenant_token") || (data1 === "session_admission")) || (data1 === "jwt_claim")) || (data1 === "admin_selection")) || (data1 === "configuration"))){
-validate66.errors = [{instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema106.properties.source.enum},message:"must be equal to one of the allowed values"}];
+validate66.errors = [{instancePath:instancePath+"/source",schemaPath:"#/properties/source/enum",keyword:"enum",params:{allowedValues: schema107.properties.source.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs4 === errors;
@@ -9954,17 +10062,15 @@ return errors === 0;
 validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const capability: StandaloneValidateFunction = validate67;
-const schema109 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.capability.v1","title":"CapabilityToken","description":"A signed capability token (spec 03, Capability token). Closed at every level Gate knows: a token is an authorization input, and a member a verifier does not understand could be a restriction it would silently drop (fail closed: a newer token is refused, never widened). Keys and signatures are algorithm-aware, including the hybrid form hybrid:<classical-hex>:<mldsa65-hex>:<alg_set>.","type":"object","properties":{"schema":{"const":"gate.capability.v1"},"id":{"type":"string","minLength":1},"issuer":{"$ref":"#/$defs/public_key"},"subject":{"$ref":"#/$defs/public_key"},"scope":{"$ref":"#/$defs/scope"},"issued_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds; ordering against issued_at is checked by the verifier."},"delegation_chain":{"type":"array","items":{"$ref":"#/$defs/delegation_link"}},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"algorithm":{"description":"Signing algorithm. Never one of the hybrid alg_set strings (those appear only inside hybrid keys and signatures).","type":"string","enum":["ed25519","p256","p384","hybrid"]},"caveats":{"type":"array","items":{"$ref":"#/$defs/caveat"}},"scope_attenuations":{"type":"array"},"attenuation_proof":{"$ref":"#/$defs/attenuation_proof"},"budget_share_bps":{"description":"Fixed-point share in basis points; above 10000 fails closed.","type":"integer","minimum":0,"maximum":10000},"signature":{"$ref":"#/$defs/signature"}},"required":["id","issuer","subject","scope","issued_at","expires_at","signature"],"additionalProperties":false,"allOf":[{"$comment":"The algorithm, when given, must agree with the issuer key and signature form.","if":{"properties":{"algorithm":{"const":"ed25519"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^[0-9a-f]{64}$"},"signature":{"type":"string","pattern":"^[0-9a-f]{128}$"}}}},{"if":{"properties":{"algorithm":{"const":"p256"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^p256:"},"signature":{"type":"string","pattern":"^p256:"}}}},{"if":{"properties":{"algorithm":{"const":"p384"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^p384:"},"signature":{"type":"string","pattern":"^p384:"}}}},{"if":{"properties":{"algorithm":{"const":"hybrid"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^hybrid:"},"signature":{"type":"string","pattern":"^hybrid:"}}}}],"$defs":{"sha256_hex":{"type":"string","pattern":"^[0-9a-f]{64}$"},"public_key":{"description":"Bare 64-hex Ed25519; p256: plus 130 hex; p384: plus 194 hex; or hybrid:<classical-hex>:<ML-DSA-65 public key, 1952 bytes as 3904 hex>:<alg_set>, the classical part sized for the alg_set.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},"signature":{"description":"Bare 128-hex Ed25519; p256:/p384: plus DER hex; or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set>.","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},"scope":{"type":"object","properties":{"grants":{"type":"array","items":{"$ref":"#/$defs/tool_grant"}},"resource_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."},"prompt_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."}},"additionalProperties":false},"tool_grant":{"type":"object","properties":{"server_id":{"type":"string","minLength":1},"tool_name":{"type":"string","minLength":1},"operations":{"type":"array","items":{"type":"string","minLength":1}},"constraints":{"description":"Constraint variants (27 in the spec; their wire shape is not shown). Gate reads {type, value} with the variant name in snake_case (docs/capabilities.md) and refuses a variant it cannot decide.","type":"array","items":{"type":"object"}},"max_invocations":{"description":"Null or absent: no per-grant limit. Zero is valid and denies every call.","type":["integer","null"],"minimum":0},"max_cost_per_invocation":{"$ref":"#/$defs/monetary_amount_or_null"},"max_total_cost":{"$ref":"#/$defs/monetary_amount_or_null"},"dpop_required":{"type":"boolean"}},"required":["server_id","tool_name"],"additionalProperties":false},"monetary_amount_or_null":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/monetary_amount"}]},"monetary_amount":{"description":"Minor currency units and an ISO 4217 code (three uppercase ASCII letters).","type":"object","properties":{"units":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["units","currency"],"additionalProperties":false},"delegation_link":{"description":"One delegation step, signed by its delegator over every other member. The spec shows scope_hash only (optional: a token its trusted issuer signed carries its chain as provenance); capability_id, delegator, delegatee, timestamp and signature are the members both implementations write. scope, expires_at, budget_share_bps and aggregate_invocation_budget are Gate's statement of the delegated terms, which a child signed by the delegatee needs to prove its attenuation (docs/capabilities.md). Open to additive members; a verifier refuses a child whose links carry members it does not understand.","type":"object","properties":{"capability_id":{"type":"string","minLength":1},"delegator":{"$ref":"#/$defs/public_key"},"delegatee":{"$ref":"#/$defs/public_key"},"scope_hash":{"$ref":"#/$defs/sha256_hex"},"timestamp":{"type":"integer","minimum":0},"scope":{"$ref":"#/$defs/scope"},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds: nothing delegated through this link outlives it."},"budget_share_bps":{"type":"integer","minimum":0,"maximum":10000},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"signature":{"$ref":"#/$defs/signature"}},"required":["capability_id","delegator","delegatee","timestamp","signature"]},"aggregate_invocation_budget":{"type":"object","properties":{"scope":{"type":"string","enum":["capability","delegation_family"]},"max_invocations":{"type":"integer","minimum":0,"description":"Zero is valid and denies every capture."},"root_binding":{"type":"string","minLength":1}},"required":["scope","max_invocations"],"additionalProperties":false},"caveat":{"type":"object","properties":{"kind":{"type":"string","minLength":1},"predicate":true,"sig":{"$ref":"#/$defs/signature"}},"required":["kind","predicate"],"additionalProperties":false},"attenuation_proof":{"type":"object","properties":{"parentScopeHash":{"$ref":"#/$defs/sha256_hex"},"childScopeHash":{"$ref":"#/$defs/sha256_hex"},"normalizedSubsetProof":true},"required":["parentScopeHash","childScopeHash","normalizedSubsetProof"],"additionalProperties":false}}};
-const schema110 = {"description":"Bare 64-hex Ed25519; p256: plus 130 hex; p384: plus 194 hex; or hybrid:<classical-hex>:<ML-DSA-65 public key, 1952 bytes as 3904 hex>:<alg_set>, the classical part sized for the alg_set.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"};
-const schema120 = {"type":"object","properties":{"scope":{"type":"string","enum":["capability","delegation_family"]},"max_invocations":{"type":"integer","minimum":0,"description":"Zero is valid and denies every capture."},"root_binding":{"type":"string","minLength":1}},"required":["scope","max_invocations"],"additionalProperties":false};
-const schema121 = {"description":"Bare 128-hex Ed25519; p256:/p384: plus DER hex; or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set>.","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"};
+const schema110 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.capability.v1","title":"CapabilityToken","description":"A signed capability token (spec 03, Capability token). Closed at every level Gate knows: a token is an authorization input, and a member a verifier does not understand could be a restriction it would silently drop (fail closed: a newer token is refused, never widened). Keys and signatures are algorithm-aware, including the hybrid form hybrid:<classical-hex>:<mldsa65-hex>:<alg_set>.","type":"object","properties":{"schema":{"const":"gate.capability.v1"},"id":{"type":"string","minLength":1},"issuer":{"$ref":"#/$defs/public_key"},"subject":{"$ref":"#/$defs/public_key"},"scope":{"$ref":"#/$defs/scope"},"issued_at":{"type":"integer","minimum":0,"description":"Unix seconds."},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds; ordering against issued_at is checked by the verifier."},"delegation_chain":{"type":"array","items":{"$ref":"#/$defs/delegation_link"}},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"algorithm":{"description":"Signing algorithm. Never one of the hybrid alg_set strings (those appear only inside hybrid keys and signatures).","type":"string","enum":["ed25519","p256","p384","hybrid"]},"caveats":{"type":"array","items":{"$ref":"#/$defs/caveat"}},"scope_attenuations":{"type":"array"},"attenuation_proof":{"$ref":"#/$defs/attenuation_proof"},"budget_share_bps":{"description":"Fixed-point share in basis points; above 10000 fails closed.","type":"integer","minimum":0,"maximum":10000},"signature":{"$ref":"#/$defs/signature"}},"required":["id","issuer","subject","scope","issued_at","expires_at","signature"],"additionalProperties":false,"allOf":[{"$comment":"The algorithm, when given, must agree with the issuer key and signature form.","if":{"properties":{"algorithm":{"const":"ed25519"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^[0-9a-f]{64}$"},"signature":{"type":"string","pattern":"^[0-9a-f]{128}$"}}}},{"if":{"properties":{"algorithm":{"const":"p256"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^p256:"},"signature":{"type":"string","pattern":"^p256:"}}}},{"if":{"properties":{"algorithm":{"const":"p384"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^p384:"},"signature":{"type":"string","pattern":"^p384:"}}}},{"if":{"properties":{"algorithm":{"const":"hybrid"}},"required":["algorithm"]},"then":{"properties":{"issuer":{"type":"string","pattern":"^hybrid:"},"signature":{"type":"string","pattern":"^hybrid:"}}}}],"$defs":{"sha256_hex":{"type":"string","pattern":"^[0-9a-f]{64}$"},"public_key":{"description":"Bare 64-hex Ed25519; p256: plus 130 hex; p384: plus 194 hex; or hybrid:<classical-hex>:<ML-DSA-65 public key, 1952 bytes as 3904 hex>:<alg_set>, the classical part sized for the alg_set.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},"signature":{"description":"Bare 128-hex Ed25519; p256:/p384: plus DER hex; or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set>.","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},"scope":{"type":"object","properties":{"grants":{"type":"array","items":{"$ref":"#/$defs/tool_grant"}},"resource_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."},"prompt_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."}},"additionalProperties":false},"tool_grant":{"type":"object","properties":{"server_id":{"type":"string","minLength":1},"tool_name":{"type":"string","minLength":1},"operations":{"type":"array","items":{"type":"string","minLength":1}},"constraints":{"description":"Constraint variants (27 in the spec; their wire shape is not shown). Gate reads {type, value} with the variant name in snake_case (docs/capabilities.md) and refuses a variant it cannot decide.","type":"array","items":{"type":"object"}},"max_invocations":{"description":"Null or absent: no per-grant limit. Zero is valid and denies every call.","type":["integer","null"],"minimum":0},"max_cost_per_invocation":{"$ref":"#/$defs/monetary_amount_or_null"},"max_total_cost":{"$ref":"#/$defs/monetary_amount_or_null"},"dpop_required":{"type":"boolean"}},"required":["server_id","tool_name"],"additionalProperties":false},"monetary_amount_or_null":{"anyOf":[{"type":"null"},{"$ref":"#/$defs/monetary_amount"}]},"monetary_amount":{"description":"Minor currency units and an ISO 4217 code (three uppercase ASCII letters).","type":"object","properties":{"units":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["units","currency"],"additionalProperties":false},"delegation_link":{"description":"One delegation step, signed by its delegator over every other member. The spec shows scope_hash only (optional: a token its trusted issuer signed carries its chain as provenance); capability_id, delegator, delegatee, timestamp and signature are the members both implementations write. scope, expires_at, budget_share_bps and aggregate_invocation_budget are Gate's statement of the delegated terms, which a child signed by the delegatee needs to prove its attenuation (docs/capabilities.md). Open to additive members; a verifier refuses a child whose links carry members it does not understand.","type":"object","properties":{"capability_id":{"type":"string","minLength":1},"delegator":{"$ref":"#/$defs/public_key"},"delegatee":{"$ref":"#/$defs/public_key"},"scope_hash":{"$ref":"#/$defs/sha256_hex"},"timestamp":{"type":"integer","minimum":0},"scope":{"$ref":"#/$defs/scope"},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds: nothing delegated through this link outlives it."},"budget_share_bps":{"type":"integer","minimum":0,"maximum":10000},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"signature":{"$ref":"#/$defs/signature"}},"required":["capability_id","delegator","delegatee","timestamp","signature"]},"aggregate_invocation_budget":{"type":"object","properties":{"scope":{"type":"string","enum":["capability","delegation_family"]},"max_invocations":{"type":"integer","minimum":0,"description":"Zero is valid and denies every capture."},"root_binding":{"type":"string","minLength":1}},"required":["scope","max_invocations"],"additionalProperties":false},"caveat":{"type":"object","properties":{"kind":{"type":"string","minLength":1},"predicate":true,"sig":{"$ref":"#/$defs/signature"}},"required":["kind","predicate"],"additionalProperties":false},"attenuation_proof":{"type":"object","properties":{"parentScopeHash":{"$ref":"#/$defs/sha256_hex"},"childScopeHash":{"$ref":"#/$defs/sha256_hex"},"normalizedSubsetProof":true},"required":["parentScopeHash","childScopeHash","normalizedSubsetProof"],"additionalProperties":false}}};
+const schema111 = {"description":"Bare 64-hex Ed25519; p256: plus 130 hex; p384: plus 194 hex; or hybrid:<classical-hex>:<ML-DSA-65 public key, 1952 bytes as 3904 hex>:<alg_set>, the classical part sized for the alg_set.","type":"string","pattern":"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"};
+const schema121 = {"type":"object","properties":{"scope":{"type":"string","enum":["capability","delegation_family"]},"max_invocations":{"type":"integer","minimum":0,"description":"Zero is valid and denies every capture."},"root_binding":{"type":"string","minLength":1}},"required":["scope","max_invocations"],"additionalProperties":false};
+const schema122 = {"description":"Bare 128-hex Ed25519; p256:/p384: plus DER hex; or hybrid:<classical-hex>:<ML-DSA-65 signature, 3309 bytes as 6618 hex>:<alg_set>.","type":"string","pattern":"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"};
 const pattern51 = new RegExp("^hybrid:", "u");
-const pattern53 = new RegExp("^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$", "u");
-const pattern59 = new RegExp("^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$", "u");
-const schema112 = {"type":"object","properties":{"grants":{"type":"array","items":{"$ref":"#/$defs/tool_grant"}},"resource_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."},"prompt_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."}},"additionalProperties":false};
-const schema113 = {"type":"object","properties":{"server_id":{"type":"string","minLength":1},"tool_name":{"type":"string","minLength":1},"operations":{"type":"array","items":{"type":"string","minLength":1}},"constraints":{"description":"Constraint variants (27 in the spec; their wire shape is not shown). Gate reads {type, value} with the variant name in snake_case (docs/capabilities.md) and refuses a variant it cannot decide.","type":"array","items":{"type":"object"}},"max_invocations":{"description":"Null or absent: no per-grant limit. Zero is valid and denies every call.","type":["integer","null"],"minimum":0},"max_cost_per_invocation":{"$ref":"#/$defs/monetary_amount_or_null"},"max_total_cost":{"$ref":"#/$defs/monetary_amount_or_null"},"dpop_required":{"type":"boolean"}},"required":["server_id","tool_name"],"additionalProperties":false};
-const schema114 = {"anyOf":[{"type":"null"},{"$ref":"#/$defs/monetary_amount"}]};
-const schema115 = {"description":"Minor currency units and an ISO 4217 code (three uppercase ASCII letters).","type":"object","properties":{"units":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["units","currency"],"additionalProperties":false};
+const schema113 = {"type":"object","properties":{"grants":{"type":"array","items":{"$ref":"#/$defs/tool_grant"}},"resource_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."},"prompt_grants":{"type":"array","items":{"type":"object"},"description":"Fields not shown in the spec."}},"additionalProperties":false};
+const schema114 = {"type":"object","properties":{"server_id":{"type":"string","minLength":1},"tool_name":{"type":"string","minLength":1},"operations":{"type":"array","items":{"type":"string","minLength":1}},"constraints":{"description":"Constraint variants (27 in the spec; their wire shape is not shown). Gate reads {type, value} with the variant name in snake_case (docs/capabilities.md) and refuses a variant it cannot decide.","type":"array","items":{"type":"object"}},"max_invocations":{"description":"Null or absent: no per-grant limit. Zero is valid and denies every call.","type":["integer","null"],"minimum":0},"max_cost_per_invocation":{"$ref":"#/$defs/monetary_amount_or_null"},"max_total_cost":{"$ref":"#/$defs/monetary_amount_or_null"},"dpop_required":{"type":"boolean"}},"required":["server_id","tool_name"],"additionalProperties":false};
+const schema115 = {"anyOf":[{"type":"null"},{"$ref":"#/$defs/monetary_amount"}]};
+const schema116 = {"description":"Minor currency units and an ISO 4217 code (three uppercase ASCII letters).","type":"object","properties":{"units":{"type":"integer","minimum":0},"currency":{"type":"string","pattern":"^[A-Z]{3}$"}},"required":["units","currency"],"additionalProperties":false};
 const pattern55 = new RegExp("^[A-Z]{3}$", "u");
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -10281,7 +10387,7 @@ if(data.max_invocations !== undefined){
 let data6 = data.max_invocations;
 const _errs14 = errors;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-validate69.errors = [{instancePath:instancePath+"/max_invocations",schemaPath:"#/properties/max_invocations/type",keyword:"type",params:{type: schema113.properties.max_invocations.type},message:"must be integer,null"}];
+validate69.errors = [{instancePath:instancePath+"/max_invocations",schemaPath:"#/properties/max_invocations/type",keyword:"type",params:{type: schema114.properties.max_invocations.type},message:"must be integer,null"}];
 return false;
 }
 if(errors === _errs14){
@@ -10480,8 +10586,8 @@ return errors === 0;
 }
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema116 = {"description":"One delegation step, signed by its delegator over every other member. The spec shows scope_hash only (optional: a token its trusted issuer signed carries its chain as provenance); capability_id, delegator, delegatee, timestamp and signature are the members both implementations write. scope, expires_at, budget_share_bps and aggregate_invocation_budget are Gate's statement of the delegated terms, which a child signed by the delegatee needs to prove its attenuation (docs/capabilities.md). Open to additive members; a verifier refuses a child whose links carry members it does not understand.","type":"object","properties":{"capability_id":{"type":"string","minLength":1},"delegator":{"$ref":"#/$defs/public_key"},"delegatee":{"$ref":"#/$defs/public_key"},"scope_hash":{"$ref":"#/$defs/sha256_hex"},"timestamp":{"type":"integer","minimum":0},"scope":{"$ref":"#/$defs/scope"},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds: nothing delegated through this link outlives it."},"budget_share_bps":{"type":"integer","minimum":0,"maximum":10000},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"signature":{"$ref":"#/$defs/signature"}},"required":["capability_id","delegator","delegatee","timestamp","signature"]};
-const schema119 = {"type":"string","pattern":"^[0-9a-f]{64}$"};
+const schema117 = {"description":"One delegation step, signed by its delegator over every other member. The spec shows scope_hash only (optional: a token its trusted issuer signed carries its chain as provenance); capability_id, delegator, delegatee, timestamp and signature are the members both implementations write. scope, expires_at, budget_share_bps and aggregate_invocation_budget are Gate's statement of the delegated terms, which a child signed by the delegatee needs to prove its attenuation (docs/capabilities.md). Open to additive members; a verifier refuses a child whose links carry members it does not understand.","type":"object","properties":{"capability_id":{"type":"string","minLength":1},"delegator":{"$ref":"#/$defs/public_key"},"delegatee":{"$ref":"#/$defs/public_key"},"scope_hash":{"$ref":"#/$defs/sha256_hex"},"timestamp":{"type":"integer","minimum":0},"scope":{"$ref":"#/$defs/scope"},"expires_at":{"type":"integer","minimum":0,"description":"Unix seconds: nothing delegated through this link outlives it."},"budget_share_bps":{"type":"integer","minimum":0,"maximum":10000},"aggregate_invocation_budget":{"$ref":"#/$defs/aggregate_invocation_budget"},"signature":{"$ref":"#/$defs/signature"}},"required":["capability_id","delegator","delegatee","timestamp","signature"]};
+const schema120 = {"type":"string","pattern":"^[0-9a-f]{64}$"};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10528,7 +10634,7 @@ const _errs3 = errors;
 const _errs4 = errors;
 if(errors === _errs4){
 if(typeof data1 === "string"){
-if(!pattern53.test(data1)){
+if(!pattern11.test(data1)){
 validate75.errors = [{instancePath:instancePath+"/delegator",schemaPath:"#/$defs/public_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
@@ -10550,7 +10656,7 @@ const _errs6 = errors;
 const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
-if(!pattern53.test(data2)){
+if(!pattern11.test(data2)){
 validate75.errors = [{instancePath:instancePath+"/delegatee",schemaPath:"#/$defs/public_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
@@ -10698,7 +10804,7 @@ validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/sc
 return false;
 }
 if(!((data9 === "capability") || (data9 === "delegation_family"))){
-validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/scope",schemaPath:"#/$defs/aggregate_invocation_budget/properties/scope/enum",keyword:"enum",params:{allowedValues: schema120.properties.scope.enum},message:"must be equal to one of the allowed values"}];
+validate75.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/scope",schemaPath:"#/$defs/aggregate_invocation_budget/properties/scope/enum",keyword:"enum",params:{allowedValues: schema121.properties.scope.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid5 = _errs23 === errors;
@@ -10770,7 +10876,7 @@ const _errs29 = errors;
 const _errs30 = errors;
 if(errors === _errs30){
 if(typeof data12 === "string"){
-if(!pattern59.test(data12)){
+if(!pattern12.test(data12)){
 validate75.errors = [{instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
@@ -10806,7 +10912,7 @@ return errors === 0;
 }
 validate75.evaluated = {"props":{"capability_id":true,"delegator":true,"delegatee":true,"scope_hash":true,"timestamp":true,"scope":true,"expires_at":true,"budget_share_bps":true,"aggregate_invocation_budget":true,"signature":true},"dynamicProps":false,"dynamicItems":false};
 
-const schema123 = {"type":"object","properties":{"kind":{"type":"string","minLength":1},"predicate":true,"sig":{"$ref":"#/$defs/signature"}},"required":["kind","predicate"],"additionalProperties":false};
+const schema124 = {"type":"object","properties":{"kind":{"type":"string","minLength":1},"predicate":true,"sig":{"$ref":"#/$defs/signature"}},"required":["kind","predicate"],"additionalProperties":false};
 
 function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -10862,7 +10968,7 @@ const _errs4 = errors;
 const _errs5 = errors;
 if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern59.test(data1)){
+if(!pattern12.test(data1)){
 validate78.errors = [{instancePath:instancePath+"/sig",schemaPath:"#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
@@ -10891,7 +10997,7 @@ return errors === 0;
 }
 validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema125 = {"type":"object","properties":{"parentScopeHash":{"$ref":"#/$defs/sha256_hex"},"childScopeHash":{"$ref":"#/$defs/sha256_hex"},"normalizedSubsetProof":true},"required":["parentScopeHash","childScopeHash","normalizedSubsetProof"],"additionalProperties":false};
+const schema126 = {"type":"object","properties":{"parentScopeHash":{"$ref":"#/$defs/sha256_hex"},"childScopeHash":{"$ref":"#/$defs/sha256_hex"},"normalizedSubsetProof":true},"required":["parentScopeHash","childScopeHash","normalizedSubsetProof"],"additionalProperties":false};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11470,7 +11576,7 @@ return false;
 else {
 const _errs38 = errors;
 for(const key0 in data){
-if(!(func4.call(schema109.properties, key0))){
+if(!(func4.call(schema110.properties, key0))){
 validate67.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -11516,7 +11622,7 @@ const _errs42 = errors;
 const _errs43 = errors;
 if(errors === _errs43){
 if(typeof data14 === "string"){
-if(!pattern53.test(data14)){
+if(!pattern11.test(data14)){
 validate67.errors = [{instancePath:instancePath+"/issuer",schemaPath:"#/$defs/public_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
@@ -11538,7 +11644,7 @@ const _errs45 = errors;
 const _errs46 = errors;
 if(errors === _errs46){
 if(typeof data15 === "string"){
-if(!pattern53.test(data15)){
+if(!pattern11.test(data15)){
 validate67.errors = [{instancePath:instancePath+"/subject",schemaPath:"#/$defs/public_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
@@ -11667,7 +11773,7 @@ validate67.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/sc
 return false;
 }
 if(!((data22 === "capability") || (data22 === "delegation_family"))){
-validate67.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/scope",schemaPath:"#/$defs/aggregate_invocation_budget/properties/scope/enum",keyword:"enum",params:{allowedValues: schema120.properties.scope.enum},message:"must be equal to one of the allowed values"}];
+validate67.errors = [{instancePath:instancePath+"/aggregate_invocation_budget/scope",schemaPath:"#/$defs/aggregate_invocation_budget/properties/scope/enum",keyword:"enum",params:{allowedValues: schema121.properties.scope.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid18 = _errs60 === errors;
@@ -11741,7 +11847,7 @@ validate67.errors = [{instancePath:instancePath+"/algorithm",schemaPath:"#/prope
 return false;
 }
 if(!((((data25 === "ed25519") || (data25 === "p256")) || (data25 === "p384")) || (data25 === "hybrid"))){
-validate67.errors = [{instancePath:instancePath+"/algorithm",schemaPath:"#/properties/algorithm/enum",keyword:"enum",params:{allowedValues: schema109.properties.algorithm.enum},message:"must be equal to one of the allowed values"}];
+validate67.errors = [{instancePath:instancePath+"/algorithm",schemaPath:"#/properties/algorithm/enum",keyword:"enum",params:{allowedValues: schema110.properties.algorithm.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid13 = _errs66 === errors;
@@ -11837,7 +11943,7 @@ const _errs76 = errors;
 const _errs77 = errors;
 if(errors === _errs77){
 if(typeof data31 === "string"){
-if(!pattern59.test(data31)){
+if(!pattern12.test(data31)){
 validate67.errors = [{instancePath:instancePath+"/signature",schemaPath:"#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
@@ -11882,9 +11988,9 @@ validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 export const receipt: StandaloneValidateFunction = validate53;
 
 export const manifest: StandaloneValidateFunction = validate82;
-const schema129 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.manifest.v1","title":"Manifest","description":"Gate design shared with the OpenAPI conversion (spec 01: tools_from_spec output conforms to gate.manifest.v1; integration contract 1.0). ToolDefinition and annotations are closed; the manifest object itself is open to additive members. Tool-name uniqueness is not expressible in JSON Schema and is checked by the converter.","type":"object","properties":{"schema":{"const":"gate.manifest.v1"},"server_id":{"type":"string","minLength":1},"name":{"type":"string"},"version":{"type":"string"},"description":{"type":"string"},"protocol_version":{"const":"1.0"},"policy_hash":{"type":"string","pattern":"^[0-9a-f]{64}$"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool_definition"}}},"required":["schema","server_id","name","version","protocol_version","tools"],"$defs":{"tool_definition":{"type":"object","properties":{"name":{"type":"string","minLength":1},"description":{"type":"string"},"input_schema":{"description":"The tool's own JSON Schema. Opaque data: only type: object is checked; Gate never compiles it as a schema.","type":"object","properties":{"type":{"const":"object"}},"required":["type"]},"output_schema":{"type":"object","description":"Opaque: the selected 2xx response schema."},"annotations":{"$ref":"#/$defs/annotations"},"pricing":{"type":"object","description":"Opaque; absent in OpenAPI-derived tools."}},"required":["name","description","input_schema","annotations"],"additionalProperties":false},"annotations":{"type":"object","properties":{"read_only":{"type":"boolean"},"destructive":{"type":"boolean"},"idempotent":{"type":"boolean"},"requires_approval":{"type":"boolean"},"estimated_duration_ms":{"type":"integer","minimum":0}},"required":["read_only","destructive","idempotent","requires_approval"],"additionalProperties":false}}};
-const schema130 = {"type":"object","properties":{"name":{"type":"string","minLength":1},"description":{"type":"string"},"input_schema":{"description":"The tool's own JSON Schema. Opaque data: only type: object is checked; Gate never compiles it as a schema.","type":"object","properties":{"type":{"const":"object"}},"required":["type"]},"output_schema":{"type":"object","description":"Opaque: the selected 2xx response schema."},"annotations":{"$ref":"#/$defs/annotations"},"pricing":{"type":"object","description":"Opaque; absent in OpenAPI-derived tools."}},"required":["name","description","input_schema","annotations"],"additionalProperties":false};
-const schema131 = {"type":"object","properties":{"read_only":{"type":"boolean"},"destructive":{"type":"boolean"},"idempotent":{"type":"boolean"},"requires_approval":{"type":"boolean"},"estimated_duration_ms":{"type":"integer","minimum":0}},"required":["read_only","destructive","idempotent","requires_approval"],"additionalProperties":false};
+const schema130 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.manifest.v1","title":"Manifest","description":"Gate design shared with the OpenAPI conversion (spec 01: tools_from_spec output conforms to gate.manifest.v1; integration contract 1.0). ToolDefinition and annotations are closed; the manifest object itself is open to additive members. Tool-name uniqueness is not expressible in JSON Schema and is checked by the converter.","type":"object","properties":{"schema":{"const":"gate.manifest.v1"},"server_id":{"type":"string","minLength":1},"name":{"type":"string"},"version":{"type":"string"},"description":{"type":"string"},"protocol_version":{"const":"1.0"},"policy_hash":{"type":"string","pattern":"^[0-9a-f]{64}$"},"tools":{"type":"array","items":{"$ref":"#/$defs/tool_definition"}}},"required":["schema","server_id","name","version","protocol_version","tools"],"$defs":{"tool_definition":{"type":"object","properties":{"name":{"type":"string","minLength":1},"description":{"type":"string"},"input_schema":{"description":"The tool's own JSON Schema. Opaque data: only type: object is checked; Gate never compiles it as a schema.","type":"object","properties":{"type":{"const":"object"}},"required":["type"]},"output_schema":{"type":"object","description":"Opaque: the selected 2xx response schema."},"annotations":{"$ref":"#/$defs/annotations"},"pricing":{"type":"object","description":"Opaque; absent in OpenAPI-derived tools."}},"required":["name","description","input_schema","annotations"],"additionalProperties":false},"annotations":{"type":"object","properties":{"read_only":{"type":"boolean"},"destructive":{"type":"boolean"},"idempotent":{"type":"boolean"},"requires_approval":{"type":"boolean"},"estimated_duration_ms":{"type":"integer","minimum":0}},"required":["read_only","destructive","idempotent","requires_approval"],"additionalProperties":false}}};
+const schema131 = {"type":"object","properties":{"name":{"type":"string","minLength":1},"description":{"type":"string"},"input_schema":{"description":"The tool's own JSON Schema. Opaque data: only type: object is checked; Gate never compiles it as a schema.","type":"object","properties":{"type":{"const":"object"}},"required":["type"]},"output_schema":{"type":"object","description":"Opaque: the selected 2xx response schema."},"annotations":{"$ref":"#/$defs/annotations"},"pricing":{"type":"object","description":"Opaque; absent in OpenAPI-derived tools."}},"required":["name","description","input_schema","annotations"],"additionalProperties":false};
+const schema132 = {"type":"object","properties":{"read_only":{"type":"boolean"},"destructive":{"type":"boolean"},"idempotent":{"type":"boolean"},"requires_approval":{"type":"boolean"},"estimated_duration_ms":{"type":"integer","minimum":0}},"required":["read_only","destructive","idempotent","requires_approval"],"additionalProperties":false};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -12297,7 +12403,7 @@ return errors === 0;
 validate82.evaluated = {"props":{"schema":true,"server_id":true,"name":true,"version":true,"description":true,"protocol_version":true,"policy_hash":true,"tools":true},"dynamicProps":false,"dynamicItems":false};
 
 export const httpVerifyResponse: StandaloneValidateFunction = validate85;
-const schema132 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.verify_response.v1","title":"VerifyReceiptResponse","description":"The 200 body of POST /gate/verify (spec 02, VerifyReceiptResponse). No member reads the receipt timestamp. The roll-ups are constrained: ok implies every check passed with the authority semantics, and authorized implies ok and an allow result. Open to additive members.","type":"object","properties":{"signature_valid":{"type":"boolean"},"signer_trusted":{"type":"boolean"},"receipt_id_valid":{"type":"boolean"},"parameter_hash_valid":{"type":"boolean"},"receipt_kind":{"type":"string","description":"The receipt's value as a string (possibly a wrong one)."},"boundary_class":{"type":"string"},"trust_level":{"type":"string"},"result":{"type":"string","enum":["allow","deny","cancelled","incomplete"]},"authorized":{"type":"boolean","description":"Execution must be gated on this member."},"signer_key_hex":{"type":"string"},"ok":{"type":"boolean"}},"required":["signature_valid","signer_trusted","receipt_id_valid","parameter_hash_valid","receipt_kind","boundary_class","trust_level","result","authorized","signer_key_hex","ok"],"allOf":[{"if":{"properties":{"ok":{"const":true}},"required":["ok"]},"then":{"properties":{"signature_valid":{"const":true},"signer_trusted":{"const":true},"receipt_id_valid":{"const":true},"parameter_hash_valid":{"const":true},"receipt_kind":{"const":"mediated_decision"},"boundary_class":{"const":"prevent"},"trust_level":{"const":"mediated"}}}},{"if":{"properties":{"authorized":{"const":true}},"required":["authorized"]},"then":{"properties":{"ok":{"const":true},"result":{"const":"allow"}}}}]};
+const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.verify_response.v1","title":"VerifyReceiptResponse","description":"The 200 body of POST /gate/verify (spec 02, VerifyReceiptResponse). No member reads the receipt timestamp. The roll-ups are constrained: ok implies every check passed with the authority semantics, and authorized implies ok and an allow result. Open to additive members.","type":"object","properties":{"signature_valid":{"type":"boolean"},"signer_trusted":{"type":"boolean"},"receipt_id_valid":{"type":"boolean"},"parameter_hash_valid":{"type":"boolean"},"receipt_kind":{"type":"string","description":"The receipt's value as a string (possibly a wrong one)."},"boundary_class":{"type":"string"},"trust_level":{"type":"string"},"result":{"type":"string","enum":["allow","deny","cancelled","incomplete"]},"authorized":{"type":"boolean","description":"Execution must be gated on this member."},"signer_key_hex":{"type":"string"},"ok":{"type":"boolean"}},"required":["signature_valid","signer_trusted","receipt_id_valid","parameter_hash_valid","receipt_kind","boundary_class","trust_level","result","authorized","signer_key_hex","ok"],"allOf":[{"if":{"properties":{"ok":{"const":true}},"required":["ok"]},"then":{"properties":{"signature_valid":{"const":true},"signer_trusted":{"const":true},"receipt_id_valid":{"const":true},"parameter_hash_valid":{"const":true},"receipt_kind":{"const":"mediated_decision"},"boundary_class":{"const":"prevent"},"trust_level":{"const":"mediated"}}}},{"if":{"properties":{"authorized":{"const":true}},"required":["authorized"]},"then":{"properties":{"ok":{"const":true},"result":{"const":"allow"}}}}]};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.http.verify_response.v1" */;
@@ -12689,7 +12795,7 @@ validate85.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properti
 return false;
 }
 if(!((((data18 === "allow") || (data18 === "deny")) || (data18 === "cancelled")) || (data18 === "incomplete"))){
-validate85.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/enum",keyword:"enum",params:{allowedValues: schema132.properties.result.enum},message:"must be equal to one of the allowed values"}];
+validate85.errors = [{instancePath:instancePath+"/result",schemaPath:"#/properties/result/enum",keyword:"enum",params:{allowedValues: schema133.properties.result.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid7 = _errs34 === errors;
@@ -12757,7 +12863,9 @@ return errors === 0;
 validate85.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const httpHealth: StandaloneValidateFunction = validate86;
-const schema133 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.health.v1","title":"HealthResponse","description":"The body of GET /gate/live and GET /gate/health (spec 02, HealthResponse). The backend members are empty strings on /gate/live. Open to additive members; Gate adds kernel_key (the signer's public key) so SDKs can verify receipts locally.","type":"object","properties":{"status":{"type":"string","enum":["healthy","degraded","unhealthy"]},"version":{"type":"string"},"receipt_backend":{"type":"string","enum":["","durable","ephemeral"]},"revocation_backend":{"type":"string","enum":["","durable","remote","ephemeral"]},"kernel_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["status","version","receipt_backend","revocation_backend"]};
+const schema134 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.health.v1","title":"HealthResponse","description":"The body of GET /gate/live and GET /gate/health (spec 02, HealthResponse). The backend members are empty strings on /gate/live. Open to additive members; Gate adds kernel_key (the signer's public key) so SDKs can verify receipts locally, and capabilities (the gate.capabilities.v1 envelope of what it accepts).","type":"object","properties":{"status":{"type":"string","enum":["healthy","degraded","unhealthy"]},"version":{"type":"string"},"receipt_backend":{"type":"string","enum":["","durable","ephemeral"]},"revocation_backend":{"type":"string","enum":["","durable","remote","ephemeral"]},"kernel_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"capabilities":{"$ref":"gate.capabilities.v1"}},"required":["status","version","receipt_backend","revocation_backend"]};
+const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.capabilities.v1","title":"CapabilityNegotiation","description":"The capability negotiation envelope (spec 03): a peer's advertised features as a string-keyed boolean map; peers use the intersection of the features both advertise as true. Feature names are lower snake case (Gate design of 'malformed': anything else fails closed), at most 64 of them. Closed: an envelope with another schema id or another member is refused, never read in part. Gate serves it on GET /gate/live, /gate/health and trust-control's GET /v1/capabilities (docs/capabilities.md).","type":"object","properties":{"schema":{"const":"gate.capabilities.v1"},"features":{"type":"object","propertyNames":{"pattern":"^[a-z][a-z0-9_]{0,63}$"},"additionalProperties":{"type":"boolean"},"maxProperties":64}},"required":["schema","features"],"additionalProperties":false};
+const pattern66 = new RegExp("^[a-z][a-z0-9_]{0,63}$", "u");
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.http.health.v1" */;
@@ -12786,7 +12894,7 @@ validate86.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properti
 return false;
 }
 if(!(((data0 === "healthy") || (data0 === "degraded")) || (data0 === "unhealthy"))){
-validate86.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema133.properties.status.enum},message:"must be equal to one of the allowed values"}];
+validate86.errors = [{instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema134.properties.status.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs1 === errors;
@@ -12815,7 +12923,7 @@ validate86.errors = [{instancePath:instancePath+"/receipt_backend",schemaPath:"#
 return false;
 }
 if(!(((data2 === "") || (data2 === "durable")) || (data2 === "ephemeral"))){
-validate86.errors = [{instancePath:instancePath+"/receipt_backend",schemaPath:"#/properties/receipt_backend/enum",keyword:"enum",params:{allowedValues: schema133.properties.receipt_backend.enum},message:"must be equal to one of the allowed values"}];
+validate86.errors = [{instancePath:instancePath+"/receipt_backend",schemaPath:"#/properties/receipt_backend/enum",keyword:"enum",params:{allowedValues: schema134.properties.receipt_backend.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs5 === errors;
@@ -12832,7 +12940,7 @@ validate86.errors = [{instancePath:instancePath+"/revocation_backend",schemaPath
 return false;
 }
 if(!((((data3 === "") || (data3 === "durable")) || (data3 === "remote")) || (data3 === "ephemeral"))){
-validate86.errors = [{instancePath:instancePath+"/revocation_backend",schemaPath:"#/properties/revocation_backend/enum",keyword:"enum",params:{allowedValues: schema133.properties.revocation_backend.enum},message:"must be equal to one of the allowed values"}];
+validate86.errors = [{instancePath:instancePath+"/revocation_backend",schemaPath:"#/properties/revocation_backend/enum",keyword:"enum",params:{allowedValues: schema134.properties.revocation_backend.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -12848,7 +12956,7 @@ const _errs10 = errors;
 if(errors === _errs10){
 if(typeof data4 === "string"){
 if(!pattern11.test(data4)){
-validate86.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate86.errors = [{instancePath:instancePath+"/kernel_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
@@ -12861,6 +12969,119 @@ var valid0 = _errs9 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.capabilities !== undefined){
+let data5 = data.capabilities;
+const _errs12 = errors;
+const _errs13 = errors;
+if(errors === _errs13){
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+let missing1;
+if(((data5.schema === undefined) && (missing1 = "schema")) || ((data5.features === undefined) && (missing1 = "features"))){
+validate86.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"gate.capabilities.v1/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs15 = errors;
+for(const key0 in data5){
+if(!((key0 === "schema") || (key0 === "features"))){
+validate86.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"gate.capabilities.v1/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs15 === errors){
+if(data5.schema !== undefined){
+const _errs16 = errors;
+if("gate.capabilities.v1" !== data5.schema){
+validate86.errors = [{instancePath:instancePath+"/capabilities/schema",schemaPath:"gate.capabilities.v1/properties/schema/const",keyword:"const",params:{allowedValue: "gate.capabilities.v1"},message:"must be equal to constant"}];
+return false;
+}
+var valid3 = _errs16 === errors;
+}
+else {
+var valid3 = true;
+}
+if(valid3){
+if(data5.features !== undefined){
+let data7 = data5.features;
+const _errs17 = errors;
+if(errors === _errs17){
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(Object.keys(data7).length > 64){
+validate86.errors = [{instancePath:instancePath+"/capabilities/features",schemaPath:"gate.capabilities.v1/properties/features/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties"}];
+return false;
+}
+else {
+for(const key1 in data7){
+const _errs19 = errors;
+if(typeof key1 === "string"){
+if(!pattern66.test(key1)){
+const err0 = {instancePath:instancePath+"/capabilities/features",schemaPath:"gate.capabilities.v1/properties/features/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\"",propertyName:key1};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var valid4 = _errs19 === errors;
+if(!valid4){
+const err1 = {instancePath:instancePath+"/capabilities/features",schemaPath:"gate.capabilities.v1/properties/features/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate86.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid4){
+for(const key2 in data7){
+const _errs21 = errors;
+if(typeof data7[key2] !== "boolean"){
+validate86.errors = [{instancePath:instancePath+"/capabilities/features/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"gate.capabilities.v1/properties/features/additionalProperties/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid5 = _errs21 === errors;
+if(!valid5){
+break;
+}
+}
+}
+}
+}
+else {
+validate86.errors = [{instancePath:instancePath+"/capabilities/features",schemaPath:"gate.capabilities.v1/properties/features/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid3 = _errs17 === errors;
+}
+else {
+var valid3 = true;
+}
+}
+}
+}
+}
+else {
+validate86.errors = [{instancePath:instancePath+"/capabilities",schemaPath:"gate.capabilities.v1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs12 === errors;
+}
+else {
+var valid0 = true;
+}
 }
 }
 }
@@ -12876,11 +13097,11 @@ return false;
 validate86.errors = vErrors;
 return errors === 0;
 }
-validate86.evaluated = {"props":{"status":true,"version":true,"receipt_backend":true,"revocation_backend":true,"kernel_key":true},"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":{"status":true,"version":true,"receipt_backend":true,"revocation_backend":true,"kernel_key":true,"capabilities":true},"dynamicProps":false,"dynamicItems":false};
 
 export const httpErrorBody: StandaloneValidateFunction = validate87;
-const schema135 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.error_body.v1","title":"GateErrorBody","description":"The structured error body (spec 02, Errors): the sidecar's codes, the SDK-side codes, and Gate's service codes: gate_payload_too_large (a body over the SDK's read limit), gate_not_found and gate_method_not_allowed (no such route), gate_unauthorized and gate_forbidden (control routes), gate_conflict (an approval answered twice or expired). The 409 members kernel_receipt_id, approval_id and resume_path belong to gate_approval_required only; approval_id and resume_path come together (with an approval handle). Open to additive members.","type":"object","properties":{"error":{"type":"string","enum":["gate_bad_request","gate_access_denied","gate_approval_required","gate_evaluation_failed","gate_receipt_sign_failed","gate_receipt_persistence_failed","gate_sidecar_unreachable","gate_invalid_receipt","gate_timeout","gate_sidecar_unavailable","gate_payload_too_large","gate_not_found","gate_method_not_allowed","gate_unauthorized","gate_forbidden","gate_conflict"]},"message":{"type":"string"},"receipt_id":{"type":["string","null"]},"suggestion":{"type":["string","null"]},"kernel_receipt_id":{"type":"string","minLength":1},"approval_id":{"type":"string","minLength":1},"resume_path":{"type":"string","pattern":"^/approvals/[^/]+/respond$"}},"required":["error","message"],"dependentRequired":{"approval_id":["resume_path"],"resume_path":["approval_id"]},"if":{"properties":{"error":{"const":"gate_approval_required"}},"required":["error"]},"then":{"properties":{"kernel_receipt_id":true},"required":["kernel_receipt_id"]},"else":{"properties":{"kernel_receipt_id":false,"approval_id":false,"resume_path":false}}};
-const pattern66 = new RegExp("^/approvals/[^/]+/respond$", "u");
+const schema137 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.http.error_body.v1","title":"GateErrorBody","description":"The structured error body (spec 02, Errors): the sidecar's codes, the SDK-side codes, and Gate's service codes: gate_payload_too_large (a body over the SDK's read limit), gate_not_found and gate_method_not_allowed (no such route), gate_unauthorized and gate_forbidden (control routes), gate_conflict (an approval answered twice or expired). The 409 members kernel_receipt_id, approval_id and resume_path belong to gate_approval_required only; approval_id and resume_path come together (with an approval handle). Open to additive members.","type":"object","properties":{"error":{"type":"string","enum":["gate_bad_request","gate_access_denied","gate_approval_required","gate_evaluation_failed","gate_receipt_sign_failed","gate_receipt_persistence_failed","gate_sidecar_unreachable","gate_invalid_receipt","gate_timeout","gate_sidecar_unavailable","gate_payload_too_large","gate_not_found","gate_method_not_allowed","gate_unauthorized","gate_forbidden","gate_conflict"]},"message":{"type":"string"},"receipt_id":{"type":["string","null"]},"suggestion":{"type":["string","null"]},"kernel_receipt_id":{"type":"string","minLength":1},"approval_id":{"type":"string","minLength":1},"resume_path":{"type":"string","pattern":"^/approvals/[^/]+/respond$"}},"required":["error","message"],"dependentRequired":{"approval_id":["resume_path"],"resume_path":["approval_id"]},"if":{"properties":{"error":{"const":"gate_approval_required"}},"required":["error"]},"then":{"properties":{"kernel_receipt_id":true},"required":["kernel_receipt_id"]},"else":{"properties":{"kernel_receipt_id":false,"approval_id":false,"resume_path":false}}};
+const pattern67 = new RegExp("^/approvals/[^/]+/respond$", "u");
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.http.error_body.v1" */;
@@ -13034,7 +13255,7 @@ validate87.errors = [{instancePath:instancePath+"/error",schemaPath:"#/propertie
 return false;
 }
 if(!((((((((((((((((data4 === "gate_bad_request") || (data4 === "gate_access_denied")) || (data4 === "gate_approval_required")) || (data4 === "gate_evaluation_failed")) || (data4 === "gate_receipt_sign_failed")) || (data4 === "gate_receipt_persistence_failed")) || (data4 === "gate_sidecar_unreachable")) || (data4 === "gate_invalid_receipt")) || (data4 === "gate_timeout")) || (data4 === "gate_sidecar_unavailable")) || (data4 === "gate_payload_too_large")) || (data4 === "gate_not_found")) || (data4 === "gate_method_not_allowed")) || (data4 === "gate_unauthorized")) || (data4 === "gate_forbidden")) || (data4 === "gate_conflict"))){
-validate87.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/enum",keyword:"enum",params:{allowedValues: schema135.properties.error.enum},message:"must be equal to one of the allowed values"}];
+validate87.errors = [{instancePath:instancePath+"/error",schemaPath:"#/properties/error/enum",keyword:"enum",params:{allowedValues: schema137.properties.error.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid3 = _errs6 === errors;
@@ -13059,7 +13280,7 @@ if(data.receipt_id !== undefined){
 let data6 = data.receipt_id;
 const _errs10 = errors;
 if((typeof data6 !== "string") && (data6 !== null)){
-validate87.errors = [{instancePath:instancePath+"/receipt_id",schemaPath:"#/properties/receipt_id/type",keyword:"type",params:{type: schema135.properties.receipt_id.type},message:"must be string,null"}];
+validate87.errors = [{instancePath:instancePath+"/receipt_id",schemaPath:"#/properties/receipt_id/type",keyword:"type",params:{type: schema137.properties.receipt_id.type},message:"must be string,null"}];
 return false;
 }
 var valid3 = _errs10 === errors;
@@ -13072,7 +13293,7 @@ if(data.suggestion !== undefined){
 let data7 = data.suggestion;
 const _errs12 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate87.errors = [{instancePath:instancePath+"/suggestion",schemaPath:"#/properties/suggestion/type",keyword:"type",params:{type: schema135.properties.suggestion.type},message:"must be string,null"}];
+validate87.errors = [{instancePath:instancePath+"/suggestion",schemaPath:"#/properties/suggestion/type",keyword:"type",params:{type: schema137.properties.suggestion.type},message:"must be string,null"}];
 return false;
 }
 var valid3 = _errs12 === errors;
@@ -13128,7 +13349,7 @@ let data10 = data.resume_path;
 const _errs18 = errors;
 if(errors === _errs18){
 if(typeof data10 === "string"){
-if(!pattern66.test(data10)){
+if(!pattern67.test(data10)){
 validate87.errors = [{instancePath:instancePath+"/resume_path",schemaPath:"#/properties/resume_path/pattern",keyword:"pattern",params:{pattern: "^/approvals/[^/]+/respond$"},message:"must match pattern \""+"^/approvals/[^/]+/respond$"+"\""}];
 return false;
 }
@@ -13184,7 +13405,7 @@ validate87.evaluated = {"dynamicProps":true,"dynamicItems":false};
 export const executionNonce: StandaloneValidateFunction = validate13;
 
 export const checkpointStatement: StandaloneValidateFunction = validate88;
-const schema136 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.checkpoint_statement.v2","title":"CheckpointStatement","description":"Gate design of spec 03's checkpoint statement (docs/transparency.md). A signed tree head of the receipt log: the first tree_size receipts in commit order hash (RFC 6962, leaf data = the 32 bytes of each receipt id) to root_hash. chain_root is the SHA-256 of the previous statement's RFC 8785 canonical JSON (signature included) and is absent only on a log's first statement; a v1 statement must not carry it. The signature covers the canonical JSON of every member except signature. Closed: the verifier refuses members it does not know rather than sign off on a statement it may misread.","type":"object","properties":{"schema":{"const":"gate.checkpoint_statement.v2"},"log_id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"The log's random identity, fixed when its tree was created."},"tree_size":{"type":"integer","minimum":0,"description":"Receipts (leaves) the tree covers."},"root_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"RFC 6962 Merkle tree hash of those leaves."},"timestamp":{"type":"integer","minimum":0,"description":"Unix seconds the statement was signed."},"chain_root":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"signer_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"signature":{"$ref":"gate.http.receipt.v1#/$defs/signature"}},"required":["schema","log_id","tree_size","root_hash","timestamp","signer_key","signature"],"additionalProperties":false};
+const schema138 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.checkpoint_statement.v2","title":"CheckpointStatement","description":"Gate design of spec 03's checkpoint statement (docs/transparency.md). A signed tree head of the receipt log: the first tree_size receipts in commit order hash (RFC 6962, leaf data = the 32 bytes of each receipt id) to root_hash. chain_root is the SHA-256 of the previous statement's RFC 8785 canonical JSON (signature included) and is absent only on a log's first statement; a v1 statement must not carry it. The signature covers the canonical JSON of every member except signature. Closed: the verifier refuses members it does not know rather than sign off on a statement it may misread.","type":"object","properties":{"schema":{"const":"gate.checkpoint_statement.v2"},"log_id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"The log's random identity, fixed when its tree was created."},"tree_size":{"type":"integer","minimum":0,"description":"Receipts (leaves) the tree covers."},"root_hash":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex","description":"RFC 6962 Merkle tree hash of those leaves."},"timestamp":{"type":"integer","minimum":0,"description":"Unix seconds the statement was signed."},"chain_root":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"signer_key":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"signature":{"$ref":"gate.http.receipt.v1#/$defs/signature"}},"required":["schema","log_id","tree_size","root_hash","timestamp","signer_key","signature"],"additionalProperties":false};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.checkpoint_statement.v2" */;
@@ -13341,7 +13562,7 @@ const _errs17 = errors;
 if(errors === _errs17){
 if(typeof data6 === "string"){
 if(!pattern11.test(data6)){
-validate88.errors = [{instancePath:instancePath+"/signer_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate88.errors = [{instancePath:instancePath+"/signer_key",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
@@ -13363,7 +13584,7 @@ const _errs20 = errors;
 if(errors === _errs20){
 if(typeof data7 === "string"){
 if(!pattern12.test(data7)){
-validate88.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103})$"+"\""}];
+validate88.errors = [{instancePath:instancePath+"/signature",schemaPath:"gate.http.receipt.v1#/$defs/signature/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{128}|p256:30(?:[0-9a-f]{2}){7,71}|p384:30(?:[0-9a-f]{2}){7,103}|hybrid:(?:[0-9a-f]{128}:[0-9a-f]{6618}:ed25519\\+mldsa65|30(?:[0-9a-f]{2}){7,71}:[0-9a-f]{6618}:p256\\+mldsa65|30(?:[0-9a-f]{2}){7,103}:[0-9a-f]{6618}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
@@ -13398,7 +13619,7 @@ return errors === 0;
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const checkpointConsistencyProof: StandaloneValidateFunction = validate89;
-const schema142 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.checkpoint_consistency_proof.v2","title":"CheckpointConsistencyProof","description":"Gate design of spec 03's cryptographic prefix proof (docs/transparency.md): the tree of the first statement is a prefix of the tree of the second, shown by proof (RFC 9162 section 2.1.4). Both statements are embedded, belong to the same log_id and verify against pinned keys; first.tree_size is at least 1 and at most second.tree_size, and proof is empty exactly when the sizes are equal (checked by the verifier). The v1 consistency record is metadata-only; this one is the proof. Closed.","type":"object","properties":{"schema":{"const":"gate.checkpoint_consistency_proof.v2"},"first":{"$ref":"gate.checkpoint_statement.v2"},"second":{"$ref":"gate.checkpoint_statement.v2"},"proof":{"type":"array","maxItems":128,"items":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}}},"required":["schema","first","second","proof"],"additionalProperties":false};
+const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.checkpoint_consistency_proof.v2","title":"CheckpointConsistencyProof","description":"Gate design of spec 03's cryptographic prefix proof (docs/transparency.md): the tree of the first statement is a prefix of the tree of the second, shown by proof (RFC 9162 section 2.1.4). Both statements are embedded, belong to the same log_id and verify against pinned keys; first.tree_size is at least 1 and at most second.tree_size, and proof is empty exactly when the sizes are equal (checked by the verifier). The v1 consistency record is metadata-only; this one is the proof. Closed.","type":"object","properties":{"schema":{"const":"gate.checkpoint_consistency_proof.v2"},"first":{"$ref":"gate.checkpoint_statement.v2"},"second":{"$ref":"gate.checkpoint_statement.v2"},"proof":{"type":"array","maxItems":128,"items":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}}},"required":["schema","first","second","proof"],"additionalProperties":false};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.checkpoint_consistency_proof.v2" */;
@@ -13526,7 +13747,7 @@ return errors === 0;
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const transparencyInclusionProof: StandaloneValidateFunction = validate92;
-const schema144 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.transparency.inclusion-proof.v2","title":"InclusionProof","description":"Gate design of spec 03's inclusion proof (docs/transparency.md): receipt_id is leaf leaf_index of the tree the embedded checkpoint statement signs, shown by audit_path (sibling hashes, leaf to root, RFC 9162 section 2.1.3). tree_size equals checkpoint.tree_size and leaf_index < tree_size (checked by the verifier, not expressible here). The statement verifies only against a key the verifier pins. Closed.","type":"object","properties":{"schema":{"const":"gate.transparency.inclusion-proof.v2"},"receipt_id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"leaf_index":{"type":"integer","minimum":0},"tree_size":{"type":"integer","minimum":1},"audit_path":{"type":"array","maxItems":64,"items":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}},"checkpoint":{"$ref":"gate.checkpoint_statement.v2"}},"required":["schema","receipt_id","leaf_index","tree_size","audit_path","checkpoint"],"additionalProperties":false};
+const schema146 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.transparency.inclusion-proof.v2","title":"InclusionProof","description":"Gate design of spec 03's inclusion proof (docs/transparency.md): receipt_id is leaf leaf_index of the tree the embedded checkpoint statement signs, shown by audit_path (sibling hashes, leaf to root, RFC 9162 section 2.1.3). tree_size equals checkpoint.tree_size and leaf_index < tree_size (checked by the verifier, not expressible here). The statement verifies only against a key the verifier pins. Closed.","type":"object","properties":{"schema":{"const":"gate.transparency.inclusion-proof.v2"},"receipt_id":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"leaf_index":{"type":"integer","minimum":0},"tree_size":{"type":"integer","minimum":1},"audit_path":{"type":"array","maxItems":64,"items":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"}},"checkpoint":{"$ref":"gate.checkpoint_statement.v2"}},"required":["schema","receipt_id","leaf_index","tree_size","audit_path","checkpoint"],"additionalProperties":false};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.transparency.inclusion-proof.v2" */;
@@ -13708,11 +13929,11 @@ return errors === 0;
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const wireAgentMessage: StandaloneValidateFunction = validate94;
-const schema147 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.wire.agent_message.v1","title":"Agent message","description":"Gate design of spec 03's AgentMessage: one agent-to-kernel frame payload of the native wire (gate-wire-v1), tagged on type. Each message is closed: spec 03 lists its fields and says no other fields. The nested capability token is a signed record passed through as received; the kernel checks it against gate.capability.v1 when it decides the call, so its own shape is not constrained here beyond being an object.","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/$defs/tool_call_request"},{"$ref":"#/$defs/list_capabilities"},{"$ref":"#/$defs/heartbeat"}],"$defs":{"call_id":{"type":"string","minLength":1,"maxLength":256,"description":"Chosen by the agent; unique among its calls in flight on the connection. The kernel's frames for the call carry it."},"tool_call_request":{"type":"object","properties":{"type":{"const":"tool_call_request"},"id":{"$ref":"#/$defs/call_id"},"capability_token":{"type":"object","description":"The signed capability (gate.capability.v1), exactly as issued."},"server_id":{"type":"string","minLength":1},"tool":{"type":"string","minLength":1},"params":{"type":"object","description":"The tool's arguments."},"governed_intent":{"type":"object"},"approval_token":{"type":"object"},"approval_tokens":{"type":"array","items":{"type":"object"}},"threshold_approval_proposal":{"type":"object"},"supplemental_authorization":{"type":"object"},"execution_nonce":{"type":"object"}},"required":["type","id","capability_token","server_id","tool","params"],"additionalProperties":false},"list_capabilities":{"type":"object","properties":{"type":{"const":"list_capabilities"}},"required":["type"],"additionalProperties":false},"heartbeat":{"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false}}};
-const schema150 = {"type":"object","properties":{"type":{"const":"list_capabilities"}},"required":["type"],"additionalProperties":false};
-const schema151 = {"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false};
-const schema148 = {"type":"object","properties":{"type":{"const":"tool_call_request"},"id":{"$ref":"#/$defs/call_id"},"capability_token":{"type":"object","description":"The signed capability (gate.capability.v1), exactly as issued."},"server_id":{"type":"string","minLength":1},"tool":{"type":"string","minLength":1},"params":{"type":"object","description":"The tool's arguments."},"governed_intent":{"type":"object"},"approval_token":{"type":"object"},"approval_tokens":{"type":"array","items":{"type":"object"}},"threshold_approval_proposal":{"type":"object"},"supplemental_authorization":{"type":"object"},"execution_nonce":{"type":"object"}},"required":["type","id","capability_token","server_id","tool","params"],"additionalProperties":false};
-const schema149 = {"type":"string","minLength":1,"maxLength":256,"description":"Chosen by the agent; unique among its calls in flight on the connection. The kernel's frames for the call carry it."};
+const schema149 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.wire.agent_message.v1","title":"Agent message","description":"Gate design of spec 03's AgentMessage: one agent-to-kernel frame payload of the native wire (gate-wire-v1), tagged on type. Each message is closed: spec 03 lists its fields and says no other fields. The nested capability token is a signed record passed through as received; the kernel checks it against gate.capability.v1 when it decides the call, so its own shape is not constrained here beyond being an object.","type":"object","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/$defs/tool_call_request"},{"$ref":"#/$defs/list_capabilities"},{"$ref":"#/$defs/heartbeat"}],"$defs":{"call_id":{"type":"string","minLength":1,"maxLength":256,"description":"Chosen by the agent; unique among its calls in flight on the connection. The kernel's frames for the call carry it."},"tool_call_request":{"type":"object","properties":{"type":{"const":"tool_call_request"},"id":{"$ref":"#/$defs/call_id"},"capability_token":{"type":"object","description":"The signed capability (gate.capability.v1), exactly as issued."},"server_id":{"type":"string","minLength":1},"tool":{"type":"string","minLength":1},"params":{"type":"object","description":"The tool's arguments."},"governed_intent":{"type":"object"},"approval_token":{"type":"object"},"approval_tokens":{"type":"array","items":{"type":"object"}},"threshold_approval_proposal":{"type":"object"},"supplemental_authorization":{"type":"object"},"execution_nonce":{"type":"object"}},"required":["type","id","capability_token","server_id","tool","params"],"additionalProperties":false},"list_capabilities":{"type":"object","properties":{"type":{"const":"list_capabilities"}},"required":["type"],"additionalProperties":false},"heartbeat":{"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false}}};
+const schema152 = {"type":"object","properties":{"type":{"const":"list_capabilities"}},"required":["type"],"additionalProperties":false};
+const schema153 = {"type":"object","properties":{"type":{"const":"heartbeat"}},"required":["type"],"additionalProperties":false};
+const schema150 = {"type":"object","properties":{"type":{"const":"tool_call_request"},"id":{"$ref":"#/$defs/call_id"},"capability_token":{"type":"object","description":"The signed capability (gate.capability.v1), exactly as issued."},"server_id":{"type":"string","minLength":1},"tool":{"type":"string","minLength":1},"params":{"type":"object","description":"The tool's arguments."},"governed_intent":{"type":"object"},"approval_token":{"type":"object"},"approval_tokens":{"type":"array","items":{"type":"object"}},"threshold_approval_proposal":{"type":"object"},"supplemental_authorization":{"type":"object"},"execution_nonce":{"type":"object"}},"required":["type","id","capability_token","server_id","tool","params"],"additionalProperties":false};
+const schema151 = {"type":"string","minLength":1,"maxLength":256,"description":"Chosen by the agent; unique among its calls in flight on the connection. The kernel's frames for the call carry it."};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -13734,7 +13955,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func4.call(schema148.properties, key0))){
+if(!(func4.call(schema150.properties, key0))){
 validate95.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -14087,8 +14308,8 @@ return errors === 0;
 validate94.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 export const wireKernelMessage: StandaloneValidateFunction = validate97;
-const schema152 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.wire.kernel_message.v1","title":"Kernel message","description":"Gate design of spec 03's KernelMessage: one kernel-to-agent frame payload of the native wire (gate-wire-v1). The stream frames (tool_call_chunk, tool_call_response, heartbeat, capability_revoked) are gate.http.stream_frame.v1; capability_list answers list_capabilities with the capability tokens this connection presented, each exactly as received. Closed, like every frame.","type":"object","oneOf":[{"$ref":"gate.http.stream_frame.v1"},{"$ref":"#/$defs/capability_list"}],"$defs":{"capability_list":{"type":"object","properties":{"type":{"const":"capability_list"},"capabilities":{"type":"array","items":{"$ref":"gate.capability.v1"}}},"required":["type","capabilities"],"additionalProperties":false}}};
-const schema153 = {"type":"object","properties":{"type":{"const":"capability_list"},"capabilities":{"type":"array","items":{"$ref":"gate.capability.v1"}}},"required":["type","capabilities"],"additionalProperties":false};
+const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.wire.kernel_message.v1","title":"Kernel message","description":"Gate design of spec 03's KernelMessage: one kernel-to-agent frame payload of the native wire (gate-wire-v1). The stream frames (tool_call_chunk, tool_call_response, heartbeat, capability_revoked) are gate.http.stream_frame.v1; capability_list answers list_capabilities with the capability tokens this connection presented, each exactly as received. Closed, like every frame.","type":"object","oneOf":[{"$ref":"gate.http.stream_frame.v1"},{"$ref":"#/$defs/capability_list"}],"$defs":{"capability_list":{"type":"object","properties":{"type":{"const":"capability_list"},"capabilities":{"type":"array","items":{"$ref":"gate.capability.v1"}}},"required":["type","capabilities"],"additionalProperties":false}}};
+const schema155 = {"type":"object","properties":{"type":{"const":"capability_list"},"capabilities":{"type":"array","items":{"$ref":"gate.capability.v1"}}},"required":["type","capabilities"],"additionalProperties":false};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -14252,17 +14473,137 @@ return errors === 0;
 }
 validate97.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const fleetIngestRequest: StandaloneValidateFunction = validate102;
-const schema154 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.ingest_request.v1","title":"IngestRequest","description":"Gate design. The body of POST /v1/receipts/ingest (docs/fleet.md, docs/postgres.md): 1 to 1,000 receipts a sidecar signed, each either an HttpReceipt (`receipt`) or a tool call's core-only receipt (`coreReceipt`, with the call's `requestId`, which a core receipt does not carry), and the row columns the sidecar's store keeps beside it. Closed, items too: an item carries exactly one of the two receipt members. Signatures, ids and signers are checked by trust-control, not here.","type":"object","properties":{"receipts":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/item"}}},"required":["receipts"],"additionalProperties":false,"$defs":{"text":{"type":["string","null"],"minLength":1,"maxLength":256},"units":{"type":["integer","null"],"minimum":0,"maximum":9007199254740991},"item":{"type":"object","if":{"properties":{"coreReceipt":true},"required":["coreReceipt"]},"then":{"$ref":"#/$defs/core_item"},"else":{"$ref":"#/$defs/http_item"}},"http_item":{"type":"object","properties":{"receipt":{"$ref":"gate.http.receipt.v1"},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["receipt"],"additionalProperties":false},"core_item":{"type":"object","properties":{"coreReceipt":{"$ref":"gate.receipt.v1"},"requestId":{"type":"string","minLength":1,"maxLength":256,"description":"The tool call's request id."},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["coreReceipt","requestId"],"additionalProperties":false}}};
-const schema155 = {"type":"object","if":{"properties":{"coreReceipt":true},"required":["coreReceipt"]},"then":{"$ref":"#/$defs/core_item"},"else":{"$ref":"#/$defs/http_item"}};
-const schema156 = {"type":"object","properties":{"coreReceipt":{"$ref":"gate.receipt.v1"},"requestId":{"type":"string","minLength":1,"maxLength":256,"description":"The tool call's request id."},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["coreReceipt","requestId"],"additionalProperties":false};
-const schema157 = {"type":["string","null"],"minLength":1,"maxLength":256};
-const schema159 = {"type":["integer","null"],"minimum":0,"maximum":9007199254740991};
+export const capabilities: StandaloneValidateFunction = validate102;
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.capabilities.v1" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate102.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.schema === undefined) && (missing0 = "schema")) || ((data.features === undefined) && (missing0 = "features"))){
+validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "schema") || (key0 === "features"))){
+validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.schema !== undefined){
+const _errs2 = errors;
+if("gate.capabilities.v1" !== data.schema){
+validate102.errors = [{instancePath:instancePath+"/schema",schemaPath:"#/properties/schema/const",keyword:"const",params:{allowedValue: "gate.capabilities.v1"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.features !== undefined){
+let data1 = data.features;
+const _errs3 = errors;
+if(errors === _errs3){
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(Object.keys(data1).length > 64){
+validate102.errors = [{instancePath:instancePath+"/features",schemaPath:"#/properties/features/maxProperties",keyword:"maxProperties",params:{limit: 64},message:"must NOT have more than 64 properties"}];
+return false;
+}
+else {
+for(const key1 in data1){
+const _errs5 = errors;
+if(typeof key1 === "string"){
+if(!pattern66.test(key1)){
+const err0 = {instancePath:instancePath+"/features",schemaPath:"#/properties/features/propertyNames/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9_]{0,63}$"},message:"must match pattern \""+"^[a-z][a-z0-9_]{0,63}$"+"\"",propertyName:key1};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var valid1 = _errs5 === errors;
+if(!valid1){
+const err1 = {instancePath:instancePath+"/features",schemaPath:"#/properties/features/propertyNames",keyword:"propertyNames",params:{propertyName: key1},message:"property name must be valid"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+validate102.errors = vErrors;
+return false;
+break;
+}
+}
+if(valid1){
+for(const key2 in data1){
+const _errs7 = errors;
+if(typeof data1[key2] !== "boolean"){
+validate102.errors = [{instancePath:instancePath+"/features/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/features/additionalProperties/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid2 = _errs7 === errors;
+if(!valid2){
+break;
+}
+}
+}
+}
+}
+else {
+validate102.errors = [{instancePath:instancePath+"/features",schemaPath:"#/properties/features/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+else {
+validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate102.errors = vErrors;
+return errors === 0;
+}
+validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const fleetIngestRequest: StandaloneValidateFunction = validate103;
+const schema157 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.ingest_request.v1","title":"IngestRequest","description":"Gate design. The body of POST /v1/receipts/ingest (docs/fleet.md, docs/postgres.md): 1 to 1,000 receipts a sidecar signed, each either an HttpReceipt (`receipt`) or a tool call's core-only receipt (`coreReceipt`, with the call's `requestId`, which a core receipt does not carry), and the row columns the sidecar's store keeps beside it. Closed, items too: an item carries exactly one of the two receipt members. Signatures, ids and signers are checked by trust-control, not here.","type":"object","properties":{"receipts":{"type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/$defs/item"}}},"required":["receipts"],"additionalProperties":false,"$defs":{"text":{"type":["string","null"],"minLength":1,"maxLength":256},"units":{"type":["integer","null"],"minimum":0,"maximum":9007199254740991},"item":{"type":"object","if":{"properties":{"coreReceipt":true},"required":["coreReceipt"]},"then":{"$ref":"#/$defs/core_item"},"else":{"$ref":"#/$defs/http_item"}},"http_item":{"type":"object","properties":{"receipt":{"$ref":"gate.http.receipt.v1"},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["receipt"],"additionalProperties":false},"core_item":{"type":"object","properties":{"coreReceipt":{"$ref":"gate.receipt.v1"},"requestId":{"type":"string","minLength":1,"maxLength":256,"description":"The tool call's request id."},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["coreReceipt","requestId"],"additionalProperties":false}}};
+const schema158 = {"type":"object","if":{"properties":{"coreReceipt":true},"required":["coreReceipt"]},"then":{"$ref":"#/$defs/core_item"},"else":{"$ref":"#/$defs/http_item"}};
+const schema159 = {"type":"object","properties":{"coreReceipt":{"$ref":"gate.receipt.v1"},"requestId":{"type":"string","minLength":1,"maxLength":256,"description":"The tool call's request id."},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["coreReceipt","requestId"],"additionalProperties":false};
+const schema160 = {"type":["string","null"],"minLength":1,"maxLength":256};
+const schema162 = {"type":["integer","null"],"minimum":0,"maximum":9007199254740991};
+
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14273,14 +14614,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.coreReceipt === undefined) && (missing0 = "coreReceipt")) || ((data.requestId === undefined) && (missing0 = "requestId"))){
-validate104.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate105.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func4.call(schema156.properties, key0))){
-validate104.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(func4.call(schema159.properties, key0))){
+validate105.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -14304,18 +14645,18 @@ const _errs3 = errors;
 if(errors === _errs3){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate104.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate105.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
 if(func0(data1) < 1){
-validate104.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate105.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate104.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate105.errors = [{instancePath:instancePath+"/requestId",schemaPath:"#/properties/requestId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -14330,18 +14671,18 @@ let data2 = data.tenant;
 const _errs5 = errors;
 const _errs6 = errors;
 if((typeof data2 !== "string") && (data2 !== null)){
-validate104.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+validate105.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema160.type},message:"must be string,null"}];
 return false;
 }
 if(errors === _errs6){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
-validate104.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate105.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
 if(func0(data2) < 1){
-validate104.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate105.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
@@ -14358,18 +14699,18 @@ let data3 = data.subjectKey;
 const _errs8 = errors;
 const _errs9 = errors;
 if((typeof data3 !== "string") && (data3 !== null)){
-validate104.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+validate105.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema160.type},message:"must be string,null"}];
 return false;
 }
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func0(data3) > 256){
-validate104.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate105.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
 if(func0(data3) < 1){
-validate104.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate105.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
@@ -14386,18 +14727,18 @@ let data4 = data.costUnits;
 const _errs11 = errors;
 const _errs12 = errors;
 if((!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))) && (data4 !== null)){
-validate104.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema159.type},message:"must be integer,null"}];
+validate105.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema162.type},message:"must be integer,null"}];
 return false;
 }
 if(errors === _errs12){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
-validate104.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate105.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate104.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate105.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -14413,13 +14754,13 @@ if(data.costCurrency !== undefined){
 let data5 = data.costCurrency;
 const _errs14 = errors;
 if((typeof data5 !== "string") && (data5 !== null)){
-validate104.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/type",keyword:"type",params:{type: schema156.properties.costCurrency.type},message:"must be string,null"}];
+validate105.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/type",keyword:"type",params:{type: schema159.properties.costCurrency.type},message:"must be string,null"}];
 return false;
 }
 if(errors === _errs14){
 if(typeof data5 === "string"){
 if(!pattern55.test(data5)){
-validate104.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""}];
+validate105.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""}];
 return false;
 }
 }
@@ -14435,18 +14776,18 @@ let data6 = data.attemptedCostUnits;
 const _errs16 = errors;
 const _errs17 = errors;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (data6 !== null)){
-validate104.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema159.type},message:"must be integer,null"}];
+validate105.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema162.type},message:"must be integer,null"}];
 return false;
 }
 if(errors === _errs17){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 9007199254740991 || isNaN(data6)){
-validate104.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate105.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data6 < 0 || isNaN(data6)){
-validate104.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate105.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -14462,7 +14803,7 @@ if(data.kind !== undefined){
 let data7 = data.kind;
 const _errs19 = errors;
 if(!((data7 === "decision") || (data7 === "final"))){
-validate104.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema156.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+validate105.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema159.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs19 === errors;
@@ -14476,18 +14817,18 @@ let data8 = data.decisionReceiptId;
 const _errs20 = errors;
 const _errs21 = errors;
 if((typeof data8 !== "string") && (data8 !== null)){
-validate104.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+validate105.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema160.type},message:"must be string,null"}];
 return false;
 }
 if(errors === _errs21){
 if(typeof data8 === "string"){
 if(func0(data8) > 256){
-validate104.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate105.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
 if(func0(data8) < 1){
-validate104.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate105.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
@@ -14510,21 +14851,21 @@ var valid0 = true;
 }
 }
 else {
-validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate105.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate104.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema162 = {"type":"object","properties":{"receipt":{"$ref":"gate.http.receipt.v1"},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["receipt"],"additionalProperties":false};
+const schema165 = {"type":"object","properties":{"receipt":{"$ref":"gate.http.receipt.v1"},"tenant":{"$ref":"#/$defs/text","description":"The caller's tenant (CallerIdentity.tenant)."},"subjectKey":{"$ref":"#/$defs/text","description":"The agent subject key of the capability exercised."},"costUnits":{"$ref":"#/$defs/units","description":"Charged minor units (a decision's financial metadata)."},"costCurrency":{"type":["string","null"],"pattern":"^[A-Z]{3}$"},"attemptedCostUnits":{"$ref":"#/$defs/units"},"kind":{"enum":["decision","final"]},"decisionReceiptId":{"$ref":"#/$defs/text","description":"A final receipt's decision receipt id."}},"required":["receipt"],"additionalProperties":false};
 
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate107.evaluated;
+const evaluated0 = validate108.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14535,14 +14876,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.receipt === undefined) && (missing0 = "receipt")){
-validate107.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate108.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((((key0 === "receipt") || (key0 === "tenant")) || (key0 === "subjectKey")) || (key0 === "costUnits")) || (key0 === "costCurrency")) || (key0 === "attemptedCostUnits")) || (key0 === "kind")) || (key0 === "decisionReceiptId"))){
-validate107.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate108.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -14565,18 +14906,18 @@ let data1 = data.tenant;
 const _errs3 = errors;
 const _errs4 = errors;
 if((typeof data1 !== "string") && (data1 !== null)){
-validate107.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+validate108.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema160.type},message:"must be string,null"}];
 return false;
 }
 if(errors === _errs4){
 if(typeof data1 === "string"){
 if(func0(data1) > 256){
-validate107.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate108.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
 if(func0(data1) < 1){
-validate107.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate108.errors = [{instancePath:instancePath+"/tenant",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
@@ -14593,18 +14934,18 @@ let data2 = data.subjectKey;
 const _errs6 = errors;
 const _errs7 = errors;
 if((typeof data2 !== "string") && (data2 !== null)){
-validate107.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+validate108.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema160.type},message:"must be string,null"}];
 return false;
 }
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func0(data2) > 256){
-validate107.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate108.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
 if(func0(data2) < 1){
-validate107.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate108.errors = [{instancePath:instancePath+"/subjectKey",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
@@ -14621,18 +14962,18 @@ let data3 = data.costUnits;
 const _errs9 = errors;
 const _errs10 = errors;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (data3 !== null)){
-validate107.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema159.type},message:"must be integer,null"}];
+validate108.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema162.type},message:"must be integer,null"}];
 return false;
 }
 if(errors === _errs10){
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 9007199254740991 || isNaN(data3)){
-validate107.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate108.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data3 < 0 || isNaN(data3)){
-validate107.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate108.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -14648,13 +14989,13 @@ if(data.costCurrency !== undefined){
 let data4 = data.costCurrency;
 const _errs12 = errors;
 if((typeof data4 !== "string") && (data4 !== null)){
-validate107.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/type",keyword:"type",params:{type: schema162.properties.costCurrency.type},message:"must be string,null"}];
+validate108.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/type",keyword:"type",params:{type: schema165.properties.costCurrency.type},message:"must be string,null"}];
 return false;
 }
 if(errors === _errs12){
 if(typeof data4 === "string"){
 if(!pattern55.test(data4)){
-validate107.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""}];
+validate108.errors = [{instancePath:instancePath+"/costCurrency",schemaPath:"#/properties/costCurrency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""}];
 return false;
 }
 }
@@ -14670,18 +15011,18 @@ let data5 = data.attemptedCostUnits;
 const _errs14 = errors;
 const _errs15 = errors;
 if((!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))) && (data5 !== null)){
-validate107.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema159.type},message:"must be integer,null"}];
+validate108.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/type",keyword:"type",params:{type: schema162.type},message:"must be integer,null"}];
 return false;
 }
 if(errors === _errs15){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 > 9007199254740991 || isNaN(data5)){
-validate107.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate108.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data5 < 0 || isNaN(data5)){
-validate107.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate108.errors = [{instancePath:instancePath+"/attemptedCostUnits",schemaPath:"#/$defs/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -14697,7 +15038,7 @@ if(data.kind !== undefined){
 let data6 = data.kind;
 const _errs17 = errors;
 if(!((data6 === "decision") || (data6 === "final"))){
-validate107.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema162.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+validate108.errors = [{instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema165.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs17 === errors;
@@ -14711,18 +15052,18 @@ let data7 = data.decisionReceiptId;
 const _errs18 = errors;
 const _errs19 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-validate107.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema157.type},message:"must be string,null"}];
+validate108.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/type",keyword:"type",params:{type: schema160.type},message:"must be string,null"}];
 return false;
 }
 if(errors === _errs19){
 if(typeof data7 === "string"){
 if(func0(data7) > 256){
-validate107.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate108.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 else {
 if(func0(data7) < 1){
-validate107.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate108.errors = [{instancePath:instancePath+"/decisionReceiptId",schemaPath:"#/$defs/text/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
@@ -14744,20 +15085,20 @@ var valid0 = true;
 }
 }
 else {
-validate107.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate108.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate107.errors = vErrors;
+validate108.errors = vErrors;
 return errors === 0;
 }
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14765,7 +15106,7 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(!(data && typeof data == "object" && !Array.isArray(data))){
-validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate104.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 const _errs1 = errors;
@@ -14797,8 +15138,8 @@ vErrors = null;
 let ifClause0;
 if(_valid0){
 const _errs3 = errors;
-if(!(validate104(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+if(!(validate105(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs3 === errors;
@@ -14810,8 +15151,8 @@ ifClause0 = "then";
 }
 else {
 const _errs4 = errors;
-if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+if(!(validate108(data, {instancePath,parentData,parentDataProperty,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs4 === errors;
@@ -14832,21 +15173,21 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 return false;
 }
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 evaluated0.props = props0;
 return errors === 0;
 }
-validate103.evaluated = {"dynamicProps":true,"dynamicItems":false};
+validate104.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.fleet.ingest_request.v1" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14857,14 +15198,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.receipts === undefined) && (missing0 = "receipts")){
-validate102.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate103.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(key0 === "receipts")){
-validate102.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate103.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -14876,12 +15217,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 1000){
-validate102.errors = [{instancePath:instancePath+"/receipts",schemaPath:"#/properties/receipts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
+validate103.errors = [{instancePath:instancePath+"/receipts",schemaPath:"#/properties/receipts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
 return false;
 }
 else {
 if(data0.length < 1){
-validate102.errors = [{instancePath:instancePath+"/receipts",schemaPath:"#/properties/receipts/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate103.errors = [{instancePath:instancePath+"/receipts",schemaPath:"#/properties/receipts/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -14889,8 +15230,8 @@ var valid1 = true;
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 const _errs4 = errors;
-if(!(validate103(data0[i0], {instancePath:instancePath+"/receipts/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+if(!(validate104(data0[i0], {instancePath:instancePath+"/receipts/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
 errors = vErrors.length;
 }
 var valid1 = _errs4 === errors;
@@ -14902,7 +15243,7 @@ break;
 }
 }
 else {
-validate102.errors = [{instancePath:instancePath+"/receipts",schemaPath:"#/properties/receipts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate103.errors = [{instancePath:instancePath+"/receipts",schemaPath:"#/properties/receipts/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -14911,23 +15252,23 @@ return false;
 }
 }
 else {
-validate102.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate103.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate102.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const fleetIngestResponse: StandaloneValidateFunction = validate111;
-const schema168 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.ingest_response.v1","title":"IngestResponse","description":"Gate design. The answer of POST /v1/receipts/ingest: how many receipts arrived, were stored now and were stored before (idempotent by receipt id), and one result per item in item order (`stored: false` with the seq it was stored under before). Open.","type":"object","properties":{"received":{"type":"integer","minimum":1},"stored":{"type":"integer","minimum":0},"duplicates":{"type":"integer","minimum":0},"results":{"type":"array","items":{"type":"object","properties":{"receiptId":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"seq":{"type":"integer","minimum":1},"stored":{"type":"boolean"}},"required":["receiptId","seq","stored"]}}},"required":["received","stored","duplicates","results"]};
+export const fleetIngestResponse: StandaloneValidateFunction = validate112;
+const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.ingest_response.v1","title":"IngestResponse","description":"Gate design. The answer of POST /v1/receipts/ingest: how many receipts arrived, were stored now and were stored before (idempotent by receipt id), and one result per item in item order (`stored: false` with the seq it was stored under before). Open.","type":"object","properties":{"received":{"type":"integer","minimum":1},"stored":{"type":"integer","minimum":0},"duplicates":{"type":"integer","minimum":0},"results":{"type":"array","items":{"type":"object","properties":{"receiptId":{"$ref":"gate.http.receipt.v1#/$defs/sha256_hex"},"seq":{"type":"integer","minimum":1},"stored":{"type":"boolean"}},"required":["receiptId","seq","stored"]}}},"required":["received","stored","duplicates","results"]};
 
-function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.fleet.ingest_response.v1" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate111.evaluated;
+const evaluated0 = validate112.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -14938,7 +15279,7 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.received === undefined) && (missing0 = "received")) || ((data.stored === undefined) && (missing0 = "stored"))) || ((data.duplicates === undefined) && (missing0 = "duplicates"))) || ((data.results === undefined) && (missing0 = "results"))){
-validate111.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -14946,13 +15287,13 @@ if(data.received !== undefined){
 let data0 = data.received;
 const _errs1 = errors;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-validate111.errors = [{instancePath:instancePath+"/received",schemaPath:"#/properties/received/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate112.errors = [{instancePath:instancePath+"/received",schemaPath:"#/properties/received/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs1){
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-validate111.errors = [{instancePath:instancePath+"/received",schemaPath:"#/properties/received/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate112.errors = [{instancePath:instancePath+"/received",schemaPath:"#/properties/received/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -14967,13 +15308,13 @@ if(data.stored !== undefined){
 let data1 = data.stored;
 const _errs3 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate111.errors = [{instancePath:instancePath+"/stored",schemaPath:"#/properties/stored/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate112.errors = [{instancePath:instancePath+"/stored",schemaPath:"#/properties/stored/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs3){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-validate111.errors = [{instancePath:instancePath+"/stored",schemaPath:"#/properties/stored/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate112.errors = [{instancePath:instancePath+"/stored",schemaPath:"#/properties/stored/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -14988,13 +15329,13 @@ if(data.duplicates !== undefined){
 let data2 = data.duplicates;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate111.errors = [{instancePath:instancePath+"/duplicates",schemaPath:"#/properties/duplicates/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate112.errors = [{instancePath:instancePath+"/duplicates",schemaPath:"#/properties/duplicates/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate111.errors = [{instancePath:instancePath+"/duplicates",schemaPath:"#/properties/duplicates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate112.errors = [{instancePath:instancePath+"/duplicates",schemaPath:"#/properties/duplicates/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -15019,7 +15360,7 @@ if(errors === _errs9){
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 let missing1;
 if((((data4.receiptId === undefined) && (missing1 = "receiptId")) || ((data4.seq === undefined) && (missing1 = "seq"))) || ((data4.stored === undefined) && (missing1 = "stored"))){
-validate111.errors = [{instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate112.errors = [{instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -15030,12 +15371,12 @@ const _errs12 = errors;
 if(errors === _errs12){
 if(typeof data5 === "string"){
 if(!pattern0.test(data5)){
-validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/receiptId",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
+validate112.errors = [{instancePath:instancePath+"/results/" + i0+"/receiptId",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{64}$"},message:"must match pattern \""+"^[0-9a-f]{64}$"+"\""}];
 return false;
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/receiptId",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate112.errors = [{instancePath:instancePath+"/results/" + i0+"/receiptId",schemaPath:"gate.http.receipt.v1#/$defs/sha256_hex/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -15049,13 +15390,13 @@ if(data4.seq !== undefined){
 let data6 = data4.seq;
 const _errs14 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/seq",schemaPath:"#/properties/results/items/properties/seq/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate112.errors = [{instancePath:instancePath+"/results/" + i0+"/seq",schemaPath:"#/properties/results/items/properties/seq/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs14){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 1 || isNaN(data6)){
-validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/seq",schemaPath:"#/properties/results/items/properties/seq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate112.errors = [{instancePath:instancePath+"/results/" + i0+"/seq",schemaPath:"#/properties/results/items/properties/seq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -15069,7 +15410,7 @@ if(valid2){
 if(data4.stored !== undefined){
 const _errs16 = errors;
 if(typeof data4.stored !== "boolean"){
-validate111.errors = [{instancePath:instancePath+"/results/" + i0+"/stored",schemaPath:"#/properties/results/items/properties/stored/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate112.errors = [{instancePath:instancePath+"/results/" + i0+"/stored",schemaPath:"#/properties/results/items/properties/stored/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid2 = _errs16 === errors;
@@ -15082,7 +15423,7 @@ var valid2 = true;
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate112.errors = [{instancePath:instancePath+"/results/" + i0,schemaPath:"#/properties/results/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -15093,7 +15434,7 @@ break;
 }
 }
 else {
-validate111.errors = [{instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate112.errors = [{instancePath:instancePath+"/results",schemaPath:"#/properties/results/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -15102,94 +15443,6 @@ var valid0 = _errs7 === errors;
 else {
 var valid0 = true;
 }
-}
-}
-}
-}
-}
-else {
-validate111.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate111.errors = vErrors;
-return errors === 0;
-}
-validate111.evaluated = {"props":{"received":true,"stored":true,"duplicates":true,"results":true},"dynamicProps":false,"dynamicItems":false};
-
-export const fleetEnrollRequest: StandaloneValidateFunction = validate112;
-const schema170 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.enroll_request.v1","title":"EnrollRequest","description":"Gate design. The body of POST /v1/keys/enroll: a sidecar's signing key, as its receipts write `kernel_key` (64-hex Ed25519, or the uncompressed P-256/P-384 wire forms), and a label naming its owner (1-128 printable ASCII, not starting with a space). Closed.","type":"object","properties":{"publicKey":{"type":"string","pattern":"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},"label":{"type":"string","pattern":"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"}},"required":["publicKey","label"],"additionalProperties":false};
-const pattern78 = new RegExp("^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$", "u");
-const pattern79 = new RegExp("^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$", "u");
-
-function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="gate.fleet.enroll_request.v1" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate112.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.label === undefined) && (missing0 = "label"))){
-validate112.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((key0 === "publicKey") || (key0 === "label"))){
-validate112.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.publicKey !== undefined){
-let data0 = data.publicKey;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern78.test(data0)){
-validate112.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"#/properties/publicKey/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"+"\""}];
-return false;
-}
-}
-else {
-validate112.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"#/properties/publicKey/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.label !== undefined){
-let data1 = data.label;
-const _errs4 = errors;
-if(errors === _errs4){
-if(typeof data1 === "string"){
-if(!pattern79.test(data1)){
-validate112.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},message:"must match pattern \""+"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"+"\""}];
-return false;
-}
-}
-else {
-validate112.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
 }
 }
 }
@@ -15203,13 +15456,14 @@ return false;
 validate112.errors = vErrors;
 return errors === 0;
 }
-validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate112.evaluated = {"props":{"received":true,"stored":true,"duplicates":true,"results":true},"dynamicProps":false,"dynamicItems":false};
 
-export const fleetEnrolledKey: StandaloneValidateFunction = validate113;
-const schema171 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.enrolled_key.v1","title":"EnrolledKey","description":"Gate design. One enrolled signing key (an item of GET /v1/keys), and the answer of POST /v1/keys/enroll, which adds `created` (false when the key was enrolled before: it keeps its first label and time). Open.","type":"object","properties":{"publicKey":{"type":"string","pattern":"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},"label":{"type":"string","pattern":"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},"enrolledAt":{"type":"integer","minimum":0},"created":{"type":"boolean"}},"required":["publicKey","label","enrolledAt"]};
+export const fleetEnrollRequest: StandaloneValidateFunction = validate113;
+const schema173 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.enroll_request.v1","title":"EnrollRequest","description":"Gate design. The body of POST /v1/keys/enroll: a sidecar's signing key, as its receipts write `kernel_key` (64-hex Ed25519, the uncompressed P-256/P-384 wire forms, or a hybrid key), and a label naming its owner (1-128 printable ASCII, not starting with a space). Closed.","type":"object","properties":{"publicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"label":{"type":"string","pattern":"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"}},"required":["publicKey","label"],"additionalProperties":false};
+const pattern81 = new RegExp("^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$", "u");
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="gate.fleet.enrolled_key.v1" */;
+/*# sourceURL="gate.fleet.enroll_request.v1" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate113.evaluated;
@@ -15222,27 +15476,37 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.label === undefined) && (missing0 = "label"))) || ((data.enrolledAt === undefined) && (missing0 = "enrolledAt"))){
+if(((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.label === undefined) && (missing0 = "label"))){
 validate113.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((key0 === "publicKey") || (key0 === "label"))){
+validate113.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
 if(data.publicKey !== undefined){
 let data0 = data.publicKey;
-const _errs1 = errors;
-if(errors === _errs1){
+const _errs2 = errors;
+const _errs3 = errors;
+if(errors === _errs3){
 if(typeof data0 === "string"){
-if(!pattern78.test(data0)){
-validate113.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"#/properties/publicKey/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"+"\""}];
+if(!pattern11.test(data0)){
+validate113.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
 else {
-validate113.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"#/properties/publicKey/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate113.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
-var valid0 = _errs1 === errors;
+var valid0 = _errs2 === errors;
 }
 else {
 var valid0 = true;
@@ -15250,10 +15514,10 @@ var valid0 = true;
 if(valid0){
 if(data.label !== undefined){
 let data1 = data.label;
-const _errs3 = errors;
-if(errors === _errs3){
+const _errs5 = errors;
+if(errors === _errs5){
 if(typeof data1 === "string"){
-if(!pattern79.test(data1)){
+if(!pattern81.test(data1)){
 validate113.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},message:"must match pattern \""+"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"+"\""}];
 return false;
 }
@@ -15263,44 +15527,10 @@ validate113.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properti
 return false;
 }
 }
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.enrolledAt !== undefined){
-let data2 = data.enrolledAt;
-const _errs5 = errors;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate113.errors = [{instancePath:instancePath+"/enrolledAt",schemaPath:"#/properties/enrolledAt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 0 || isNaN(data2)){
-validate113.errors = [{instancePath:instancePath+"/enrolledAt",schemaPath:"#/properties/enrolledAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
 var valid0 = _errs5 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.created !== undefined){
-const _errs7 = errors;
-if(typeof data.created !== "boolean"){
-validate113.errors = [{instancePath:instancePath+"/created",schemaPath:"#/properties/created/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -15314,13 +15544,13 @@ return false;
 validate113.errors = vErrors;
 return errors === 0;
 }
-validate113.evaluated = {"props":{"publicKey":true,"label":true,"enrolledAt":true,"created":true},"dynamicProps":false,"dynamicItems":false};
+validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const fleetKeyList: StandaloneValidateFunction = validate114;
-const schema172 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.key_list.v1","title":"KeyList","description":"Gate design. The answer of GET /v1/keys: every enrolled signing key, oldest first. Open.","type":"object","properties":{"keys":{"type":"array","items":{"$ref":"gate.fleet.enrolled_key.v1"}}},"required":["keys"]};
+export const fleetEnrolledKey: StandaloneValidateFunction = validate114;
+const schema175 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.enrolled_key.v1","title":"EnrolledKey","description":"Gate design. One enrolled signing key (an item of GET /v1/keys), and the answer of POST /v1/keys/enroll, which adds `created` (false when the key was enrolled before: it keeps its first label and time). Open.","type":"object","properties":{"publicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"label":{"type":"string","pattern":"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},"enrolledAt":{"type":"integer","minimum":0},"created":{"type":"boolean"}},"required":["publicKey","label","enrolledAt"]};
 
 function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="gate.fleet.key_list.v1" */;
+/*# sourceURL="gate.fleet.enrolled_key.v1" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate114.evaluated;
@@ -15333,123 +15563,86 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((data.keys === undefined) && (missing0 = "keys")){
+if((((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.label === undefined) && (missing0 = "label"))) || ((data.enrolledAt === undefined) && (missing0 = "enrolledAt"))){
 validate114.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
-if(data.keys !== undefined){
-let data0 = data.keys;
+if(data.publicKey !== undefined){
+let data0 = data.publicKey;
 const _errs1 = errors;
-if(errors === _errs1){
-if(Array.isArray(data0)){
-var valid1 = true;
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-let data1 = data0[i0];
-const _errs3 = errors;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern11.test(data0)){
+validate114.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
+return false;
+}
+}
+else {
+validate114.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.label !== undefined){
+let data1 = data.label;
 const _errs4 = errors;
 if(errors === _errs4){
-if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-let missing1;
-if((((data1.publicKey === undefined) && (missing1 = "publicKey")) || ((data1.label === undefined) && (missing1 = "label"))) || ((data1.enrolledAt === undefined) && (missing1 = "enrolledAt"))){
-validate114.errors = [{instancePath:instancePath+"/keys/" + i0,schemaPath:"gate.fleet.enrolled_key.v1/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+if(typeof data1 === "string"){
+if(!pattern81.test(data1)){
+validate114.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},message:"must match pattern \""+"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"+"\""}];
 return false;
 }
+}
 else {
-if(data1.publicKey !== undefined){
-let data2 = data1.publicKey;
+validate114.errors = [{instancePath:instancePath+"/label",schemaPath:"#/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.enrolledAt !== undefined){
+let data2 = data.enrolledAt;
 const _errs6 = errors;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+validate114.errors = [{instancePath:instancePath+"/enrolledAt",schemaPath:"#/properties/enrolledAt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs6){
-if(typeof data2 === "string"){
-if(!pattern78.test(data2)){
-validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/publicKey",schemaPath:"gate.fleet.enrolled_key.v1/properties/publicKey/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$"+"\""}];
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+validate114.errors = [{instancePath:instancePath+"/enrolledAt",schemaPath:"#/properties/enrolledAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
-else {
-validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/publicKey",schemaPath:"gate.fleet.enrolled_key.v1/properties/publicKey/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
 }
-}
-var valid3 = _errs6 === errors;
+var valid0 = _errs6 === errors;
 }
 else {
-var valid3 = true;
+var valid0 = true;
 }
-if(valid3){
-if(data1.label !== undefined){
-let data3 = data1.label;
+if(valid0){
+if(data.created !== undefined){
 const _errs8 = errors;
-if(errors === _errs8){
-if(typeof data3 === "string"){
-if(!pattern79.test(data3)){
-validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/label",schemaPath:"gate.fleet.enrolled_key.v1/properties/label/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"},message:"must match pattern \""+"^[\\x21-\\x7e][\\x20-\\x7e]{0,127}$"+"\""}];
+if(typeof data.created !== "boolean"){
+validate114.errors = [{instancePath:instancePath+"/created",schemaPath:"#/properties/created/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
+var valid0 = _errs8 === errors;
 }
 else {
-validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/label",schemaPath:"gate.fleet.enrolled_key.v1/properties/label/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
+var valid0 = true;
 }
-}
-var valid3 = _errs8 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data1.enrolledAt !== undefined){
-let data4 = data1.enrolledAt;
-const _errs10 = errors;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/enrolledAt",schemaPath:"gate.fleet.enrolled_key.v1/properties/enrolledAt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs10){
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/enrolledAt",schemaPath:"gate.fleet.enrolled_key.v1/properties/enrolledAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-var valid3 = _errs10 === errors;
-}
-else {
-var valid3 = true;
-}
-if(valid3){
-if(data1.created !== undefined){
-const _errs12 = errors;
-if(typeof data1.created !== "boolean"){
-validate114.errors = [{instancePath:instancePath+"/keys/" + i0+"/created",schemaPath:"gate.fleet.enrolled_key.v1/properties/created/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid3 = _errs12 === errors;
-}
-else {
-var valid3 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate114.errors = [{instancePath:instancePath+"/keys/" + i0,schemaPath:"gate.fleet.enrolled_key.v1/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid1 = _errs3 === errors;
-if(!valid1){
-break;
-}
-}
-}
-else {
-validate114.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
-return false;
 }
 }
 }
@@ -15463,13 +15656,13 @@ return false;
 validate114.errors = vErrors;
 return errors === 0;
 }
-validate114.evaluated = {"props":{"keys":true},"dynamicProps":false,"dynamicItems":false};
+validate114.evaluated = {"props":{"publicKey":true,"label":true,"enrolledAt":true,"created":true},"dynamicProps":false,"dynamicItems":false};
 
-export const fleetRevocationPage: StandaloneValidateFunction = validate115;
-const schema174 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.revocation_page.v1","title":"RevocationPage","description":"Gate design. The answer of GET /v1/revocations, the feed sidecars mirror (docs/fleet.md): revocations past the cursor in seq order, the cursor to send next, the stream's latest seq (a mirror ahead of it replays from 0), and the authority's generation and key (a mirror's sidecar re-reads /v1/authority when they move). Open.","type":"object","properties":{"revocations":{"type":"array","items":{"type":"object","properties":{"seq":{"type":"integer","minimum":1},"capabilityId":{"type":"string","minLength":1},"revokedAt":{"type":"integer","minimum":0}},"required":["seq","capabilityId","revokedAt"]}},"nextCursor":{"type":"integer","minimum":0},"latestSeq":{"type":"integer","minimum":0},"authorityGeneration":{"type":"integer","minimum":0},"authorityPublicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["revocations","nextCursor","latestSeq","authorityGeneration","authorityPublicKey"]};
+export const fleetKeyList: StandaloneValidateFunction = validate115;
+const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.key_list.v1","title":"KeyList","description":"Gate design. The answer of GET /v1/keys: every enrolled signing key, oldest first. Open.","type":"object","properties":{"keys":{"type":"array","items":{"$ref":"gate.fleet.enrolled_key.v1"}}},"required":["keys"]};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="gate.fleet.revocation_page.v1" */;
+/*# sourceURL="gate.fleet.key_list.v1" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate115.evaluated;
@@ -15482,8 +15675,67 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.revocations === undefined) && (missing0 = "revocations")) || ((data.nextCursor === undefined) && (missing0 = "nextCursor"))) || ((data.latestSeq === undefined) && (missing0 = "latestSeq"))) || ((data.authorityGeneration === undefined) && (missing0 = "authorityGeneration"))) || ((data.authorityPublicKey === undefined) && (missing0 = "authorityPublicKey"))){
+if((data.keys === undefined) && (missing0 = "keys")){
 validate115.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.keys !== undefined){
+let data0 = data.keys;
+const _errs1 = errors;
+if(errors === _errs1){
+if(Array.isArray(data0)){
+var valid1 = true;
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+const _errs3 = errors;
+if(!(validate114(data0[i0], {instancePath:instancePath+"/keys/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+errors = vErrors.length;
+}
+var valid1 = _errs3 === errors;
+if(!valid1){
+break;
+}
+}
+}
+else {
+validate115.errors = [{instancePath:instancePath+"/keys",schemaPath:"#/properties/keys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+return false;
+}
+}
+}
+}
+}
+else {
+validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate115.errors = vErrors;
+return errors === 0;
+}
+validate115.evaluated = {"props":{"keys":true},"dynamicProps":false,"dynamicItems":false};
+
+export const fleetRevocationPage: StandaloneValidateFunction = validate117;
+const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.revocation_page.v1","title":"RevocationPage","description":"Gate design. The answer of GET /v1/revocations, the feed sidecars mirror (docs/fleet.md): revocations past the cursor in seq order, the cursor to send next, the stream's latest seq (a mirror ahead of it replays from 0), and the authority's generation and key (a mirror's sidecar re-reads /v1/authority when they move). Open.","type":"object","properties":{"revocations":{"type":"array","items":{"type":"object","properties":{"seq":{"type":"integer","minimum":1},"capabilityId":{"type":"string","minLength":1},"revokedAt":{"type":"integer","minimum":0}},"required":["seq","capabilityId","revokedAt"]}},"nextCursor":{"type":"integer","minimum":0},"latestSeq":{"type":"integer","minimum":0},"authorityGeneration":{"type":"integer","minimum":0},"authorityPublicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["revocations","nextCursor","latestSeq","authorityGeneration","authorityPublicKey"]};
+
+function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.revocation_page.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate117.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.revocations === undefined) && (missing0 = "revocations")) || ((data.nextCursor === undefined) && (missing0 = "nextCursor"))) || ((data.latestSeq === undefined) && (missing0 = "latestSeq"))) || ((data.authorityGeneration === undefined) && (missing0 = "authorityGeneration"))) || ((data.authorityPublicKey === undefined) && (missing0 = "authorityPublicKey"))){
+validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -15501,7 +15753,7 @@ if(errors === _errs3){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((((data1.seq === undefined) && (missing1 = "seq")) || ((data1.capabilityId === undefined) && (missing1 = "capabilityId"))) || ((data1.revokedAt === undefined) && (missing1 = "revokedAt"))){
-validate115.errors = [{instancePath:instancePath+"/revocations/" + i0,schemaPath:"#/properties/revocations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate117.errors = [{instancePath:instancePath+"/revocations/" + i0,schemaPath:"#/properties/revocations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -15509,13 +15761,13 @@ if(data1.seq !== undefined){
 let data2 = data1.seq;
 const _errs5 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/seq",schemaPath:"#/properties/revocations/items/properties/seq/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate117.errors = [{instancePath:instancePath+"/revocations/" + i0+"/seq",schemaPath:"#/properties/revocations/items/properties/seq/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/seq",schemaPath:"#/properties/revocations/items/properties/seq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate117.errors = [{instancePath:instancePath+"/revocations/" + i0+"/seq",schemaPath:"#/properties/revocations/items/properties/seq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -15532,12 +15784,12 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data3 === "string"){
 if(func0(data3) < 1){
-validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/capabilityId",schemaPath:"#/properties/revocations/items/properties/capabilityId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate117.errors = [{instancePath:instancePath+"/revocations/" + i0+"/capabilityId",schemaPath:"#/properties/revocations/items/properties/capabilityId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/capabilityId",schemaPath:"#/properties/revocations/items/properties/capabilityId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/revocations/" + i0+"/capabilityId",schemaPath:"#/properties/revocations/items/properties/capabilityId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -15551,13 +15803,13 @@ if(data1.revokedAt !== undefined){
 let data4 = data1.revokedAt;
 const _errs9 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/revokedAt",schemaPath:"#/properties/revocations/items/properties/revokedAt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate117.errors = [{instancePath:instancePath+"/revocations/" + i0+"/revokedAt",schemaPath:"#/properties/revocations/items/properties/revokedAt/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs9){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-validate115.errors = [{instancePath:instancePath+"/revocations/" + i0+"/revokedAt",schemaPath:"#/properties/revocations/items/properties/revokedAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate117.errors = [{instancePath:instancePath+"/revocations/" + i0+"/revokedAt",schemaPath:"#/properties/revocations/items/properties/revokedAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -15572,7 +15824,7 @@ var valid2 = true;
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/revocations/" + i0,schemaPath:"#/properties/revocations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate117.errors = [{instancePath:instancePath+"/revocations/" + i0,schemaPath:"#/properties/revocations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -15583,7 +15835,7 @@ break;
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/revocations",schemaPath:"#/properties/revocations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate117.errors = [{instancePath:instancePath+"/revocations",schemaPath:"#/properties/revocations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -15597,13 +15849,13 @@ if(data.nextCursor !== undefined){
 let data5 = data.nextCursor;
 const _errs11 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate115.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate117.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate115.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate117.errors = [{instancePath:instancePath+"/nextCursor",schemaPath:"#/properties/nextCursor/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -15618,13 +15870,13 @@ if(data.latestSeq !== undefined){
 let data6 = data.latestSeq;
 const _errs13 = errors;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-validate115.errors = [{instancePath:instancePath+"/latestSeq",schemaPath:"#/properties/latestSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate117.errors = [{instancePath:instancePath+"/latestSeq",schemaPath:"#/properties/latestSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs13){
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-validate115.errors = [{instancePath:instancePath+"/latestSeq",schemaPath:"#/properties/latestSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate117.errors = [{instancePath:instancePath+"/latestSeq",schemaPath:"#/properties/latestSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -15639,13 +15891,13 @@ if(data.authorityGeneration !== undefined){
 let data7 = data.authorityGeneration;
 const _errs15 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate115.errors = [{instancePath:instancePath+"/authorityGeneration",schemaPath:"#/properties/authorityGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate117.errors = [{instancePath:instancePath+"/authorityGeneration",schemaPath:"#/properties/authorityGeneration/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs15){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-validate115.errors = [{instancePath:instancePath+"/authorityGeneration",schemaPath:"#/properties/authorityGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate117.errors = [{instancePath:instancePath+"/authorityGeneration",schemaPath:"#/properties/authorityGeneration/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -15663,12 +15915,12 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(typeof data8 === "string"){
 if(!pattern11.test(data8)){
-validate115.errors = [{instancePath:instancePath+"/authorityPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate117.errors = [{instancePath:instancePath+"/authorityPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
 else {
-validate115.errors = [{instancePath:instancePath+"/authorityPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate117.errors = [{instancePath:instancePath+"/authorityPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -15684,24 +15936,24 @@ var valid0 = true;
 }
 }
 else {
-validate115.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate115.errors = vErrors;
+validate117.errors = vErrors;
 return errors === 0;
 }
-validate115.evaluated = {"props":{"revocations":true,"nextCursor":true,"latestSeq":true,"authorityGeneration":true,"authorityPublicKey":true},"dynamicProps":false,"dynamicItems":false};
+validate117.evaluated = {"props":{"revocations":true,"nextCursor":true,"latestSeq":true,"authorityGeneration":true,"authorityPublicKey":true},"dynamicProps":false,"dynamicItems":false};
 
-export const fleetCaptureRequest: StandaloneValidateFunction = validate116;
-const schema176 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_request.v1","title":"CaptureRequest","description":"Gate design. The body of POST /v1/budgets/capture: the kernel's capture plan (@gate/sdk planCaptures), every counter of one call and the cost totals it adds to, all captured or none (spec 03). At most 16 counters (the token's own three, and three for each of four delegation links, fit) and 5 cost totals (the token's grant's and one per link); naming one counter or total twice is refused by trust-control. `captureId` names the capture (a retry under it counts once; POST /v1/budgets/cancel undoes it); `deadlineMs` is how long the sender waits for the answer, and trust-control commits nothing past half of it. Closed throughout.","type":"object","properties":{"invocations":{"type":"array","maxItems":16,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"max":{"type":"integer","minimum":0,"maximum":9007199254740991},"fixedMax":{"type":"boolean"},"kind":{"enum":["grant","aggregate","family","share"]},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","max","fixedMax","kind"],"additionalProperties":false}},"costs":{"type":"array","maxItems":5,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"units":{"type":"integer","minimum":0,"maximum":9007199254740991},"currency":{"type":"string","pattern":"^[A-Z]{3}$"},"maxUnits":{"type":"integer","minimum":0,"maximum":9007199254740991},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","units","currency","maxUnits"],"additionalProperties":false}},"captureId":{"type":"string","pattern":"^[\\x21-\\x7e]{1,128}$","description":"Names this capture, unique per decision (a sidecar sends a UUID): a retry under it answers the first result and counts nothing more; a cancelled id captures nothing."},"deadlineMs":{"type":"integer","minimum":1,"maximum":60000,"description":"How long the sender waits for the answer, in milliseconds; trust-control refuses to commit the capture after half of it (503, nothing counted). Default 5000."}},"required":["invocations"],"additionalProperties":false};
+export const fleetCaptureRequest: StandaloneValidateFunction = validate118;
+const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_request.v1","title":"CaptureRequest","description":"Gate design. The body of POST /v1/budgets/capture: the kernel's capture plan (@gate/sdk planCaptures), every counter of one call and the cost totals it adds to, all captured or none (spec 03). At most 16 counters (the token's own three, and three for each of four delegation links, fit) and 5 cost totals (the token's grant's and one per link); naming one counter or total twice is refused by trust-control. `captureId` names the capture (a retry under it counts once; POST /v1/budgets/cancel undoes it); `deadlineMs` is how long the sender waits for the answer, and trust-control commits nothing past half of it. Closed throughout.","type":"object","properties":{"invocations":{"type":"array","maxItems":16,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"max":{"type":"integer","minimum":0,"maximum":9007199254740991},"fixedMax":{"type":"boolean"},"kind":{"enum":["grant","aggregate","family","share"]},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","max","fixedMax","kind"],"additionalProperties":false}},"costs":{"type":"array","maxItems":5,"items":{"type":"object","properties":{"owner":{"type":"string","minLength":1,"maxLength":512},"key":{"type":"string","minLength":1,"maxLength":512},"units":{"type":"integer","minimum":0,"maximum":9007199254740991},"currency":{"type":"string","pattern":"^[A-Z]{3}$"},"maxUnits":{"type":"integer","minimum":0,"maximum":9007199254740991},"link":{"type":"integer","minimum":0,"maximum":3,"description":"The delegation link (its index in delegation_chain, below MAX_DELEGATION_DEPTH) whose limit this is; absent for the token's own."}},"required":["owner","key","units","currency","maxUnits"],"additionalProperties":false}},"captureId":{"type":"string","pattern":"^[\\x21-\\x7e]{1,128}$","description":"Names this capture, unique per decision (a sidecar sends a UUID): a retry under it answers the first result and counts nothing more; a cancelled id captures nothing."},"deadlineMs":{"type":"integer","minimum":1,"maximum":60000,"description":"How long the sender waits for the answer, in milliseconds; trust-control refuses to commit the capture after half of it (503, nothing counted). Default 5000."}},"required":["invocations"],"additionalProperties":false};
 const pattern86 = new RegExp("^[\\x21-\\x7e]{1,128}$", "u");
 
-function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.fleet.capture_request.v1" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate116.evaluated;
+const evaluated0 = validate118.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -15712,14 +15964,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((data.invocations === undefined) && (missing0 = "invocations")){
-validate116.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "invocations") || (key0 === "costs")) || (key0 === "captureId")) || (key0 === "deadlineMs"))){
-validate116.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate118.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -15731,7 +15983,7 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(Array.isArray(data0)){
 if(data0.length > 16){
-validate116.errors = [{instancePath:instancePath+"/invocations",schemaPath:"#/properties/invocations/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
+validate118.errors = [{instancePath:instancePath+"/invocations",schemaPath:"#/properties/invocations/maxItems",keyword:"maxItems",params:{limit: 16},message:"must NOT have more than 16 items"}];
 return false;
 }
 else {
@@ -15744,14 +15996,14 @@ if(errors === _errs4){
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 let missing1;
 if((((((data1.owner === undefined) && (missing1 = "owner")) || ((data1.key === undefined) && (missing1 = "key"))) || ((data1.max === undefined) && (missing1 = "max"))) || ((data1.fixedMax === undefined) && (missing1 = "fixedMax"))) || ((data1.kind === undefined) && (missing1 = "kind"))){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0,schemaPath:"#/properties/invocations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0,schemaPath:"#/properties/invocations/items/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
 const _errs6 = errors;
 for(const key1 in data1){
 if(!((((((key1 === "owner") || (key1 === "key")) || (key1 === "max")) || (key1 === "fixedMax")) || (key1 === "kind")) || (key1 === "link"))){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0,schemaPath:"#/properties/invocations/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0,schemaPath:"#/properties/invocations/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -15763,18 +16015,18 @@ const _errs7 = errors;
 if(errors === _errs7){
 if(typeof data2 === "string"){
 if(func0(data2) > 512){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/owner",schemaPath:"#/properties/invocations/items/properties/owner/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/owner",schemaPath:"#/properties/invocations/items/properties/owner/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
 return false;
 }
 else {
 if(func0(data2) < 1){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/owner",schemaPath:"#/properties/invocations/items/properties/owner/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/owner",schemaPath:"#/properties/invocations/items/properties/owner/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/owner",schemaPath:"#/properties/invocations/items/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/owner",schemaPath:"#/properties/invocations/items/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -15790,18 +16042,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func0(data3) > 512){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/key",schemaPath:"#/properties/invocations/items/properties/key/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/key",schemaPath:"#/properties/invocations/items/properties/key/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
 return false;
 }
 else {
 if(func0(data3) < 1){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/key",schemaPath:"#/properties/invocations/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/key",schemaPath:"#/properties/invocations/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/key",schemaPath:"#/properties/invocations/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/key",schemaPath:"#/properties/invocations/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -15815,18 +16067,18 @@ if(data1.max !== undefined){
 let data4 = data1.max;
 const _errs11 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/max",schemaPath:"#/properties/invocations/items/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/max",schemaPath:"#/properties/invocations/items/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/max",schemaPath:"#/properties/invocations/items/properties/max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/max",schemaPath:"#/properties/invocations/items/properties/max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/max",schemaPath:"#/properties/invocations/items/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/max",schemaPath:"#/properties/invocations/items/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -15841,7 +16093,7 @@ if(valid2){
 if(data1.fixedMax !== undefined){
 const _errs13 = errors;
 if(typeof data1.fixedMax !== "boolean"){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/fixedMax",schemaPath:"#/properties/invocations/items/properties/fixedMax/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/fixedMax",schemaPath:"#/properties/invocations/items/properties/fixedMax/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid2 = _errs13 === errors;
@@ -15854,7 +16106,7 @@ if(data1.kind !== undefined){
 let data6 = data1.kind;
 const _errs15 = errors;
 if(!((((data6 === "grant") || (data6 === "aggregate")) || (data6 === "family")) || (data6 === "share"))){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/kind",schemaPath:"#/properties/invocations/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema176.properties.invocations.items.properties.kind.enum},message:"must be equal to one of the allowed values"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/kind",schemaPath:"#/properties/invocations/items/properties/kind/enum",keyword:"enum",params:{allowedValues: schema180.properties.invocations.items.properties.kind.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid2 = _errs15 === errors;
@@ -15867,18 +16119,18 @@ if(data1.link !== undefined){
 let data7 = data1.link;
 const _errs16 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/link",schemaPath:"#/properties/invocations/items/properties/link/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/link",schemaPath:"#/properties/invocations/items/properties/link/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs16){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 3 || isNaN(data7)){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/link",schemaPath:"#/properties/invocations/items/properties/link/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3},message:"must be <= 3"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/link",schemaPath:"#/properties/invocations/items/properties/link/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3},message:"must be <= 3"}];
 return false;
 }
 else {
 if(data7 < 0 || isNaN(data7)){
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0+"/link",schemaPath:"#/properties/invocations/items/properties/link/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0+"/link",schemaPath:"#/properties/invocations/items/properties/link/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -15898,7 +16150,7 @@ var valid2 = true;
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/invocations/" + i0,schemaPath:"#/properties/invocations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate118.errors = [{instancePath:instancePath+"/invocations/" + i0,schemaPath:"#/properties/invocations/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -15910,7 +16162,7 @@ break;
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/invocations",schemaPath:"#/properties/invocations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate118.errors = [{instancePath:instancePath+"/invocations",schemaPath:"#/properties/invocations/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -15926,7 +16178,7 @@ const _errs18 = errors;
 if(errors === _errs18){
 if(Array.isArray(data8)){
 if(data8.length > 5){
-validate116.errors = [{instancePath:instancePath+"/costs",schemaPath:"#/properties/costs/maxItems",keyword:"maxItems",params:{limit: 5},message:"must NOT have more than 5 items"}];
+validate118.errors = [{instancePath:instancePath+"/costs",schemaPath:"#/properties/costs/maxItems",keyword:"maxItems",params:{limit: 5},message:"must NOT have more than 5 items"}];
 return false;
 }
 else {
@@ -15939,14 +16191,14 @@ if(errors === _errs20){
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 let missing2;
 if((((((data9.owner === undefined) && (missing2 = "owner")) || ((data9.key === undefined) && (missing2 = "key"))) || ((data9.units === undefined) && (missing2 = "units"))) || ((data9.currency === undefined) && (missing2 = "currency"))) || ((data9.maxUnits === undefined) && (missing2 = "maxUnits"))){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1,schemaPath:"#/properties/costs/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1,schemaPath:"#/properties/costs/items/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
 const _errs22 = errors;
 for(const key2 in data9){
 if(!((((((key2 === "owner") || (key2 === "key")) || (key2 === "units")) || (key2 === "currency")) || (key2 === "maxUnits")) || (key2 === "link"))){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1,schemaPath:"#/properties/costs/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1,schemaPath:"#/properties/costs/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -15958,18 +16210,18 @@ const _errs23 = errors;
 if(errors === _errs23){
 if(typeof data10 === "string"){
 if(func0(data10) > 512){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/owner",schemaPath:"#/properties/costs/items/properties/owner/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/owner",schemaPath:"#/properties/costs/items/properties/owner/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
 return false;
 }
 else {
 if(func0(data10) < 1){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/owner",schemaPath:"#/properties/costs/items/properties/owner/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/owner",schemaPath:"#/properties/costs/items/properties/owner/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/owner",schemaPath:"#/properties/costs/items/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/owner",schemaPath:"#/properties/costs/items/properties/owner/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -15985,18 +16237,18 @@ const _errs25 = errors;
 if(errors === _errs25){
 if(typeof data11 === "string"){
 if(func0(data11) > 512){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/key",schemaPath:"#/properties/costs/items/properties/key/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/key",schemaPath:"#/properties/costs/items/properties/key/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"}];
 return false;
 }
 else {
 if(func0(data11) < 1){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/key",schemaPath:"#/properties/costs/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/key",schemaPath:"#/properties/costs/items/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/key",schemaPath:"#/properties/costs/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/key",schemaPath:"#/properties/costs/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -16010,18 +16262,18 @@ if(data9.units !== undefined){
 let data12 = data9.units;
 const _errs27 = errors;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/units",schemaPath:"#/properties/costs/items/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/units",schemaPath:"#/properties/costs/items/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs27){
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 > 9007199254740991 || isNaN(data12)){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/units",schemaPath:"#/properties/costs/items/properties/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/units",schemaPath:"#/properties/costs/items/properties/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data12 < 0 || isNaN(data12)){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/units",schemaPath:"#/properties/costs/items/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/units",schemaPath:"#/properties/costs/items/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16039,12 +16291,12 @@ const _errs29 = errors;
 if(errors === _errs29){
 if(typeof data13 === "string"){
 if(!pattern55.test(data13)){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/currency",schemaPath:"#/properties/costs/items/properties/currency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/currency",schemaPath:"#/properties/costs/items/properties/currency/pattern",keyword:"pattern",params:{pattern: "^[A-Z]{3}$"},message:"must match pattern \""+"^[A-Z]{3}$"+"\""}];
 return false;
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/currency",schemaPath:"#/properties/costs/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/currency",schemaPath:"#/properties/costs/items/properties/currency/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -16058,18 +16310,18 @@ if(data9.maxUnits !== undefined){
 let data14 = data9.maxUnits;
 const _errs31 = errors;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/maxUnits",schemaPath:"#/properties/costs/items/properties/maxUnits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/maxUnits",schemaPath:"#/properties/costs/items/properties/maxUnits/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs31){
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/maxUnits",schemaPath:"#/properties/costs/items/properties/maxUnits/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/maxUnits",schemaPath:"#/properties/costs/items/properties/maxUnits/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data14 < 0 || isNaN(data14)){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/maxUnits",schemaPath:"#/properties/costs/items/properties/maxUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/maxUnits",schemaPath:"#/properties/costs/items/properties/maxUnits/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16085,18 +16337,18 @@ if(data9.link !== undefined){
 let data15 = data9.link;
 const _errs33 = errors;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/link",schemaPath:"#/properties/costs/items/properties/link/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/link",schemaPath:"#/properties/costs/items/properties/link/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs33){
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 > 3 || isNaN(data15)){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/link",schemaPath:"#/properties/costs/items/properties/link/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3},message:"must be <= 3"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/link",schemaPath:"#/properties/costs/items/properties/link/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3},message:"must be <= 3"}];
 return false;
 }
 else {
 if(data15 < 0 || isNaN(data15)){
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1+"/link",schemaPath:"#/properties/costs/items/properties/link/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1+"/link",schemaPath:"#/properties/costs/items/properties/link/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16116,7 +16368,7 @@ var valid4 = true;
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/costs/" + i1,schemaPath:"#/properties/costs/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate118.errors = [{instancePath:instancePath+"/costs/" + i1,schemaPath:"#/properties/costs/items/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -16128,7 +16380,7 @@ break;
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/costs",schemaPath:"#/properties/costs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate118.errors = [{instancePath:instancePath+"/costs",schemaPath:"#/properties/costs/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -16144,12 +16396,12 @@ const _errs35 = errors;
 if(errors === _errs35){
 if(typeof data16 === "string"){
 if(!pattern86.test(data16)){
-validate116.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]{1,128}$"},message:"must match pattern \""+"^[\\x21-\\x7e]{1,128}$"+"\""}];
+validate118.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]{1,128}$"},message:"must match pattern \""+"^[\\x21-\\x7e]{1,128}$"+"\""}];
 return false;
 }
 }
 else {
-validate116.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate118.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -16163,18 +16415,18 @@ if(data.deadlineMs !== undefined){
 let data17 = data.deadlineMs;
 const _errs37 = errors;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-validate116.errors = [{instancePath:instancePath+"/deadlineMs",schemaPath:"#/properties/deadlineMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate118.errors = [{instancePath:instancePath+"/deadlineMs",schemaPath:"#/properties/deadlineMs/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs37){
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 60000 || isNaN(data17)){
-validate116.errors = [{instancePath:instancePath+"/deadlineMs",schemaPath:"#/properties/deadlineMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
+validate118.errors = [{instancePath:instancePath+"/deadlineMs",schemaPath:"#/properties/deadlineMs/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"}];
 return false;
 }
 else {
 if(data17 < 1 || isNaN(data17)){
-validate116.errors = [{instancePath:instancePath+"/deadlineMs",schemaPath:"#/properties/deadlineMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+validate118.errors = [{instancePath:instancePath+"/deadlineMs",schemaPath:"#/properties/deadlineMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
 return false;
 }
 }
@@ -16192,23 +16444,23 @@ var valid0 = true;
 }
 }
 else {
-validate116.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate116.errors = vErrors;
+validate118.errors = vErrors;
 return errors === 0;
 }
-validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const fleetCaptureResult: StandaloneValidateFunction = validate117;
-const schema177 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_result.v1","title":"CaptureResult","description":"Gate design. The answer of POST /v1/budgets/capture: `allowed: true` with every counter's and cost total's new value in the plan's order, or `allowed: false` naming the first counter (`invocation`: exhausted; `max_mismatch`: created with another fixed maximum) or cost total (`cost`: the cap would be passed) that refused it; nothing was captured then. Open.","type":"object","properties":{"allowed":{"type":"boolean"}},"required":["allowed"],"if":{"properties":{"allowed":{"const":true}}},"then":{"properties":{"used":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9007199254740991}},"costUnits":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9007199254740991}}},"required":["used","costUnits"]},"else":{"properties":{"failed":{"type":"object","discriminator":{"propertyName":"kind"},"oneOf":[{"properties":{"kind":{"const":"invocation"},"index":{"type":"integer","minimum":0,"maximum":9007199254740991},"used":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["kind","index","used"]},{"properties":{"kind":{"const":"max_mismatch"},"index":{"type":"integer","minimum":0,"maximum":9007199254740991},"recordedMax":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["kind","index","recordedMax"]},{"properties":{"kind":{"const":"cost"},"index":{"type":"integer","minimum":0,"maximum":9007199254740991},"units":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["kind","index","units"]}]}},"required":["failed"]}};
+export const fleetCaptureResult: StandaloneValidateFunction = validate119;
+const schema181 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_result.v1","title":"CaptureResult","description":"Gate design. The answer of POST /v1/budgets/capture: `allowed: true` with every counter's and cost total's new value in the plan's order, or `allowed: false` naming the first counter (`invocation`: exhausted; `max_mismatch`: created with another fixed maximum) or cost total (`cost`: the cap would be passed) that refused it; nothing was captured then. Open.","type":"object","properties":{"allowed":{"type":"boolean"}},"required":["allowed"],"if":{"properties":{"allowed":{"const":true}}},"then":{"properties":{"used":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9007199254740991}},"costUnits":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9007199254740991}}},"required":["used","costUnits"]},"else":{"properties":{"failed":{"type":"object","discriminator":{"propertyName":"kind"},"oneOf":[{"properties":{"kind":{"const":"invocation"},"index":{"type":"integer","minimum":0,"maximum":9007199254740991},"used":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["kind","index","used"]},{"properties":{"kind":{"const":"max_mismatch"},"index":{"type":"integer","minimum":0,"maximum":9007199254740991},"recordedMax":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["kind","index","recordedMax"]},{"properties":{"kind":{"const":"cost"},"index":{"type":"integer","minimum":0,"maximum":9007199254740991},"units":{"type":"integer","minimum":0,"maximum":9007199254740991}},"required":["kind","index","units"]}]}},"required":["failed"]}};
 
-function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="gate.fleet.capture_result.v1" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate117.evaluated;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -16248,7 +16500,7 @@ const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((data.used === undefined) && (missing0 = "used")) || ((data.costUnits === undefined) && (missing0 = "costUnits"))){
-validate117.errors = [{instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate119.errors = [{instancePath,schemaPath:"#/then/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -16263,18 +16515,18 @@ for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 const _errs7 = errors;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-validate117.errors = [{instancePath:instancePath+"/used/" + i0,schemaPath:"#/then/properties/used/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate119.errors = [{instancePath:instancePath+"/used/" + i0,schemaPath:"#/then/properties/used/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs7){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 > 9007199254740991 || isNaN(data2)){
-validate117.errors = [{instancePath:instancePath+"/used/" + i0,schemaPath:"#/then/properties/used/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate119.errors = [{instancePath:instancePath+"/used/" + i0,schemaPath:"#/then/properties/used/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data2 < 0 || isNaN(data2)){
-validate117.errors = [{instancePath:instancePath+"/used/" + i0,schemaPath:"#/then/properties/used/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate119.errors = [{instancePath:instancePath+"/used/" + i0,schemaPath:"#/then/properties/used/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16287,7 +16539,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/used",schemaPath:"#/then/properties/used/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate119.errors = [{instancePath:instancePath+"/used",schemaPath:"#/then/properties/used/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -16308,18 +16560,18 @@ for(let i1=0; i1<len1; i1++){
 let data4 = data3[i1];
 const _errs11 = errors;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-validate117.errors = [{instancePath:instancePath+"/costUnits/" + i1,schemaPath:"#/then/properties/costUnits/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate119.errors = [{instancePath:instancePath+"/costUnits/" + i1,schemaPath:"#/then/properties/costUnits/items/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs11){
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 9007199254740991 || isNaN(data4)){
-validate117.errors = [{instancePath:instancePath+"/costUnits/" + i1,schemaPath:"#/then/properties/costUnits/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate119.errors = [{instancePath:instancePath+"/costUnits/" + i1,schemaPath:"#/then/properties/costUnits/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data4 < 0 || isNaN(data4)){
-validate117.errors = [{instancePath:instancePath+"/costUnits/" + i1,schemaPath:"#/then/properties/costUnits/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate119.errors = [{instancePath:instancePath+"/costUnits/" + i1,schemaPath:"#/then/properties/costUnits/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16332,7 +16584,7 @@ break;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/then/properties/costUnits/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate119.errors = [{instancePath:instancePath+"/costUnits",schemaPath:"#/then/properties/costUnits/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -16359,7 +16611,7 @@ const _errs13 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing1;
 if((data.failed === undefined) && (missing1 = "failed")){
-validate117.errors = [{instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+validate119.errors = [{instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
 return false;
 }
 else {
@@ -16374,14 +16626,14 @@ if(tag0 === "invocation"){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing2;
 if((((data5.kind === undefined) && (missing2 = "kind")) || ((data5.index === undefined) && (missing2 = "index"))) || ((data5.used === undefined) && (missing2 = "used"))){
-validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/oneOf/0/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
+validate119.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/oneOf/0/required",keyword:"required",params:{missingProperty: missing2},message:"must have required property '"+missing2+"'"}];
 return false;
 }
 else {
 if(data5.kind !== undefined){
 const _errs18 = errors;
 if("invocation" !== data5.kind){
-validate117.errors = [{instancePath:instancePath+"/failed/kind",schemaPath:"#/else/properties/failed/oneOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "invocation"},message:"must be equal to constant"}];
+validate119.errors = [{instancePath:instancePath+"/failed/kind",schemaPath:"#/else/properties/failed/oneOf/0/properties/kind/const",keyword:"const",params:{allowedValue: "invocation"},message:"must be equal to constant"}];
 return false;
 }
 var valid8 = _errs18 === errors;
@@ -16394,18 +16646,18 @@ if(data5.index !== undefined){
 let data7 = data5.index;
 const _errs19 = errors;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/0/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate119.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/0/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs19){
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 > 9007199254740991 || isNaN(data7)){
-validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/0/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate119.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/0/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data7 < 0 || isNaN(data7)){
-validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/0/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate119.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/0/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16421,18 +16673,18 @@ if(data5.used !== undefined){
 let data8 = data5.used;
 const _errs21 = errors;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-validate117.errors = [{instancePath:instancePath+"/failed/used",schemaPath:"#/else/properties/failed/oneOf/0/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate119.errors = [{instancePath:instancePath+"/failed/used",schemaPath:"#/else/properties/failed/oneOf/0/properties/used/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs21){
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 9007199254740991 || isNaN(data8)){
-validate117.errors = [{instancePath:instancePath+"/failed/used",schemaPath:"#/else/properties/failed/oneOf/0/properties/used/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate119.errors = [{instancePath:instancePath+"/failed/used",schemaPath:"#/else/properties/failed/oneOf/0/properties/used/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data8 < 0 || isNaN(data8)){
-validate117.errors = [{instancePath:instancePath+"/failed/used",schemaPath:"#/else/properties/failed/oneOf/0/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate119.errors = [{instancePath:instancePath+"/failed/used",schemaPath:"#/else/properties/failed/oneOf/0/properties/used/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16456,14 +16708,14 @@ else if(tag0 === "max_mismatch"){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing3;
 if((((data5.kind === undefined) && (missing3 = "kind")) || ((data5.index === undefined) && (missing3 = "index"))) || ((data5.recordedMax === undefined) && (missing3 = "recordedMax"))){
-validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/oneOf/1/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
+validate119.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/oneOf/1/required",keyword:"required",params:{missingProperty: missing3},message:"must have required property '"+missing3+"'"}];
 return false;
 }
 else {
 if(data5.kind !== undefined){
 const _errs24 = errors;
 if("max_mismatch" !== data5.kind){
-validate117.errors = [{instancePath:instancePath+"/failed/kind",schemaPath:"#/else/properties/failed/oneOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "max_mismatch"},message:"must be equal to constant"}];
+validate119.errors = [{instancePath:instancePath+"/failed/kind",schemaPath:"#/else/properties/failed/oneOf/1/properties/kind/const",keyword:"const",params:{allowedValue: "max_mismatch"},message:"must be equal to constant"}];
 return false;
 }
 var valid10 = _errs24 === errors;
@@ -16476,18 +16728,18 @@ if(data5.index !== undefined){
 let data10 = data5.index;
 const _errs25 = errors;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/1/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate119.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/1/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs25){
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 > 9007199254740991 || isNaN(data10)){
-validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/1/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate119.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/1/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data10 < 0 || isNaN(data10)){
-validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/1/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate119.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/1/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16503,18 +16755,18 @@ if(data5.recordedMax !== undefined){
 let data11 = data5.recordedMax;
 const _errs27 = errors;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-validate117.errors = [{instancePath:instancePath+"/failed/recordedMax",schemaPath:"#/else/properties/failed/oneOf/1/properties/recordedMax/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate119.errors = [{instancePath:instancePath+"/failed/recordedMax",schemaPath:"#/else/properties/failed/oneOf/1/properties/recordedMax/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs27){
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 > 9007199254740991 || isNaN(data11)){
-validate117.errors = [{instancePath:instancePath+"/failed/recordedMax",schemaPath:"#/else/properties/failed/oneOf/1/properties/recordedMax/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate119.errors = [{instancePath:instancePath+"/failed/recordedMax",schemaPath:"#/else/properties/failed/oneOf/1/properties/recordedMax/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data11 < 0 || isNaN(data11)){
-validate117.errors = [{instancePath:instancePath+"/failed/recordedMax",schemaPath:"#/else/properties/failed/oneOf/1/properties/recordedMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate119.errors = [{instancePath:instancePath+"/failed/recordedMax",schemaPath:"#/else/properties/failed/oneOf/1/properties/recordedMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16540,14 +16792,14 @@ else if(tag0 === "cost"){
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 let missing4;
 if((((data5.kind === undefined) && (missing4 = "kind")) || ((data5.index === undefined) && (missing4 = "index"))) || ((data5.units === undefined) && (missing4 = "units"))){
-validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/oneOf/2/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
+validate119.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/oneOf/2/required",keyword:"required",params:{missingProperty: missing4},message:"must have required property '"+missing4+"'"}];
 return false;
 }
 else {
 if(data5.kind !== undefined){
 const _errs30 = errors;
 if("cost" !== data5.kind){
-validate117.errors = [{instancePath:instancePath+"/failed/kind",schemaPath:"#/else/properties/failed/oneOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "cost"},message:"must be equal to constant"}];
+validate119.errors = [{instancePath:instancePath+"/failed/kind",schemaPath:"#/else/properties/failed/oneOf/2/properties/kind/const",keyword:"const",params:{allowedValue: "cost"},message:"must be equal to constant"}];
 return false;
 }
 var valid12 = _errs30 === errors;
@@ -16560,18 +16812,18 @@ if(data5.index !== undefined){
 let data13 = data5.index;
 const _errs31 = errors;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/2/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate119.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/2/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs31){
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 > 9007199254740991 || isNaN(data13)){
-validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/2/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate119.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/2/properties/index/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data13 < 0 || isNaN(data13)){
-validate117.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/2/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate119.errors = [{instancePath:instancePath+"/failed/index",schemaPath:"#/else/properties/failed/oneOf/2/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16587,18 +16839,18 @@ if(data5.units !== undefined){
 let data14 = data5.units;
 const _errs33 = errors;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-validate117.errors = [{instancePath:instancePath+"/failed/units",schemaPath:"#/else/properties/failed/oneOf/2/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate119.errors = [{instancePath:instancePath+"/failed/units",schemaPath:"#/else/properties/failed/oneOf/2/properties/units/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs33){
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 > 9007199254740991 || isNaN(data14)){
-validate117.errors = [{instancePath:instancePath+"/failed/units",schemaPath:"#/else/properties/failed/oneOf/2/properties/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate119.errors = [{instancePath:instancePath+"/failed/units",schemaPath:"#/else/properties/failed/oneOf/2/properties/units/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data14 < 0 || isNaN(data14)){
-validate117.errors = [{instancePath:instancePath+"/failed/units",schemaPath:"#/else/properties/failed/oneOf/2/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate119.errors = [{instancePath:instancePath+"/failed/units",schemaPath:"#/else/properties/failed/oneOf/2/properties/units/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16621,17 +16873,17 @@ props1.units = true;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0},message:"value of tag \"kind\" must be in oneOf"}];
+validate119.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "kind", tagValue: tag0},message:"value of tag \"kind\" must be in oneOf"}];
 return false;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0},message:"tag \"kind\" must be string"}];
+validate119.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/discriminator",keyword:"discriminator",params:{error: "tag", tag: "kind", tagValue: tag0},message:"tag \"kind\" must be string"}];
 return false;
 }
 }
 else {
-validate117.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate119.errors = [{instancePath:instancePath+"/failed",schemaPath:"#/else/properties/failed/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
@@ -16657,14 +16909,14 @@ else {
 vErrors.push(err1);
 }
 errors++;
-validate117.errors = vErrors;
+validate119.errors = vErrors;
 return false;
 }
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing5;
 if((data.allowed === undefined) && (missing5 = "allowed")){
-validate117.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
+validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing5},message:"must have required property '"+missing5+"'"}];
 return false;
 }
 else {
@@ -16674,136 +16926,8 @@ props0.allowed = true;
 }
 if(data.allowed !== undefined){
 if(typeof data.allowed !== "boolean"){
-validate117.errors = [{instancePath:instancePath+"/allowed",schemaPath:"#/properties/allowed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate119.errors = [{instancePath:instancePath+"/allowed",schemaPath:"#/properties/allowed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
-}
-}
-}
-}
-else {
-validate117.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate117.errors = vErrors;
-evaluated0.props = props0;
-return errors === 0;
-}
-validate117.evaluated = {"dynamicProps":true,"dynamicItems":false};
-
-export const fleetCaptureCancel: StandaloneValidateFunction = validate118;
-const schema178 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_cancel.v1","title":"CaptureCancel","description":"Gate design. The body of POST /v1/budgets/cancel: the id of a capture its sender gave up on (no answer in time). Trust-control gives back what the capture counted, or, when it has not landed yet, records the id so that it never counts. Closed.","type":"object","properties":{"captureId":{"type":"string","pattern":"^[\\x21-\\x7e]{1,128}$"}},"required":["captureId"],"additionalProperties":false};
-
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="gate.fleet.capture_cancel.v1" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate118.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((data.captureId === undefined) && (missing0 = "captureId")){
-validate118.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(key0 === "captureId")){
-validate118.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.captureId !== undefined){
-let data0 = data.captureId;
-const _errs2 = errors;
-if(errors === _errs2){
-if(typeof data0 === "string"){
-if(!pattern86.test(data0)){
-validate118.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]{1,128}$"},message:"must match pattern \""+"^[\\x21-\\x7e]{1,128}$"+"\""}];
-return false;
-}
-}
-else {
-validate118.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-}
-}
-else {
-validate118.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate118.errors = vErrors;
-return errors === 0;
-}
-validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const fleetCaptureCancelled: StandaloneValidateFunction = validate119;
-const schema179 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_cancelled.v1","title":"CaptureCancelled","description":"Gate design. The answer of POST /v1/budgets/cancel: `reversed` is true when a counted capture was given back now, false when nothing was counted under the id (it never will be) or it was given back before. Open.","type":"object","properties":{"captureId":{"type":"string","pattern":"^[\\x21-\\x7e]{1,128}$"},"reversed":{"type":"boolean"}},"required":["captureId","reversed"]};
-
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="gate.fleet.capture_cancelled.v1" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate119.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.captureId === undefined) && (missing0 = "captureId")) || ((data.reversed === undefined) && (missing0 = "reversed"))){
-validate119.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-if(data.captureId !== undefined){
-let data0 = data.captureId;
-const _errs1 = errors;
-if(errors === _errs1){
-if(typeof data0 === "string"){
-if(!pattern86.test(data0)){
-validate119.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]{1,128}$"},message:"must match pattern \""+"^[\\x21-\\x7e]{1,128}$"+"\""}];
-return false;
-}
-}
-else {
-validate119.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs1 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.reversed !== undefined){
-const _errs3 = errors;
-if(typeof data.reversed !== "boolean"){
-validate119.errors = [{instancePath:instancePath+"/reversed",schemaPath:"#/properties/reversed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs3 === errors;
-}
-else {
-var valid0 = true;
 }
 }
 }
@@ -16814,15 +16938,16 @@ return false;
 }
 }
 validate119.errors = vErrors;
+evaluated0.props = props0;
 return errors === 0;
 }
-validate119.evaluated = {"props":{"captureId":true,"reversed":true},"dynamicProps":false,"dynamicItems":false};
+validate119.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
-export const fleetAuthority: StandaloneValidateFunction = validate120;
-const schema180 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.authority.v1","title":"AuthorityStatus","description":"Gate design of spec 03's authority block, the answer of GET /v1/authority (and of POST /v1/authority, a rotation, which adds `previousPublicKey`): the current public key, its generation (1 for the first key, +1 per rotation; 0 when it is not recorded in an authority store), when it became current (null when unknown), and every key receipts and tokens of this authority verify against, oldest first. Open.","type":"object","properties":{"publicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"generation":{"type":"integer","minimum":0},"rotatedAt":{"type":["integer","null"],"minimum":0},"trustedPublicKeys":{"type":"array","items":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"trustedKeyCount":{"type":"integer","minimum":0},"previousPublicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["publicKey","generation","rotatedAt","trustedPublicKeys","trustedKeyCount"]};
+export const fleetCaptureCancel: StandaloneValidateFunction = validate120;
+const schema182 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_cancel.v1","title":"CaptureCancel","description":"Gate design. The body of POST /v1/budgets/cancel: the id of a capture its sender gave up on (no answer in time). Trust-control gives back what the capture counted, or, when it has not landed yet, records the id so that it never counts. Closed.","type":"object","properties":{"captureId":{"type":"string","pattern":"^[\\x21-\\x7e]{1,128}$"}},"required":["captureId"],"additionalProperties":false};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="gate.fleet.authority.v1" */;
+/*# sourceURL="gate.fleet.capture_cancel.v1" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate120.evaluated;
@@ -16835,8 +16960,135 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.generation === undefined) && (missing0 = "generation"))) || ((data.rotatedAt === undefined) && (missing0 = "rotatedAt"))) || ((data.trustedPublicKeys === undefined) && (missing0 = "trustedPublicKeys"))) || ((data.trustedKeyCount === undefined) && (missing0 = "trustedKeyCount"))){
+if((data.captureId === undefined) && (missing0 = "captureId")){
 validate120.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(key0 === "captureId")){
+validate120.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.captureId !== undefined){
+let data0 = data.captureId;
+const _errs2 = errors;
+if(errors === _errs2){
+if(typeof data0 === "string"){
+if(!pattern86.test(data0)){
+validate120.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]{1,128}$"},message:"must match pattern \""+"^[\\x21-\\x7e]{1,128}$"+"\""}];
+return false;
+}
+}
+else {
+validate120.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+}
+}
+}
+else {
+validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate120.errors = vErrors;
+return errors === 0;
+}
+validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const fleetCaptureCancelled: StandaloneValidateFunction = validate121;
+const schema183 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.capture_cancelled.v1","title":"CaptureCancelled","description":"Gate design. The answer of POST /v1/budgets/cancel: `reversed` is true when a counted capture was given back now, false when nothing was counted under the id (it never will be) or it was given back before. Open.","type":"object","properties":{"captureId":{"type":"string","pattern":"^[\\x21-\\x7e]{1,128}$"},"reversed":{"type":"boolean"}},"required":["captureId","reversed"]};
+
+function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.capture_cancelled.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate121.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if(((data.captureId === undefined) && (missing0 = "captureId")) || ((data.reversed === undefined) && (missing0 = "reversed"))){
+validate121.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+if(data.captureId !== undefined){
+let data0 = data.captureId;
+const _errs1 = errors;
+if(errors === _errs1){
+if(typeof data0 === "string"){
+if(!pattern86.test(data0)){
+validate121.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/pattern",keyword:"pattern",params:{pattern: "^[\\x21-\\x7e]{1,128}$"},message:"must match pattern \""+"^[\\x21-\\x7e]{1,128}$"+"\""}];
+return false;
+}
+}
+else {
+validate121.errors = [{instancePath:instancePath+"/captureId",schemaPath:"#/properties/captureId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs1 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.reversed !== undefined){
+const _errs3 = errors;
+if(typeof data.reversed !== "boolean"){
+validate121.errors = [{instancePath:instancePath+"/reversed",schemaPath:"#/properties/reversed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs3 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+else {
+validate121.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate121.errors = vErrors;
+return errors === 0;
+}
+validate121.evaluated = {"props":{"captureId":true,"reversed":true},"dynamicProps":false,"dynamicItems":false};
+
+export const fleetAuthority: StandaloneValidateFunction = validate122;
+const schema184 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"gate.fleet.authority.v1","title":"AuthorityStatus","description":"Gate design of spec 03's authority block, the answer of GET /v1/authority (and of POST /v1/authority, a rotation, which adds `previousPublicKey`): the current public key, its generation (1 for the first key, +1 per rotation; 0 when it is not recorded in an authority store), when it became current (null when unknown), and every key receipts and tokens of this authority verify against, oldest first. Open.","type":"object","properties":{"publicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"},"generation":{"type":"integer","minimum":0},"rotatedAt":{"type":["integer","null"],"minimum":0},"trustedPublicKeys":{"type":"array","items":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"trustedKeyCount":{"type":"integer","minimum":0},"previousPublicKey":{"$ref":"gate.http.receipt.v1#/$defs/kernel_key"}},"required":["publicKey","generation","rotatedAt","trustedPublicKeys","trustedKeyCount"]};
+
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="gate.fleet.authority.v1" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate122.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((((data.publicKey === undefined) && (missing0 = "publicKey")) || ((data.generation === undefined) && (missing0 = "generation"))) || ((data.rotatedAt === undefined) && (missing0 = "rotatedAt"))) || ((data.trustedPublicKeys === undefined) && (missing0 = "trustedPublicKeys"))) || ((data.trustedKeyCount === undefined) && (missing0 = "trustedKeyCount"))){
+validate122.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
@@ -16847,12 +17099,12 @@ const _errs2 = errors;
 if(errors === _errs2){
 if(typeof data0 === "string"){
 if(!pattern11.test(data0)){
-validate120.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate122.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate122.errors = [{instancePath:instancePath+"/publicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -16866,13 +17118,13 @@ if(data.generation !== undefined){
 let data1 = data.generation;
 const _errs4 = errors;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-validate120.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate122.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs4){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-validate120.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate122.errors = [{instancePath:instancePath+"/generation",schemaPath:"#/properties/generation/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16887,13 +17139,13 @@ if(data.rotatedAt !== undefined){
 let data2 = data.rotatedAt;
 const _errs6 = errors;
 if((!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))) && (data2 !== null)){
-validate120.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/type",keyword:"type",params:{type: schema180.properties.rotatedAt.type},message:"must be integer,null"}];
+validate122.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/type",keyword:"type",params:{type: schema184.properties.rotatedAt.type},message:"must be integer,null"}];
 return false;
 }
 if(errors === _errs6){
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-validate120.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate122.errors = [{instancePath:instancePath+"/rotatedAt",schemaPath:"#/properties/rotatedAt/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16918,12 +17170,12 @@ const _errs11 = errors;
 if(errors === _errs11){
 if(typeof data4 === "string"){
 if(!pattern11.test(data4)){
-validate120.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate122.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate122.errors = [{instancePath:instancePath+"/trustedPublicKeys/" + i0,schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -16934,7 +17186,7 @@ break;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/trustedPublicKeys",schemaPath:"#/properties/trustedPublicKeys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate122.errors = [{instancePath:instancePath+"/trustedPublicKeys",schemaPath:"#/properties/trustedPublicKeys/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
@@ -16948,13 +17200,13 @@ if(data.trustedKeyCount !== undefined){
 let data5 = data.trustedKeyCount;
 const _errs13 = errors;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-validate120.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+validate122.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
 return false;
 }
 if(errors === _errs13){
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-validate120.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+validate122.errors = [{instancePath:instancePath+"/trustedKeyCount",schemaPath:"#/properties/trustedKeyCount/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
 return false;
 }
 }
@@ -16972,12 +17224,12 @@ const _errs16 = errors;
 if(errors === _errs16){
 if(typeof data6 === "string"){
 if(!pattern11.test(data6)){
-validate120.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194})$"+"\""}];
+validate122.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/pattern",keyword:"pattern",params:{pattern: "^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"},message:"must match pattern \""+"^(?:[0-9a-f]{64}|p256:[0-9a-f]{130}|p384:[0-9a-f]{194}|hybrid:(?:[0-9a-f]{64}:[0-9a-f]{3904}:ed25519\\+mldsa65|[0-9a-f]{130}:[0-9a-f]{3904}:p256\\+mldsa65|[0-9a-f]{194}:[0-9a-f]{3904}:p384\\+mldsa65))$"+"\""}];
 return false;
 }
 }
 else {
-validate120.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate122.errors = [{instancePath:instancePath+"/previousPublicKey",schemaPath:"gate.http.receipt.v1#/$defs/kernel_key/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -16994,12 +17246,12 @@ var valid0 = true;
 }
 }
 else {
-validate120.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate122.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate120.errors = vErrors;
+validate122.errors = vErrors;
 return errors === 0;
 }
-validate120.evaluated = {"props":{"publicKey":true,"generation":true,"rotatedAt":true,"trustedPublicKeys":true,"trustedKeyCount":true,"previousPublicKey":true},"dynamicProps":false,"dynamicItems":false};
+validate122.evaluated = {"props":{"publicKey":true,"generation":true,"rotatedAt":true,"trustedPublicKeys":true,"trustedKeyCount":true,"previousPublicKey":true},"dynamicProps":false,"dynamicItems":false};
 

@@ -3,6 +3,8 @@ import {
   advisoryReceipt,
   coreReceipt,
   hex,
+  HYBRID_P384_KEY,
+  HYBRID_P384_SIGNATURE,
   P256_KEY,
   P256_SIGNATURE,
   P384_KEY,
@@ -44,8 +46,10 @@ checkSchema(
         v.parentReceiptIds = [hex(64, 1), hex(64, 2)]
         v.parentSetHash = hex(64, 3)
         v.dagOrdinal = 4
+        v.hlc = { wallSeconds: 1_763_700_000, logical: 2, kernelId: hex(16, 5) }
       }),
     },
+    { name: 'a hybrid key and signature, no algorithm hint', value: variant(mediated, (v) => ((v.kernel_key = HYBRID_P384_KEY), (v.signature = HYBRID_P384_SIGNATURE))) },
     {
       name: 'reserved metadata keys',
       value: variant(mediated, (v) => {
@@ -91,6 +95,9 @@ checkSchema(
     { name: 'p384 with a P-256 signature', value: variant(mediated, (v) => ((v.algorithm = 'p384'), (v.kernel_key = P384_KEY), (v.signature = P256_SIGNATURE))), at: '/signature' },
     { name: 'algorithm hybrid', value: variant(mediated, (v) => (v.algorithm = 'hybrid')), at: '/algorithm' },
     { name: 'duplicate parent receipt ids', value: variant(mediated, (v) => (v.parentReceiptIds = [hex(64), hex(64)])), at: '/parentReceiptIds' },
+    { name: 'a clock without kernelId', value: variant(mediated, (v) => (v.hlc = { wallSeconds: 1, logical: 0 })), at: '/hlc' },
+    { name: 'a negative logical clock', value: variant(mediated, (v) => (v.hlc = { wallSeconds: 1, logical: -1, kernelId: 'k' })), at: '/hlc/logical' },
+    { name: 'a clock with another member', value: variant(mediated, (v) => (v.hlc = { wallSeconds: 1, logical: 0, kernelId: 'k', node: 'x' })), at: '/hlc' },
     { name: 'an uppercase parent receipt id', value: variant(mediated, (v) => (v.parentReceiptIds = ['A'.repeat(64)])), at: '/parentReceiptIds/0' },
     {
       name: 'a partial delivery contract result',

@@ -1,7 +1,7 @@
 // The fleet protocol between a sidecar and trust-control (docs/fleet.md): ingest, key enrolment, the
 // revocation feed, budget capture and the authority answers.
 import { checkSchema } from '../examples/check-schema.js'
-import { coreReceipt, ED25519_KEY, hex, httpReceipt, P256_KEY, variant } from '../examples/values.js'
+import { coreReceipt, ED25519_KEY, hex, httpReceipt, HYBRID_P384_KEY, P256_KEY, variant } from '../examples/values.js'
 
 const httpItem = { receipt: httpReceipt(), tenant: 'acme', subjectKey: ED25519_KEY, costUnits: 20, costCurrency: 'EUR', attemptedCostUnits: null, kind: 'decision', decisionReceiptId: null }
 const coreItem = { coreReceipt: coreReceipt(), requestId: 'mcp-call-1', tenant: 'acme' }
@@ -42,6 +42,7 @@ checkSchema(
   [
     { name: 'an Ed25519 key', value: { publicKey: ED25519_KEY, label: 'sidecar-eu-1' } },
     { name: 'a P-256 key', value: { publicKey: P256_KEY, label: 'gate api protect 127.0.0.1:9090' } },
+    { name: 'a hybrid key', value: { publicKey: HYBRID_P384_KEY, label: 'gate sidecar (hybrid)' } },
   ],
   [
     { name: 'an upper-case key', value: { publicKey: ED25519_KEY.toUpperCase(), label: 'x' }, at: '/publicKey' },

@@ -1,5 +1,5 @@
 import { checkSchema } from '../examples/check-schema.js'
-import { ED25519_KEY, errorBody, executionNonce, health, hex, P384_KEY, P384_SIGNATURE, verifyResponse, variant } from '../examples/values.js'
+import { ED25519_KEY, errorBody, executionNonce, health, hex, HYBRID_ED25519_KEY, P384_KEY, P384_SIGNATURE, verifyResponse, variant } from '../examples/values.js'
 
 const verified = verifyResponse()
 const failed = variant(verified, (v) => ((v.signature_valid = false), (v.ok = false), (v.authorized = false)))
@@ -42,10 +42,12 @@ checkSchema(
     })),
     { name: '/gate/live without kernel_key', value: { status: 'healthy', version: '0.1.0', receipt_backend: '', revocation_backend: '' } },
     { name: 'a P-384 kernel key', value: variant(healthy, (v) => (v.kernel_key = P384_KEY)) },
+    { name: 'a hybrid kernel key and the capabilities envelope', value: variant(healthy, (v) => ((v.kernel_key = HYBRID_ED25519_KEY), (v.capabilities = { schema: 'gate.capabilities.v1', features: { accepts_hybrid_signatures: true } }))) },
     { name: 'an additive member', value: variant(healthy, (v) => (v.uptime_s = 5)) },
   ],
   [
     { name: 'status ok', value: variant(healthy, (v) => (v.status = 'ok')), at: '/status' },
+    { name: 'capabilities of another schema', value: variant(healthy, (v) => (v.capabilities = { schema: 'gate.capabilities.v2', features: {} })), at: '/capabilities/schema' },
     { name: 'a remote receipt backend', value: variant(healthy, (v) => (v.receipt_backend = 'remote')), at: '/receipt_backend' },
     { name: 'an unknown revocation backend', value: variant(healthy, (v) => (v.revocation_backend = 'sqlite')), at: '/revocation_backend' },
     { name: 'an uppercase kernel key', value: variant(healthy, (v) => (v.kernel_key = ED25519_KEY.toUpperCase())), at: '/kernel_key' },
@@ -116,5 +118,26 @@ checkSchema(
     { name: 'a negative issued_at', value: variant(nonce, (v) => (v.issued_at = -1)), at: '/issued_at' },
     { name: 'an empty nonce_id', value: variant(nonce, (v) => (v.nonce_id = '')), at: '/nonce_id' },
     { name: 'a malformed signature', value: variant(nonce, (v) => (v.signature = 'sig')), at: '/signature' },
+  ],
+)
+
+const envelope = { schema: 'gate.capabilities.v1', features: { accepts_anchor_batch_v1: false, accepts_hybrid_signatures: true, delegation_chain_binding: true } }
+
+checkSchema(
+  'gate.capabilities.v1',
+  [
+    { name: "Gate's envelope", value: envelope },
+    { name: 'no features', value: { schema: 'gate.capabilities.v1', features: {} } },
+    { name: 'a feature Gate does not know', value: variant(envelope, (v) => (v.features.accepts_bbs_v2 = true)) },
+  ],
+  [
+    { name: 'an unknown schema id', value: variant(envelope, (v) => (v.schema = 'gate.capabilities.v2')), at: '/schema' },
+    { name: 'no schema', value: variant(envelope, (v) => delete v.schema), at: '(root)' },
+    { name: 'a feature name with a capital', value: variant(envelope, (v) => (v.features.AcceptsHybrid = true)), at: '/features' },
+    { name: 'a feature name with a dash', value: variant(envelope, (v) => (v.features['accepts-hybrid'] = true)), at: '/features' },
+    { name: 'an empty feature name', value: variant(envelope, (v) => (v.features[''] = true)), at: '/features' },
+    { name: 'a feature that is not a boolean', value: variant(envelope, (v) => (v.features.accepts_hybrid_signatures = 'yes')), at: '/features/accepts_hybrid_signatures' },
+    { name: 'features as an array', value: variant(envelope, (v) => (v.features = ['accepts_hybrid_signatures'])), at: '/features' },
+    { name: 'an additive member', value: variant(envelope, (v) => (v.version = 1)), at: '(root)' },
   ],
 )

@@ -2,7 +2,7 @@
 // evidence) or decides the verdict. Guards run in a fixed order (kernel/guard-pipeline.ts,
 // docs/kernel.md). They read what is decided through `subject`, the same for an HTTP request and an
 // agent's tool call, so both paths decide with one set of guards.
-import type { CapabilityToken, GrantMatch, GuardEvidence, MonetaryAmount, SignedExecutionNonce, ToolCall, Verdict } from '@gate/sdk'
+import type { CapabilityToken, GrantMatch, GuardEvidence, MonetaryAmount, SessionContext, SignedExecutionNonce, ToolCall, Verdict } from '@gate/sdk'
 
 /** What is being decided, in the terms every guard reads (decision-subject.ts builds it). */
 export interface DecisionSubject {
@@ -61,6 +61,8 @@ export interface GuardContext {
   presentedNonce: SignedExecutionNonce | undefined
   /** Bound request id of a consumed nonce: the receipt reuses it. */
   boundRequestId?: string
+  /** The agent session the call belongs to (spec 02 SessionContext), as its edge filled it; absent for HTTP requests. */
+  session?: SessionContext
 }
 
 export type GuardOutcome =

@@ -43,6 +43,12 @@ export function testListedReceiptStoreContract(t: Test, open: OpenStore<{ listed
     t.same(await ids({ receiptId: 'tool-5' }), ['tool-5'])
     t.same(await ids({ sessionId: 'session-2' }), [])
     await t.rejects(listed.list('tool', {}, 0), { code: 'gate_bad_request' })
+    // the receipts of one chain: a top-level chainId, not the same text in another member
+    await listed.append({ kind: 'child', receiptId: 'child-1', json: JSON.stringify({ id: 'child-1', chainId: 'chain-a' }), sessionId: 'session-1' })
+    await listed.append({ kind: 'child', receiptId: 'child-2', json: JSON.stringify({ id: 'child-2', metadata: { chainId: 'chain-a' } }), sessionId: 'session-1' })
+    await listed.append({ kind: 'child', receiptId: 'child-3', json: JSON.stringify({ id: 'child-3', chainId: 'chain-b' }), sessionId: 'session-1' })
+    t.same((await listed.list('child', { chainId: 'chain-a' }, 10)).map(r => r.receiptId), ['child-1'])
+    t.same((await listed.list('child', { chainId: 'chain-a', sessionId: 'session-2' }, 10)).map(r => r.receiptId), [])
     await t.rejects(listed.append(tool(9, { json: '' })), { code: 'gate_bad_request' })
   })
 }

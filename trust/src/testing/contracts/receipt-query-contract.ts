@@ -75,6 +75,28 @@ export function testReceiptQueryContract(t: Test, open: OpenStore<TrustReceiptSt
     t.same(seqsOf(await query.listCorePending(0, 100)).includes(3), false, 'a core-only row is never pending a core form')
   })
 
+  t.test('receipt query: the core-only receipts of one chain, in seq order; a chainId in another member does not count', async t => {
+    const store = await open(t)
+    const core = (n: number, body: Record<string, unknown>) => receiptRow(n, { method: 'tools/call', toolServer: 'files', toolName: 'read_file', httpJson: null, coreJson: JSON.stringify({ id: `c${n}`, ...body }) })
+    const rows = [
+      core(1, { chainId: 'chain-a', dagOrdinal: 0 }),
+      core(2, { chainId: 'chain-b', dagOrdinal: 0 }),
+      core(3, { chainId: 'chain-a', dagOrdinal: 1 }),
+      // the text of a chain member, but inside metadata: not on the chain
+      core(4, { metadata: { chainId: 'chain-a' } }),
+      receiptRow(5, { httpJson: JSON.stringify({ id: 'h5', chainId: 'chain-a' }) }),
+      core(6, { chainId: 'chain-a"x', dagOrdinal: 0 }),
+    ]
+    await store.log.appendMany(rows)
+    const chain = async (id: string, limit = 100) => (await store.query.listChain(id, limit)).map(r => JSON.parse(r.coreJson!).id)
+    t.same(await chain('chain-a'), ['c1', 'c3'], 'only top-level members of core-only receipts')
+    t.same(await chain('chain-a', 1), ['c1'], 'the oldest `limit`')
+    t.same(await chain('chain-b'), ['c2'])
+    t.same(await chain('chain-a"x'), ['c6'], 'a quote in the id is matched as text, not as a pattern')
+    t.same(await chain('chain-%'), [])
+    await t.rejects(store.query.listChain('chain-a', 0), { code: 'gate_bad_request' })
+  })
+
   t.test('receipt query: corpus filters combine with AND, bounds inclusive, in both orders', async t => {
     const { store } = await seeded(t, open)
     const { query } = store
