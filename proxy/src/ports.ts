@@ -2,6 +2,7 @@
 // sidecar's Kernel satisfies ProxyEvaluator<Evaluation> structurally and is wired in by
 // `gate api protect` (ARCHITECTURE: sdk ← proxy ← sidecar).
 import type { GateHttpRequest, HttpMethod, HttpReceipt, SignedExecutionNonce, Verdict } from '@gate/sdk'
+import type { Tracer } from '@opentelemetry/api'
 import type { UpstreamClient } from './upstream-client.js'
 
 /** One evaluation request: the built GateHttpRequest plus the Gate headers of the proxied request. */
@@ -41,8 +42,8 @@ export interface ProxyEvaluator<E extends ProxyEvaluation = ProxyEvaluation> {
   evaluate(input: ProxyEvaluateInput): Promise<E>
   /** Re-signs the decision with the answered status; resolves once that receipt is durably stored. */
   finalize(decision: E, answeredStatus: number): Promise<FinalizedReceipt>
-  /** The OpenAPI pattern a path matches, or the raw path when none does. */
-  matchRoute(method: HttpMethod, path: string): { pattern: string }
+  /** The OpenAPI pattern a path matches, or the raw path when none does (`matched` false). */
+  matchRoute(method: HttpMethod, path: string): { pattern: string; matched?: boolean }
 }
 
 /** The hop to the upstream as the proxy drives it: UpstreamClient's relay and close. */
@@ -54,4 +55,9 @@ export interface ProxyWiring {
   upstream?: UpstreamRelay
   /** Told of each failure the last-resort handler turned into a 502 (the request's own answer says no more). */
   onUnexpectedError?: (err: unknown) => void
+  /**
+   * Set when tracing is on: a SERVER span per request and a CLIENT span per upstream hop
+   * (proxy-tracing.ts); the evaluator makes the evaluation's own span.
+   */
+  tracer?: Tracer
 }

@@ -11,7 +11,8 @@
 // abruptly; its receipt keeps the status that was sent.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { buildGateHttpRequest, HTTP_METHODS, readGateHeaders, refuseMethodOverride, type HttpMethod } from '@gate/sdk'
-import { readBody, sendError } from '@gate/sdk/server'
+import { nameServerSpan, readBody, sendError, withServerSpan } from '@gate/sdk/server'
+import type { Span } from '@opentelemetry/api'
 import { extractCallerIdentity } from './caller-identity.js'
 import { ProtectError } from './errors.js'
 import { forwardedHeaders, selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
@@ -26,6 +27,7 @@ import {
   sendMethodNotAllowed,
   sendUpstreamFailure,
 } from './proxy-answers.js'
+import { startUpstreamSpan } from './proxy-tracing.js'
 import { parseRequestTarget } from './request-target.js'
 import { UpstreamClient, type RelayOutcome } from './upstream-client.js'
 import type { UpstreamTarget } from './upstream-url.js'
@@ -52,8 +54,14 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
   const client = wiring.upstream ?? new UpstreamClient(resolved)
   const { basePath } = resolved.upstream
   const maxBodyBytes = resolved.maxBodyBytes
+  const tracer = wiring.tracer
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (tracer === undefined) return handleRequest(req, res, undefined)
+    return withServerSpan(tracer, req, res, undefined, span => handleRequest(req, res, span))
+  }
+
+  async function handleRequest(req: IncomingMessage, res: ServerResponse, span: Span | undefined): Promise<void> {
     const method = req.method as HttpMethod
     if (!METHODS.has(method)) return sendMethodNotAllowed(res)
 
@@ -73,10 +81,13 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
 
     let evaluation: E
     try {
+      const route = evaluator.matchRoute(method, target.path)
+      // an unmatched path is raw request data: the span keeps the method alone (low cardinality)
+      if (span !== undefined && route.matched !== false) nameServerSpan(span, method, route.pattern)
       const request = buildGateHttpRequest({
         method,
         path: target.path,
-        routePattern: evaluator.matchRoute(method, target.path).pattern,
+        routePattern: route.pattern,
         caller: extractCallerIdentity(req.headers),
         body,
         query: target.query,
@@ -122,7 +133,9 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
     const headers = selectRequestHeaders(req.rawHeaders, req.headers.connection)
     headers.push(...forwardedHeaders(req))
     const request = { method: req.method as string, path, headers, body: body.length > 0 ? body : null }
+    const hop = tracer === undefined ? undefined : startUpstreamSpan(tracer, resolved.upstream, request.method, path, headers)
     const outcome = await relayOrFail(request, res, async (statusCode, upstreamHeaders) => {
+      hop?.head(statusCode)
       let finalId: string
       try {
         finalId = (await evaluator.finalize(evaluation, statusCode)).receipt.id
@@ -141,6 +154,7 @@ export function createProxy<E extends ProxyEvaluation>(evaluator: ProxyEvaluator
         throw err
       }
     })
+    hop?.end(outcome)
     if (outcome.kind === 'failed') {
       // spec 01: connection failure or a request that cannot be built → 502; the receipt keeps the
       // allow verdict with response_status 502 (a wall-clock timeout before the head counts the same)

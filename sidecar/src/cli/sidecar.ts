@@ -18,6 +18,7 @@ import { OBSERVABILITY_FLAG_OPTIONS, OBSERVABILITY_FLAGS_HELP } from '../config/
 import { pino } from 'pino'
 import { createGateLogger, errorFields, lineLogger, type Logger } from '../observability/logger.js'
 import { createGateMetrics } from '../observability/metrics.js'
+import { startTracing } from '../observability/tracing.js'
 import { packageVersion } from '../app/create-service.js'
 import { FLEET_FLAG_OPTIONS, FLEET_FLAGS_HELP } from '../config/fleet-flags.js'
 import { startFleetLink, type FleetLink } from '../fleet/fleet-link.js'
@@ -156,7 +157,10 @@ export async function startFromFlags(
       throw err
     }
   }
+  // off unless OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (docs/observability.md, "Traces")
+  const tracing = await startTracing(`gate ${name}`, await packageVersion())
   const service = await startService({
+    tracer: tracing?.tracer,
     listen: config.listen,
     timeouts: config.timeouts,
     policy,
@@ -189,7 +193,11 @@ export async function startFromFlags(
   )
   log(`metrics: ${observability.metrics ? `GET ${extra.fallback === undefined ? '/metrics and ' : ''}/gate/metrics (the control token${observability.scrapeToken === undefined ? '' : ' or GATE_METRICS_TOKEN'})` : 'off (--no-metrics)'}`)
   log(`listening on ${service.url}`)
-  return { ...service, logger }
+  if (tracing === undefined) return { ...service, logger }
+  // after the listening line: scripts take the first loopback URL in the output as the service's
+  log(`traces: OTLP/HTTP to ${tracing.endpoint} as service.name "${tracing.serviceName}"`)
+  // the spans of the last requests are exported before the process ends
+  return { ...service, logger, close: graceMs => service.close(graceMs).finally(() => tracing.shutdown()) }
 }
 
 /** What the shutdown needs of a running service (`gate sidecar`, `gate api protect`, `gate trust serve`). */
