@@ -54,7 +54,8 @@ export async function run(argv: string[]): Promise<number> {
       const edge = createMcpEdge({
         serverId: tools.serverId,
         toolServer: wrapped ?? tools.api!,
-        decider: tools.decider,
+        decider: tools.callDecider,
+        tracer: tools.tracer,
         sessionCapability,
         allowTools: tools.allowTools,
         approvalTools: tools.approvalTools,

@@ -73,11 +73,7 @@ export function recordEvaluation(span: Span, evaluation: Pick<Evaluation, 'verdi
  * Runs one evaluation inside an INTERNAL `gate.evaluate` span under the active context (the proxy's
  * server span, the MCP edge's tool-call span), recording its outcome or failure.
  */
-export async function tracedEvaluation<E extends Pick<Evaluation, 'verdict' | 'receipt' | 'status'>>(
-  tracer: Tracer,
-  run: (trace: SpanEvaluationTrace) => Promise<E>,
-  record: (span: Span, evaluation: E) => void = recordEvaluation,
-): Promise<E> {
+export async function tracedEvaluation<E>(tracer: Tracer, run: (trace: SpanEvaluationTrace) => Promise<E>, record: (span: Span, evaluation: E) => void): Promise<E> {
   const parent = context.active()
   const span = tracer.startSpan('gate.evaluate', { kind: SpanKind.INTERNAL }, parent)
   const steps = new SpanEvaluationTrace(tracer, span, parent)
