@@ -13,6 +13,7 @@ import { gateFiles } from '../testing/gate-files.js'
 import { startGateMcpHttp } from '../testing/mcp-http-session.js'
 import { runGate } from '../testing/spawn-gate.js'
 import { startUpstreamApp } from '../testing/upstream-app.js'
+import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
 
 const INTERNAL = 1
 const SERVER = 2
@@ -78,4 +79,25 @@ t.test('a tools/call with _meta.traceparent is one trace from the agent through 
   t.equal(receipt?.metadata?.gate_trace_id, traceId, 'the signed receipt names the trace')
   const key = createSigner({ secret: Buffer.from(readFileSync(files.seed, 'utf8').trim(), 'hex') }).publicKey
   t.ok(verifyCoreReceipt(receipt, { trustedKeys: [key] }).signature_valid, 'and verifies')
+})
+
+t.test('a wrapped MCP server gets the hop\'s traceparent in the tools/call _meta', async t => {
+  const receiver = await startOtlpReceiver()
+  t.teardown(() => receiver.close())
+  const files = await gateFiles(t)
+  const gate = await startGateMcpHttp(t, ['--listen', '127.0.0.1:0', '--allow-ephemeral-receipts', '--authority-seed-file', files.seed, '--allow-tool', 'echo', '--', process.execPath, FIXTURE_SERVER_PATH], {
+    env: { GATE_CONTROL_TOKEN: 'control-token-for-tracing-tests', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '20' },
+  })
+  const { client } = await gate.connect()
+  const traceId = randomBytes(16).toString('hex')
+  const agentSpan = randomBytes(8).toString('hex')
+  const result = (await client.callTool({ name: 'echo', arguments: { text: 'hi' }, _meta: { traceparent: `00-${traceId}-${agentSpan}-01` } })) as CallToolResult
+  t.notOk(result.isError)
+  const sent = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(String((result._meta as { received_traceparent?: unknown }).received_traceparent))
+  t.equal(sent?.[1], traceId, 'the wrapped server is in the agent\'s trace')
+  t.not(sent?.[2], agentSpan, 'its parent is Gate\'s hop, not the agent')
+  const spans = await receiver.waitFor(s => s.some(x => x.traceId === traceId && x.kind === CLIENT))
+  const hop = spans.find(x => x.traceId === traceId && x.kind === CLIENT) as ReceivedSpan
+  t.equal(sent?.[2], hop.spanId)
+  t.equal(hop.attributes['gate.tool_server.kind'], 'mcp')
 })
