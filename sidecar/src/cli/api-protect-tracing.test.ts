@@ -105,10 +105,17 @@ t.test('with no OTEL endpoint nothing is traced and the caller\'s traceparent pa
   const upstream = await startUpstreamApp()
   t.teardown(() => upstream.close())
   // an inherited endpoint would turn tracing on: cleared for this process
-  const { gate } = await startProtect(t, upstream.url, { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' })
+  const { gate, store } = await startProtect(t, upstream.url, { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' })
   const traceparent = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-01`
   const received = upstream.nextRequest('/pets')
-  t.equal((await call(gate.url, 'GET', '/pets', { headers: { traceparent } })).status, 200)
+  const res = await call(gate.url, 'GET', '/pets', { headers: { traceparent } })
+  t.equal(res.status, 200)
   t.equal((await received).headers.traceparent, traceparent)
   t.notMatch(gate.output(), /traces: OTLP/)
+  const key = (await call(gate.url, 'GET', '/gate/live')).json as { kernel_key: string }
+  await gate.stop()
+  const finalId = res.headers['x-gate-receipt-id'] as string
+  const stored = await checkStoredReceipts(store, [finalId], key.kernel_key)
+  t.same(stored.invalid, [])
+  t.notOk(stored.receipts.get(finalId)?.metadata !== null && 'gate_trace_id' in (stored.receipts.get(finalId)?.metadata ?? {}), 'no trace id without tracing')
 })
