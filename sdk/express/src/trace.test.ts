@@ -4,7 +4,7 @@
 import t from 'tap'
 import express, { type Request, type Response } from 'express'
 import { randomBytes } from 'node:crypto'
-import { call, hasSidecarBuild, serveOnLoopback, startOtlpReceiver, startSidecarProcess, type ReceivedSpan } from '@gate/sdk/middleware-testing'
+import { call, endsBefore, endsWithin, hasSidecarBuild, serveOnLoopback, startOtlpReceiver, startSidecarProcess, type ReceivedSpan } from '@gate/sdk/middleware-testing'
 import { gate } from './index.js'
 
 const SERVER = 2
@@ -49,8 +49,8 @@ t.test('a traceparent through Express and the sidecar yields one trace with the 
   t.equal(guards.parentSpanId, server.spanId)
   t.equal(write.parentSpanId, server.spanId)
   t.equal(write.attributes['gate.receipt.id'], receipt.id)
-  t.ok(guards.endTimeUnixNano <= write.startTimeUnixNano, 'the guards run before the receipt is written')
-  t.ok(write.endTimeUnixNano <= server.endTimeUnixNano, 'the answer waits for the commit')
+  t.ok(endsBefore(guards, write), 'the guards run before the receipt is written')
+  t.ok(endsWithin(write, server), 'the answer waits for the commit')
   t.ok(guards.events.some(e => e.name === 'gate.guard'), 'each guard that ran is an event')
   // written after the listening line, so certainly there once a span has been exported
   t.match(sidecar.output(), /traces: OTLP\/HTTP to http:\/\/127\.0\.0\.1:\d+\/v1\/traces as service\.name \\?"sidecar-under-test/)

@@ -8,9 +8,10 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { createSigner, verifyCoreReceipt, type CoreReceipt } from '@gate/sdk'
-import { startOtlpReceiver, type ReceivedSpan } from '@gate/sdk/middleware-testing'
+import { endsBefore, startOtlpReceiver, type ReceivedSpan } from '@gate/sdk/middleware-testing'
 import { gateFiles } from '../testing/gate-files.js'
 import { startGateMcpHttp } from '../testing/mcp-http-session.js'
+import { startGateMcp } from '../testing/mcp-session.js'
 import { runGate } from '../testing/spawn-gate.js'
 import { startUpstreamApp } from '../testing/upstream-app.js'
 import { FIXTURE_SERVER_PATH } from '@gate/mcp/testing'
@@ -70,7 +71,7 @@ t.test('a tools/call with _meta.traceparent is one trace from the agent through 
   t.equal(hop.name, 'tools/call listPets')
   t.equal(hop.parentSpanId, server.spanId)
   t.equal(upstreamParent?.[2], hop.spanId, 'the API\'s parent is the hop to it')
-  t.ok(evaluate.endTimeUnixNano <= hop.startTimeUnixNano, 'decided and receipted before the tool server sees the call')
+  t.ok(endsBefore(evaluate, hop), 'decided and receipted before the tool server sees the call')
 
   const r = await runGate(['receipt', 'list', '--receipt-db', files.db, '--admin-all', '--tool-name', 'listPets'])
   t.equal(r.code, 0, r.stderr)
@@ -100,4 +101,23 @@ t.test('a wrapped MCP server gets the hop\'s traceparent in the tools/call _meta
   const hop = spans.find(x => x.traceId === traceId && x.kind === CLIENT) as ReceivedSpan
   t.equal(sent?.[2], hop.spanId)
   t.equal(hop.attributes['gate.tool_server.kind'], 'mcp')
+})
+
+t.test('gate mcp serve (stdio) traces a tools/call the same way', async t => {
+  const receiver = await startOtlpReceiver()
+  t.teardown(() => receiver.close())
+  const files = await gateFiles(t)
+  const gate = await startGateMcp(t, ['--allow-ephemeral-receipts', '--authority-seed-file', files.seed, '--allow-tool', 'echo', '--', process.execPath, FIXTURE_SERVER_PATH], {
+    env: { GATE_CONTROL_TOKEN: 'control-token-for-tracing-tests', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '20' },
+  })
+  const traceId = randomBytes(16).toString('hex')
+  const agentSpan = randomBytes(8).toString('hex')
+  const result = (await gate.client.callTool({ name: 'echo', arguments: { text: 'hi' }, _meta: { traceparent: `00-${traceId}-${agentSpan}-01` } })) as CallToolResult
+  const receiptId = (result._meta as { gate: { receipt_id: string } }).gate.receipt_id
+  const spans = await receiver.waitFor(s => s.some(x => x.traceId === traceId && x.kind === SERVER) && s.some(x => x.traceId === traceId && x.kind === CLIENT))
+  const server = spans.find(x => x.traceId === traceId && x.kind === SERVER) as ReceivedSpan
+  t.equal(server.parentSpanId, agentSpan)
+  t.equal(server.attributes['gate.receipt.id'], receiptId)
+  t.equal(server.service, 'gate mcp serve', 'the default service.name')
+  t.match(String((result._meta as { received_traceparent?: unknown }).received_traceparent), new RegExp(`^00-${traceId}-`))
 })

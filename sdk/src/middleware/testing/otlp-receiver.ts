@@ -60,6 +60,22 @@ interface OtlpExport {
   resourceSpans?: { resource?: { attributes?: OtlpKeyValue[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[]
 }
 
+/**
+ * Whether `then` started after `first` ended, within the SDK's clock resolution: each span's times are
+ * anchored on Date.now() (milliseconds) when it starts, so two spans a few microseconds apart can
+ * show either order. An order that is wrong by more than that is a real one.
+ */
+export function endsBefore(first: ReceivedSpan, then: Pick<ReceivedSpan, 'startTimeUnixNano'>): boolean {
+  return first.endTimeUnixNano <= then.startTimeUnixNano + CLOCK_SLACK_NS
+}
+
+/** Whether `inner` ended no later than `outer`, within the same resolution. */
+export function endsWithin(inner: ReceivedSpan, outer: ReceivedSpan): boolean {
+  return inner.endTimeUnixNano <= outer.endTimeUnixNano + CLOCK_SLACK_NS
+}
+
+const CLOCK_SLACK_NS = 1_000_000n
+
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = []
   const waiters = new Set<{ done: (spans: readonly ReceivedSpan[]) => boolean; resolve: (spans: readonly ReceivedSpan[]) => void }>()
