@@ -7,13 +7,20 @@
 // Every receipt of the session joins its lineage (`chain`), and every decision reads the session's
 // SessionContext (spec 02).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
+import type { Tracer } from '@opentelemetry/api'
 import {
+  type CallToolRequest,
   CallToolRequestSchema,
   ListToolsRequestSchema,
   McpError,
   ResultSchema,
   type CallToolResult,
   type ServerCapabilities,
+  type Notification,
+  type Request,
+  type ServerNotification,
+  type ServerRequest,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js'
 import { ANONYMOUS_CALLER, type CallerIdentity, type ReceiptChain } from '@gate/sdk'
@@ -24,6 +31,10 @@ import { isToolServerError } from './errors.js'
 import { InputCheck } from './input-check.js'
 import type { ToolCallDecider, ToolCallVerdict, ToolPolicy } from './ports.js'
 import type { ServedTool, ToolServer } from './tool-server.js'
+import { traceToolCall, type ToolCallTracing } from './tool-call-tracing.js'
+
+// the extra of the edge Server's handlers (it sends the base Request and Notification types too)
+type CallExtra = RequestHandlerExtra<ServerRequest | Request, ServerNotification | Notification>
 
 export interface McpEdgeOptions {
   /** The `server_id` grants name for this tool server. */
@@ -51,6 +62,8 @@ export interface McpEdgeOptions {
   requestCapability?: (headers: Record<string, string | string[] | undefined>) => string | undefined
   /** The session's receipt lineage, shared with the relay of a wrapped server; default a new one from the decider. */
   chain?: ReceiptChain
+  /** Set when tracing is on: each tools/call is a span (tool-call-tracing.ts). */
+  tracer?: Tracer
 }
 
 /** Builds the edge Server; connect it to a transport (stdio-transport.ts) to serve. */
@@ -75,7 +88,8 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
     return { tools: tools.map(t => listed(t.definition, policyOf(t))) }
   })
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  const tracer = options.tracer
+  const callTool = async (request: CallToolRequest, extra: CallExtra, tracing: ToolCallTracing | undefined): Promise<CallToolResult> => {
     const { name } = request.params
     const args = (request.params.arguments ?? {}) as Record<string, unknown>
     const meta = readCallMeta(request.params._meta)
@@ -120,14 +134,22 @@ export function createMcpEdge(options: McpEdgeOptions): Server {
       sendNotification: n => extra.sendNotification(n as never),
       pending: [],
     }
+    const hop = tracing?.startHop(options.toolServer.kind)
     try {
-      const result = await options.toolServer.callTool(name, args, { signal: extra.signal, onProgress: progressToken === undefined ? undefined : onProgress, context })
+      const result = await options.toolServer.callTool(name, args, { signal: extra.signal, onProgress: progressToken === undefined ? undefined : onProgress, context, trace: hop?.carrier })
+      hop?.end(result)
       await relayed
       if (context.pending.length > 0) await Promise.all(context.pending)
       return answered({ ...result, _meta: { ...result._meta, gate: { verdict: 'allow', receipt_id: decision.receipt.id } } })
     } catch (err) {
+      hop?.end(undefined, err)
       return answered(await failed(options.decider, decision, err))
     }
+  }
+  server.setRequestHandler(CallToolRequestSchema, (request, extra): Promise<CallToolResult> => {
+    if (tracer === undefined) return callTool(request, extra, undefined)
+    const call = { tool: request.params.name, sessionId: options.sessionId, requestId: extra.requestId, meta: request.params._meta, headers: extra.requestInfo?.headers }
+    return traceToolCall(tracer, call, tracing => callTool(request, extra, tracing))
   })
   return server
 }

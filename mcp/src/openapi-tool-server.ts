@@ -54,7 +54,8 @@ export class OpenApiToolServer implements ToolServer {
     const timeout = AbortSignal.timeout(this.#options.timeoutMs)
     const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout])
     try {
-      const res = await request(url, { method: req.method as 'GET', headers: req.headers, body: req.body, signal, dispatcher: this.#agent })
+      const headers = options.trace === undefined ? req.headers : { ...req.headers, ...options.trace }
+      const res = await request(url, { method: req.method as 'GET', headers, body: req.body, signal, dispatcher: this.#agent })
       const header = res.headers['content-type']
       const contentType = Array.isArray(header) ? header[0] : header
       // a 2xx NDJSON answer streams to an edge that takes parts (ndjson-stream.ts); any other is read whole

@@ -123,7 +123,9 @@ export class StdioToolServer implements ToolServer {
     if (this.#gone !== undefined) throw new ToolServerError('exited', this.#gone)
     const end = options.context === undefined ? undefined : this.calls.begin(options.context)
     try {
-      return await this.client.request({ method: 'tools/call', params: { name, arguments: args } }, CallToolResultSchema, {
+      // the MCP community's convention: trace context travels in the request's _meta
+      const params = options.trace === undefined ? { name, arguments: args } : { name, arguments: args, _meta: { ...options.trace } }
+      return await this.client.request({ method: 'tools/call', params }, CallToolResultSchema, {
         signal: options.signal,
         timeout: this.#timeoutMs,
         onprogress: options.onProgress,

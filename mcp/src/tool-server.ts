@@ -24,6 +24,11 @@ export interface ToolCallOptions {
   onChunk?: (data: unknown) => void
   /** The call as the relay sees it: what a wrapped server sends during the call is attributed to it. */
   context?: ToolCallContext
+  /**
+   * W3C trace context of the hop to the tool server (`traceparent`, `tracestate`), set only when
+   * tracing is on: a wrapped MCP server gets it in the request's `_meta`, an OpenAPI API as headers.
+   */
+  trace?: Readonly<Record<string, string>>
 }
 
 /** Marks a result whose content went out through `onChunk` (a symbol: no tool server can send it). */

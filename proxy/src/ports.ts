@@ -2,6 +2,7 @@
 // sidecar's Kernel satisfies ProxyEvaluator<Evaluation> structurally and is wired in by
 // `gate api protect` (ARCHITECTURE: sdk ← proxy ← sidecar).
 import type { GateHttpRequest, HttpMethod, HttpReceipt, SignedExecutionNonce, Verdict } from '@gate/sdk'
+import type { Tracer } from '@opentelemetry/api'
 import type { UpstreamClient } from './upstream-client.js'
 
 /** One evaluation request: the built GateHttpRequest plus the Gate headers of the proxied request. */
@@ -62,4 +63,9 @@ export interface ProxyWiring {
   upstream?: UpstreamRelay
   /** Told of each failure the last-resort handler turned into a 502 (the request's own answer says no more). */
   onUnexpectedError?: (err: unknown) => void
+  /**
+   * Set when tracing is on: a SERVER span per request and a CLIENT span per upstream hop
+   * (proxy-tracing.ts); the evaluator makes the evaluation's own span.
+   */
+  tracer?: Tracer
 }

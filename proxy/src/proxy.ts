@@ -11,7 +11,8 @@
 // abruptly; its receipt keeps the status that was sent.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { buildGateHttpRequest, HTTP_METHODS, readGateHeaders, refuseMethodOverride, type HttpMethod } from '@gate/sdk'
-import { readBody, sendError } from '@gate/sdk/server'
+import { nameServerSpan, readBody, sendError, withServerSpan } from '@gate/sdk/server'
+import type { Span } from '@opentelemetry/api'
 import { extractCallerIdentity } from './caller-identity.js'
 import { ProtectError } from './errors.js'
 import { forwardedHeaders, selectRequestHeaders, selectResponseHeaders } from './forward-headers.js'
@@ -26,6 +27,7 @@ import {
   sendMethodNotAllowed,
   sendUpstreamFailure,
 } from './proxy-answers.js'
+import { startUpstreamSpan } from './proxy-tracing.js'
 import { parseRequestTarget } from './request-target.js'
 import { UpstreamClient, type RelayOutcome } from './upstream-client.js'
 import type { UpstreamTarget } from './upstream-url.js'
@@ -56,14 +58,15 @@ export function createProxy<E extends ProxyEvaluation, R extends ProxyRoute = Pr
   const client = wiring.upstream ?? new UpstreamClient(resolved)
   const { basePath } = resolved.upstream
   const maxBodyBytes = resolved.maxBodyBytes
+  const tracer = wiring.tracer
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<string | undefined> {
-    const route = await answer(req, res)
+    const route = tracer === undefined ? await answer(req, res, undefined) : await withServerSpan(tracer, req, res, undefined, span => answer(req, res, span))
     return route?.matched === true ? route.pattern : undefined
   }
 
   // the route is matched once, here, and handed to the evaluator with the request
-  async function answer(req: IncomingMessage, res: ServerResponse): Promise<R | undefined> {
+  async function answer(req: IncomingMessage, res: ServerResponse, span: Span | undefined): Promise<R | undefined> {
     const method = req.method as HttpMethod
     if (!METHODS.has(method)) {
       sendMethodNotAllowed(res)
@@ -89,6 +92,8 @@ export function createProxy<E extends ProxyEvaluation, R extends ProxyRoute = Pr
     let route: R | undefined
     try {
       route = evaluator.matchRoute(method, target.path)
+      // an unmatched path is raw request data: the span keeps the method alone (low cardinality)
+      if (span !== undefined && route.matched !== false) nameServerSpan(span, method, route.pattern)
       const request = buildGateHttpRequest({
         method,
         path: target.path,
@@ -145,7 +150,9 @@ export function createProxy<E extends ProxyEvaluation, R extends ProxyRoute = Pr
     const headers = selectRequestHeaders(req.rawHeaders, req.headers.connection)
     headers.push(...forwardedHeaders(req))
     const request = { method: req.method as string, path, headers, body: body.length > 0 ? body : null }
+    const hop = tracer === undefined ? undefined : startUpstreamSpan(tracer, resolved.upstream, request.method, path, headers)
     const outcome = await relayOrFail(request, res, async (statusCode, upstreamHeaders) => {
+      hop?.head(statusCode)
       let finalId: string
       try {
         finalId = (await evaluator.finalize(evaluation, statusCode)).receipt.id
@@ -164,6 +171,7 @@ export function createProxy<E extends ProxyEvaluation, R extends ProxyRoute = Pr
         throw err
       }
     })
+    hop?.end(outcome)
     if (outcome.kind === 'failed') {
       // spec 01: connection failure or a request that cannot be built → 502; the receipt keeps the
       // allow verdict with response_status 502 (a wall-clock timeout before the head counts the same)

@@ -8,7 +8,9 @@
 // (baseline.ts), measured in the same rounds, so before and after compare in one run. The transparency
 // log's cost (issue #31, goal <= 5% of throughput): the GET allow row again on a sidecar started with
 // --no-transparency-log, in the same rounds. The metrics' cost (issue #32, goal <= 3% of throughput): the
-// GET allow row once more on a sidecar started with --no-metrics, in the same rounds.
+// GET allow row once more on a sidecar started with --no-metrics, in the same rounds. Tracing's cost
+// (issue #44): the GET allow row with a `traceparent` on a sidecar exporting every span over OTLP/HTTP
+// (otlp-sink.ts), in the same rounds; the plain row is tracing off (no OTEL_* set).
 // Each scenario is warmed up for 8 s (BENCH_WARMUP_SECS; a fresh Node process here needs several seconds
 // of load to reach its steady rate), then measured in two interleaved rounds (BENCH_ROUNDS) of 5 s (BENCH_DURATION_SECS) (median). After each
 // measurement the suite waits until the servers are idle, so work a server defers past its row (an older
@@ -28,6 +30,7 @@ import { baselineGateMain } from '../baseline.js'
 import { findOrInstallNode24 } from '../node24.js'
 import { cpuPerRequestDuring, cpuPerRequestUntilQuiet, waitUntilQuiet } from '../proc-stats.js'
 import { cerbosCheckBody, findCerbos, startCerbos } from './cerbos-peer.js'
+import { startOtlpSink } from './otlp-sink.js'
 
 const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
 const FLOOR_MAIN = fileURLToPath(new URL('./floor-server.js', import.meta.url))
@@ -42,6 +45,9 @@ const TARGET_LOG_COST = 0.05
 const GET_ALLOW_NO_METRICS = 'gate sidecar, --no-metrics: GET allow'
 /** Issue #32: Prometheus metrics cost at most 3% of the GET allow throughput. */
 const TARGET_METRICS_COST = 0.03
+const GET_ALLOW_TRACED = 'gate sidecar, tracing on: GET allow'
+/** A caller's trace context, as an app with OpenTelemetry sends it (a sampled parent: every span is exported). */
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
 
 interface Runtime {
   /** Shown in the table, e.g. "node v20.20.2 (sqlite3)". */
@@ -84,8 +90,18 @@ type Scenario = [string, (durationSeconds?: number) => Promise<LoadResult>, numb
 const JSON_HEADERS = { 'content-type': 'application/json' }
 
 /** A `gate sidecar` of the build at `main` with its own store, and its two scenarios (named with `label`). */
-async function startSidecar(execPath: string, main: string, dir: string, label: string, extraArgs: string[] = []): Promise<{ child: ChildProcess; url: string; scenarios: Scenario[] }> {
-  const gate = await startProcess(execPath, [main, 'sidecar', '--listen', '127.0.0.1:0', '--spec', join(dir, 'pets.yaml'), '--receipt-store', join(dir, `${label.replace(/\W+/g, '-')}.db`), ...extraArgs], { GATE_CONTROL_TOKEN: TOKEN })
+async function startSidecar(
+  execPath: string,
+  main: string,
+  dir: string,
+  label: string,
+  extraArgs: string[] = [],
+  extra: { env?: NodeJS.ProcessEnv; headers?: Record<string, string> } = {},
+): Promise<{ child: ChildProcess; url: string; scenarios: Scenario[] }> {
+  const gate = await startProcess(execPath, [main, 'sidecar', '--listen', '127.0.0.1:0', '--spec', join(dir, 'pets.yaml'), '--receipt-store', join(dir, `${label.replace(/\W+/g, '-')}.db`), ...extraArgs], {
+    ...extra.env,
+    GATE_CONTROL_TOKEN: TOKEN,
+  })
   const issued = await request(`${gate.url}/v1/capabilities/issue`, {
     method: 'POST',
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
@@ -94,7 +110,7 @@ async function startSidecar(execPath: string, main: string, dir: string, label: 
   const { capability } = (await issued.body.json()) as { capability: unknown }
   const capabilityHeader = Buffer.from(JSON.stringify(capability)).toString('base64url')
   const evaluate = (method: string, headers: Record<string, string>) => (durationSeconds?: number) =>
-    runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody(method, '/pets'), headers: { ...JSON_HEADERS, ...headers }, durationSeconds })
+    runLoad({ url: `${gate.url}/gate/evaluate`, method: 'POST', body: evaluateBody(method, '/pets'), headers: { ...JSON_HEADERS, ...extra.headers, ...headers }, durationSeconds })
   return {
     ...gate,
     scenarios: [
@@ -109,6 +125,7 @@ async function measure(runtime: Runtime, baseline: string | undefined, log: (lin
   const dir = mkdtempSync(join(tmpdir(), 'gate-bench-'))
   writeFileSync(join(dir, 'pets.yaml'), PETS_SPEC_YAML)
   const children: ChildProcess[] = []
+  let sink: Awaited<ReturnType<typeof startOtlpSink>> | undefined
   try {
     const gate = await startSidecar(runtime.execPath, GATE_MAIN, dir, 'gate sidecar')
     children.push(gate.child)
@@ -127,6 +144,14 @@ async function measure(runtime: Runtime, baseline: string | undefined, log: (lin
     const noMetrics = await startSidecar(runtime.execPath, GATE_MAIN, dir, 'gate sidecar, --no-metrics', ['--no-metrics'])
     children.push(noMetrics.child)
     scenarios.push(noMetrics.scenarios[0]!)
+    // tracing's cost (issue #44): the same GET allow, traced and every span exported to a sink here
+    sink = await startOtlpSink()
+    const traced = await startSidecar(runtime.execPath, GATE_MAIN, dir, 'gate sidecar, tracing on', [], {
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
+      headers: { traceparent: TRACEPARENT },
+    })
+    children.push(traced.child)
+    scenarios.push(traced.scenarios[0]!)
     if (baseline !== undefined) {
       const old = await startSidecar(runtime.execPath, baseline, dir, 'baseline gate sidecar')
       children.push(old.child)
@@ -178,6 +203,7 @@ async function measure(runtime: Runtime, baseline: string | undefined, log: (lin
   } finally {
     for (const child of children) child.kill('SIGTERM')
     await Promise.all(children.map(child => (child.exitCode !== null ? undefined : new Promise(resolve => child.once('exit', resolve)))))
+    await sink?.close()
     rmSync(dir, { recursive: true, force: true })
   }
 }
@@ -226,7 +252,8 @@ export async function run(): Promise<{ ok: boolean }> {
   let ok = false
   for (const runtime of runtimes) {
     const of = (scenario: string) => rows.find(r => r.runtime === runtime.label && r.scenario === scenario)
-    const gateRows = rows.filter(r => r.runtime === runtime.label && r.scenario.startsWith('gate sidecar'))
+    // tracing is opt-in: its row has its own line below, not these targets
+    const gateRows = rows.filter(r => r.runtime === runtime.label && r.scenario.startsWith('gate sidecar') && r.scenario !== GET_ALLOW_TRACED)
     const rate = gateRows.every(s => s.rps >= 5000)
     const ratio = gateRows.every(s => s.rps / floorOf(runtime.label) >= 0.35)
     ok ||= rate && ratio
@@ -262,6 +289,11 @@ export async function run(): Promise<{ ok: boolean }> {
     process.stdout.write(
       `${runtime.label}: metrics cost ${(metricsCost * 100).toFixed(1)}% of GET allow throughput (${Math.round(withLog)} vs ${Math.round(withoutMetrics)} req/s with --no-metrics): ` +
         `<= ${TARGET_METRICS_COST * 100}% ${metricsCost <= TARGET_METRICS_COST ? 'MET' : 'MISSED'}\n`,
+    )
+    const traced = rows.find(r => r.runtime === runtime.label && r.scenario === GET_ALLOW_TRACED)!
+    process.stdout.write(
+      `${runtime.label}: tracing on costs ${((1 - traced.rps / withLog) * 100).toFixed(1)}% of GET allow throughput (${Math.round(traced.rps)} vs ${Math.round(withLog)} req/s off), ` +
+        `p50 ${traced.p50} vs ${rows.find(r => r.runtime === runtime.label && r.scenario === GET_ALLOW)!.p50} ms; off, the path is the untraced route (no OTel code runs)\n`,
     )
   }
   return { ok }

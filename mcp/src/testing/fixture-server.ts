@@ -46,8 +46,11 @@ server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: server.getClien
 server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   const args = (request.params.arguments ?? {}) as Record<string, string>
   switch (request.params.name) {
-    case 'echo':
-      return text(`echo: ${args.text}`)
+    case 'echo': {
+      // the trace context Gate sent along (docs/observability.md), shown back for the tracing tests
+      const traceparent = request.params._meta?.traceparent
+      return typeof traceparent === 'string' ? { ...text(`echo: ${args.text}`), _meta: { received_traceparent: traceparent } } : text(`echo: ${args.text}`)
+    }
     case 'write_note':
       return { ...text(`wrote ${args.content!.length} bytes to ${args.path}`), structuredContent: { path: args.path, bytes: args.content!.length } }
     case 'progress': {

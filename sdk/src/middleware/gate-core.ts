@@ -19,6 +19,7 @@ import { refuseMethodOverride } from './method-override.js'
 import { isKnownBodyless, readBody } from './read-body.js'
 import { receiptBindingProblem } from './receipt-binding.js'
 import { toOpenApiPattern } from './route-pattern.js'
+import { traceHeaders } from './trace-context.js'
 import { SidecarClient, type SchemaCheck, type SidecarAnswer, type SidecarTransport } from './sidecar-client.js'
 import { SidecarKey } from './sidecar-key.js'
 import { toErrorOutcome, toFailOpenOutcome, toOutcome } from './to-outcome.js'
@@ -84,7 +85,8 @@ export function createGateCoreOn(platform: GatePlatform, options: GateMiddleware
         signerKey = key.known() ?? key.get()
         if (typeof signerKey !== 'string') signerKey.catch(() => undefined)
       }
-      const answer = await client.evaluate(request, gateHeaders)
+      const trace = traceHeaders(input.headers)
+      const answer = await client.evaluate(request, trace === undefined ? gateHeaders : { ...gateHeaders, trace })
       answered = true
       const checked = checkReceipt(answer, request, gateHeaders.nonceId, signerKey)
       if (checked !== undefined) await checked

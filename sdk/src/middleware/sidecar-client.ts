@@ -36,6 +36,8 @@ export interface EvaluateHeaders {
   capability?: string | undefined
   approvalId?: string | undefined
   nonceId?: string | undefined
+  /** `traceparent` (and `tracestate`) of the trace the call continues (trace-context.ts). */
+  trace?: Record<string, string> | undefined
 }
 
 /** An evaluate answer, schema-checked, with the text of its receipt as the sidecar sent it. */
@@ -73,8 +75,8 @@ export class SidecarClient {
   /** POST /gate/evaluate. */
   async evaluate(request: GateHttpRequest, extra: EvaluateHeaders): Promise<SidecarAnswer> {
     let headers: Record<string, string> = this.#evaluateHeaders
-    if (extra.capability !== undefined || extra.approvalId !== undefined || extra.nonceId !== undefined) {
-      headers = { ...this.#evaluateHeaders }
+    if (extra.capability !== undefined || extra.approvalId !== undefined || extra.nonceId !== undefined || extra.trace !== undefined) {
+      headers = { ...this.#evaluateHeaders, ...extra.trace }
       if (extra.capability !== undefined) headers[CAPABILITY_HEADER] = toHeaderValue(extra.capability.trim())
       if (extra.approvalId !== undefined) headers[APPROVAL_ID_HEADER] = extra.approvalId
       if (extra.nonceId !== undefined) headers[EXECUTION_NONCE_HEADER] = extra.nonceId

@@ -33,6 +33,7 @@ import { registerTransparencyMetrics } from '../observability/transparency-metri
 import { registerFleetMetrics } from '../observability/fleet-metrics.js'
 import { errorFields, type Logger } from '../observability/logger.js'
 import type { Level } from 'pino'
+import type { Tracer } from '@opentelemetry/api'
 import type { FleetLink } from '../fleet/fleet-link.js'
 
 /** Resolved settings (config/service-config.ts, the same field names): nothing here defaults them. */
@@ -48,7 +49,8 @@ export interface ServiceOptions {
   strictNonces: boolean
   approvalTtlSeconds: number
   nonceTtlSeconds: number
-  fallback?: (kernel: Kernel) => FallbackHandler
+  /** `tracer`: set when tracing is on, for the fallback's own spans. */
+  fallback?: (kernel: Kernel, tracer: Tracer | undefined) => FallbackHandler
   /** The Merkle tree and checkpoints over the receipts. */
   transparency: TransparencySettings
   log: (line: string) => void
@@ -62,6 +64,8 @@ export interface ServiceOptions {
   decisionLevel: Level
   /** The link to trust-control (--control-url): followed issuers and /gate/health's fleet block. */
   fleet?: Pick<FleetLink, 'trustedIssuers' | 'health'>
+  /** Set when tracing is on (observability/tracing.ts): the evaluate route and the fallback make spans. */
+  tracer?: Tracer
 }
 
 export interface RunningService {
@@ -122,6 +126,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     capabilities: stores.capabilities,
     fleet: options.fleet === undefined ? undefined : () => options.fleet!.health(),
     log: options.log,
+    tracer: options.tracer,
   }
   // The sidecar's /v1 helpers: admin-only, same control token (docs/security.md).
   const trustAuth: TrustAuthenticator = {
@@ -184,7 +189,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     router.add('GET', '/gate/metrics', route)
     if (options.fallback === undefined) router.add('GET', '/metrics', route)
   }
-  const fallback = options.fallback?.(kernel)
+  const fallback = options.fallback?.(kernel, options.tracer)
   const server = createGateServer({
     router,
     timeouts: options.timeouts,

@@ -3,6 +3,7 @@
 // route table, (4) the signing keypair, (5) policy_hash over the document bytes, (6) the stores,
 // (7) bind. Steps 1 and 4-7 are `gate sidecar`'s (startFromFlags); this module adds the upstream, the
 // document source and the proxy as the fallback handler for every non-Gate route.
+import { tracedEvaluator } from '../observability/traced-evaluator.js'
 import { ConfigError, isOpenApiError, UsageError } from '../errors.js'
 import { GLOBAL_FLAGS_HELP } from '../config/global-flags.js'
 import { policyFromBytes, type LoadedPolicy } from '../app/load-policy.js'
@@ -92,12 +93,12 @@ export async function run(argv: string[]): Promise<number> {
           throw err
         }
       },
-      fallback: kernel => {
+      fallback: (kernel, tracer) => {
         if (upstream === undefined) throw new ConfigError('internal: the upstream was not resolved before the proxy was created')
         proxy = createProxy<Evaluation>(
-          kernel,
+          tracer === undefined ? kernel : tracedEvaluator(kernel, tracer),
           { upstream: upstream.href, upstreamTimeoutMs: timeoutSecs * 1000 },
-          { onUnexpectedError: err => logger.error({ event: 'proxy_relay_failed', ...errorFields(err) }, 'upstream relay failed; answered 502') },
+          { onUnexpectedError: err => logger.error({ event: 'proxy_relay_failed', ...errorFields(err) }, 'upstream relay failed; answered 502'), tracer },
         )
         return (req, res) => (proxy as GateProxy).handle(req, res)
       },

@@ -207,7 +207,8 @@ async function createSessionServer(ctx: SessionServers, session: { id: string; c
     chain,
     serverId: tools.serverId,
     toolServer: wrapped ?? tools.api!,
-    decider: tools.decider,
+    decider: tools.callDecider,
+    tracer: tools.tracer,
     // the initialize's X-Gate-Capability is the session's; without one, the process's
     sessionCapability: session.capability ?? tools.sessionCapability,
     requestCapability: headers => {

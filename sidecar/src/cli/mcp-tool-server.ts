@@ -14,7 +14,10 @@ import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js'
 import { ConfigError, isOpenApiError, UsageError } from '../errors.js'
 import { policyFromBytes, type LoadedPolicy } from '../app/load-policy.js'
 import { packageVersion, type RunningService } from '../app/create-service.js'
-import { ToolCallKernel } from '../kernel/tool-call-kernel.js'
+import { ToolCallKernel, type ToolCallDecision } from '../kernel/tool-call-kernel.js'
+import { tracedDecider } from '../observability/traced-evaluator.js'
+import type { Tracer } from '@opentelemetry/api'
+import type { ToolCallDecider } from '@gate/mcp'
 import { SERVICE_FLAG_OPTIONS, startFromFlags } from './sidecar.js'
 import { readSecondsFlag } from './parse-flags.js'
 import { lineLogger, type Logger } from '../observability/logger.js'
@@ -62,6 +65,10 @@ export interface McpToolService {
    */
   startWrapped: ((clientCapabilities: ClientCapabilities) => Promise<StdioToolServer>) | undefined
   decider: ToolCallKernel
+  /** What the edges decide calls with: the kernel, in spans when tracing is on. */
+  callDecider: ToolCallDecider<ToolCallDecision>
+  /** Set when tracing is on, for the edges' tools/call spans. */
+  tracer: Tracer | undefined
   sessionCapability: string | undefined
   allowTools: string[]
   approvalTools: string[]
@@ -110,7 +117,9 @@ export async function startMcpToolService(values: Record<string, unknown>, posit
           StdioToolServer.start({ command: mode.command[0]!, args: mode.command.slice(1), timeoutMs, startTimeoutMs: Math.max(timeoutMs, START_TIMEOUT_MS), clientInfo: { name: 'gate', version }, clientCapabilities, log })
   const describe = mode.kind === 'openapi' ? `the OpenAPI API at ${mode.upstream}` : `the MCP server "${mode.command.join(' ')}"`
   const decider = new ToolCallKernel(service.kernel, service.listedReceipts)
-  return { service, log, version, mode, serverId, api, startWrapped, decider, sessionCapability, allowTools, approvalTools, timeoutMs, describe }
+  const { tracer } = service
+  const callDecider = tracer === undefined ? decider : tracedDecider(decider, tracer)
+  return { service, log, version, mode, serverId, api, startWrapped, decider, callDecider, tracer, sessionCapability, allowTools, approvalTools, timeoutMs, describe }
 }
 
 /** Starts the wrapped server once and stops it: a command that cannot start fails the start-up, not a session. */

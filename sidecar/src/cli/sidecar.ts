@@ -18,6 +18,8 @@ import { OBSERVABILITY_FLAG_OPTIONS, OBSERVABILITY_FLAGS_HELP } from '../config/
 import { pino } from 'pino'
 import { createGateLogger, errorFields, lineLogger, type Logger } from '../observability/logger.js'
 import { createGateMetrics } from '../observability/metrics.js'
+import { startTracing } from '../observability/tracing.js'
+import type { Tracer } from '@opentelemetry/api'
 import { packageVersion } from '../app/create-service.js'
 import { FLEET_FLAG_OPTIONS, FLEET_FLAGS_HELP } from '../config/fleet-flags.js'
 import { startFleetLink, type FleetLink } from '../fleet/fleet-link.js'
@@ -115,7 +117,7 @@ export async function startFromFlags(
     /** Log to stderr instead of stdout (stdout carries a protocol). */
     logToStderr?: boolean
   } = {},
-): Promise<RunningService & { logger: Logger }> {
+): Promise<RunningService & { logger: Logger; tracer: Tracer | undefined }> {
   const config = readServiceConfig(values)
   const { global, receiptStore, transparency, observability } = config
   // JSON lines escape every control character: no value can drive the terminal (docs/security.md)
@@ -156,7 +158,10 @@ export async function startFromFlags(
       throw err
     }
   }
+  // off unless OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set (docs/observability.md, "Traces")
+  const tracing = await startTracing(`gate ${name}`, await packageVersion())
   const service = await startService({
+    tracer: tracing?.tracer,
     listen: config.listen,
     timeouts: config.timeouts,
     policy,
@@ -189,7 +194,11 @@ export async function startFromFlags(
   )
   log(`metrics: ${observability.metrics ? `GET ${extra.fallback === undefined ? '/metrics and ' : ''}/gate/metrics (the control token${observability.scrapeToken === undefined ? '' : ' or GATE_METRICS_TOKEN'})` : 'off (--no-metrics)'}`)
   log(`listening on ${service.url}`)
-  return { ...service, logger }
+  if (tracing === undefined) return { ...service, logger, tracer: undefined }
+  // after the listening line: scripts take the first loopback URL in the output as the service's
+  log(`traces: OTLP/HTTP to ${tracing.endpoint} as service.name "${tracing.serviceName}"`)
+  // the spans of the last requests are exported before the process ends
+  return { ...service, logger, tracer: tracing.tracer, close: graceMs => service.close(graceMs).finally(() => tracing.shutdown()) }
 }
 
 /** What the shutdown needs of a running service (`gate sidecar`, `gate api protect`, `gate trust serve`). */

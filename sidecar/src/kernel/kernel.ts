@@ -71,6 +71,22 @@ export interface EvaluateInput {
    * evaluates, to fill `route_pattern`): not matched again. Never taken from a remote client.
    */
   route?: RouteMatch
+  /** Set only when tracing is on (observability/evaluation-trace.ts): the steps' spans and the trace id. */
+  trace?: EvaluationTrace
+}
+
+/**
+ * The evaluation's steps as the tracer sees them. The kernel calls it only when the input carries one,
+ * so with tracing off the path pays one `undefined` check per step.
+ */
+export interface EvaluationTrace {
+  /** The W3C trace id (32 lowercase hex), recorded in the receipt's metadata as `gate_trace_id`. */
+  readonly traceId: string
+  guardsStarted(): void
+  guardsEnded(verdict: Verdict, evidence: readonly GuardEvidence[]): void
+  /** The receipt is handed to the writer (signing and the group commit). */
+  writeStarted(): void
+  writeEnded(receiptId: string): void
 }
 
 export interface Evaluation {
@@ -173,8 +189,11 @@ export class Kernel {
     if (presented.capabilityId !== null || (presented.token?.delegation_chain?.length ?? 0) > 0) await this.#ports.revocations.refresh?.()
     const ctx = this.#context(input, route, routePattern, query, now, presented)
     const evidence: GuardEvidence[] = []
+    const trace = input.trace
+    trace?.guardsStarted()
     const outcome = await this.guards.run(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
+    trace?.guardsEnded(verdict, evidence)
     const status = verdict.verdict === 'deny' ? (verdict.http_status ?? 403) : STATUS_FOR[verdict.verdict]
     const financial = financialRecord(ctx, verdict)
     // only an authentic token's id and subject go into the receipt's indexed fields
@@ -182,9 +201,12 @@ export class Kernel {
     const metadata: Record<string, unknown> = { gate_http_status_scope: 'decision' }
     if (financial !== undefined) metadata.financial = financial.metadata
     if (recorded.presented !== undefined) metadata.gate_presented_capability = recorded.presented
+    // the receipt leads to its trace (docs/observability.md, "Traces"); signed with the rest
+    if (trace !== undefined) metadata.gate_trace_id = trace.traceId
 
     const context = { tenant: request.caller.tenant ?? null, subjectKey: recorded.subjectKey }
     const requestId = ctx.boundRequestId ?? request.request_id
+    trace?.writeStarted()
     const writing = this.#ports.receipts.write(
       {
         request_id: requestId,
@@ -224,6 +246,7 @@ export class Kernel {
     }
     // commit before reply: an acknowledged receipt id must never be lost
     const [signed] = await Promise.all([writing, issuing])
+    trace?.writeEnded(signed.receipt.id)
     let approval: Evaluation['approval']
     if (outcome?.approvalId !== undefined) {
       // the approval names its decision receipt, so it is recorded once that receipt is committed

@@ -29,7 +29,7 @@ import type { PresentedCapability } from './presented-capability.js'
 import { readDeclaredCost } from './declared-cost.js'
 import { financialRecord } from './financial-record.js'
 import type { DecisionSubject, GuardContext } from './guards/guard.js'
-import type { Kernel } from './kernel.js'
+import type { EvaluationTrace, Kernel } from './kernel.js'
 import type { CoreReceiptDraft, WrittenCoreReceipt } from '../stores/receipt-writer.js'
 
 /** The method an approval of a tool call is bound to (its route pattern is `{server_id}:{tool}`). */
@@ -39,7 +39,8 @@ export const TOOL_CALL_BINDING_METHOD = 'tools/call'
 export type { ToolPolicy }
 
 /** One tool call to decide (spec 03 tool_call_request, as the MCP edge reads it; @gate/mcp ToolCallRequest). */
-export type ToolCallInput = ToolCallRequest
+/** `trace`: set only when tracing is on (kernel.ts EvaluationTrace). */
+export type ToolCallInput = ToolCallRequest & { trace?: EvaluationTrace }
 
 /** A decided call: the verdict (with deny details), its signed, committed receipt, and a pending approval. */
 export interface ToolCallDecision {
@@ -115,8 +116,11 @@ export class ToolCallKernel {
       session: input.session === undefined ? undefined : { ...input.session, delegation_depth: presentedToken?.delegation_chain?.length ?? 0 },
     }
     const evidence: GuardEvidence[] = []
+    const trace = input.trace
+    trace?.guardsStarted()
     const outcome = await kernel.guards.run(ctx, evidence)
     const verdict: Verdict = outcome === undefined ? { verdict: 'allow' } : outcome.verdict
+    trace?.guardsEnded(verdict, evidence)
     const financial = financialRecord(ctx, verdict)
 
     // Only an authentic token files the receipt under its id and agent (presented-capability.ts);
@@ -131,9 +135,12 @@ export class ToolCallKernel {
     if (input.modelMetadata !== undefined) metadata.model_metadata = { ...input.modelMetadata, provenance: 'asserted' }
     if (input.governedIntent !== undefined) metadata.governed_transaction = { intent_hash: sha256Hex(canonicalJson(input.governedIntent)) }
     if (input.sessionId !== undefined && input.sessionId !== null) metadata.gate_session_id = input.sessionId
+    // the receipt leads to its trace (docs/observability.md, "Traces"); signed with the rest
+    if (trace !== undefined) metadata.gate_trace_id = trace.traceId
     const context = { tenant: input.caller.tenant ?? null, subjectKey: recorded.subjectKey }
     const approvalId = outcome?.approvalId
     const lineage = input.chain?.beginCall()
+    trace?.writeStarted()
     const written = await joinChain(lineage, () => ports.receipts.writeCore(
       {
         timestamp: now,
@@ -152,6 +159,7 @@ export class ToolCallKernel {
       },
       { requestId, ...context, kind: 'decision', decisionReceiptId: null, ...financial?.columns },
     ))
+    trace?.writeEnded(written.receipt.id)
     let approval: ToolCallDecision['approval']
     if (approvalId !== undefined) {
       // the approval names its decision receipt, so it is recorded once that receipt is committed

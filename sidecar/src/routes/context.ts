@@ -1,4 +1,5 @@
 // What the route modules share: the kernel, the stores they read, control auth and identity.
+import type { Tracer } from '@opentelemetry/api'
 import type { Kernel } from '../kernel/kernel.js'
 import type { ControlAuth } from '../http/control-auth.js'
 import type { CapabilityToken } from '@gate/sdk'
@@ -45,4 +46,6 @@ export interface RouteContext {
   /** The link to trust-control's state for /gate/health (absent without --control-url). */
   fleet?: () => FleetHealth
   log: (line: string) => void
+  /** Set when tracing is on (observability/tracing.ts); undefined keeps every route untraced. */
+  tracer?: Tracer
 }

@@ -7,8 +7,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { BadRequestError, ControlAuthError, GateError, readGateHeaders, TargetNotOriginFormError, type GateHttpRequest, type GateRequestHeaders } from '@gate/sdk'
 import { CONTROL_UNAUTHORIZED_MESSAGE } from '../http/control-auth.js'
 import { getValidator, validate } from '@gate/schemas'
-import { parseJsonBody, readBody } from '@gate/sdk/server'
-import { sendError, sendJsonText } from '@gate/sdk/server'
+import { context, type Span } from '@opentelemetry/api'
+import { markSpanError, parseJsonBody, readBody, sendError, sendJsonText, withServerSpan } from '@gate/sdk/server'
+import { recordEvaluation, SpanEvaluationTrace } from '../observability/evaluation-trace.js'
 import type { RouteContext } from './context.js'
 
 /** Spec 02, Limits: at most 10 MiB read. */
@@ -19,32 +20,49 @@ const REQUEST_SCHEMA = 'gate.http.request.v1'
 export function createEvaluateRoute(ctx: RouteContext) {
   // compiled now, at startup: compiling on first use put ~190 ms into the first evaluation's answer
   getValidator(REQUEST_SCHEMA)
-  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    let request: GateHttpRequest
-    let gate: GateRequestHeaders
-    const credential = ctx.controlAuth.presented(req)
-    try {
-      // refused before the body is read: a misconfigured SDK learns it at once
-      if (credential === 'invalid') throw new ControlAuthError(401, CONTROL_UNAUTHORIZED_MESSAGE)
-      const body = await readBody(req, EVALUATE_BODY_LIMIT)
-      request = parseEvaluateBody(body)
-      // the query's gate_capability is the kernel's own fallback (kernel.ts), not read here
-      gate = readGateHeaders(req.headers, req.rawHeaders)
-    } catch (err) {
-      return sendError(res, err)
+  const tracer = ctx.tracer
+  // decided once here: with tracing off the route is the untraced function itself
+  if (tracer === undefined) return (req: IncomingMessage, res: ServerResponse) => evaluate(ctx, req, res, undefined)
+  return (req: IncomingMessage, res: ServerResponse) => withServerSpan(tracer, req, res, '/gate/evaluate', span => evaluate(ctx, req, res, { span, steps: new SpanEvaluationTrace(tracer, span, context.active()) }))
+}
+
+/** The server span of a traced evaluation and the kernel's steps under it. */
+interface EvaluateTrace {
+  span: Span
+  steps: SpanEvaluationTrace
+}
+
+async function evaluate(ctx: RouteContext, req: IncomingMessage, res: ServerResponse, traced: EvaluateTrace | undefined): Promise<void> {
+  let request: GateHttpRequest
+  let gate: GateRequestHeaders
+  const credential = ctx.controlAuth.presented(req)
+  try {
+    // refused before the body is read: a misconfigured SDK learns it at once
+    if (credential === 'invalid') throw new ControlAuthError(401, CONTROL_UNAUTHORIZED_MESSAGE)
+    const body = await readBody(req, EVALUATE_BODY_LIMIT)
+    request = parseEvaluateBody(body)
+    // the query's gate_capability is the kernel's own fallback (kernel.ts), not read here
+    gate = readGateHeaders(req.headers, req.rawHeaders)
+  } catch (err) {
+    return sendError(res, err)
+  }
+  try {
+    const evaluation = await ctx.kernel.evaluate({
+      request,
+      capabilityHeader: gate.capability,
+      approvalId: gate.approvalId,
+      nonceId: gate.nonceId,
+      authenticated: credential === 'valid',
+      trace: traced?.steps,
+    })
+    if (traced !== undefined) recordEvaluation(traced.span, evaluation)
+    sendJsonText(res, 200, evaluation.responseJson, { 'x-gate-receipt-id': evaluation.receipt.id })
+  } catch (err) {
+    if (traced !== undefined) {
+      traced.steps.fail(err)
+      markSpanError(traced.span, err)
     }
-    try {
-      const evaluation = await ctx.kernel.evaluate({
-        request,
-        capabilityHeader: gate.capability,
-        approvalId: gate.approvalId,
-        nonceId: gate.nonceId,
-        authenticated: credential === 'valid',
-      })
-      sendJsonText(res, 200, evaluation.responseJson, { 'x-gate-receipt-id': evaluation.receipt.id })
-    } catch (err) {
-      sendError(res, err instanceof GateError ? err : new GateError('gate_evaluation_failed', `evaluation failed: ${(err as Error).message}`, { cause: err }))
-    }
+    sendError(res, err instanceof GateError ? err : new GateError('gate_evaluation_failed', `evaluation failed: ${(err as Error).message}`, { cause: err }))
   }
 }
 

@@ -48,6 +48,8 @@ export interface SidecarProcessOptions {
    * start its worker threads (ENOENT from uv_cwd) on the way down.
    */
   readmeLayout?: boolean
+  /** Extra environment (e.g. OTEL_EXPORTER_OTLP_ENDPOINT). */
+  env?: NodeJS.ProcessEnv
 }
 
 /** True when the sidecar build exists (tests skip with a reason otherwise). */
@@ -67,7 +69,7 @@ export async function startSidecarProcess(options: SidecarProcessOptions): Promi
   const child = spawn(
     process.execPath,
     [GATE_CLI, 'sidecar', '--listen', listen, '--spec', specFile, '--receipt-store', join(options.dir, readme ? '.gate' : '', 'receipts.db'), ...(options.extraArgs ?? [])],
-    { env: { ...process.env, GATE_CONTROL_TOKEN: controlToken, GATE_SIDECAR_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: { ...process.env, ...options.env, GATE_CONTROL_TOKEN: controlToken, GATE_SIDECAR_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   let output = ''
   const url = await new Promise<string>((resolve, reject) => {
