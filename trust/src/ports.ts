@@ -3,7 +3,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { CapabilityScope, CapabilityToken, CaptureResult, CapturePlan, CheckpointStatement, ConsistencyProofRecord, CoreReceipt, HttpReceipt, InclusionProofRecord, KeyAlgorithmName, Signer } from '@gate/sdk'
 import type { StoredReceiptStep } from './stored-receipt-check.js'
-import type { CaptureCancelResult, CaptureOptions } from './store-ports.js'
 
 /** Who is calling: the admin service principal, or a tenant's read principal. */
 export type Principal = { kind: 'admin' } | { kind: 'tenant'; tenant: string }
@@ -313,6 +312,27 @@ export interface ReceiptIngestPort {
   /** Enrols a sidecar's signing key (idempotent: a key keeps its first label). */
   enroll(publicKey: string, label: string): Promise<EnrolledSigner & { created: boolean }>
   enrolled(): Promise<EnrolledSigner[]>
+}
+
+/** How one capture is identified and bounded (a fleet's sidecar sends both). */
+export interface CaptureOptions {
+  /**
+   * Names this capture (1-128 printable ASCII): a retry under the same id answers the first result and
+   * counts nothing more; a capture whose id was cancelled first is refused (gate_conflict).
+   */
+  captureId?: string
+  /**
+   * `performance.now()` of this process past which the capture must not commit: it is refused with
+   * CaptureDeadlineError (503) and nothing is counted.
+   */
+  deadlineAt?: number
+}
+
+/** What cancelling a capture did. */
+export interface CaptureCancelResult {
+  captureId: string
+  /** True when a committed capture was reversed now; false when nothing was counted under the id (or it was already reversed). */
+  reversed: boolean
 }
 
 export interface BudgetCapturePort {

@@ -5,7 +5,7 @@
 // every implementation shares beside the interfaces is in stores/: the receipt row, the signed columns,
 // the input checks, group commit; the errors are in errors.ts.
 import type { CapabilityToken, CaptureResult, CapturePlan, CheckpointStatement, TreeNode, TreeNodeReader } from '@gate/sdk'
-import type { CorpusAggregateRow, CorpusFilter, CorpusGrouping, CorpusRow, CostUsageRow, GrantUsageRow, ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from './ports.js'
+import type { CaptureCancelResult, CaptureOptions, CorpusAggregateRow, CorpusFilter, CorpusGrouping, CorpusRow, CostUsageRow, GrantUsageRow, ListedReceiptFilter, ListedReceiptInput, ListedReceiptKind, ListedReceiptRow } from './ports.js'
 import type { SignedColumns } from './stores/receipt-columns.js'
 import type { CommittedReceipts, ReceiptRow, StoredReceipt } from './stores/receipt-row.js'
 
@@ -112,26 +112,8 @@ export interface CapabilityUsage {
   costs: CostUsageRow[]
 }
 
-/** How one capture is identified and bounded (a fleet's sidecar sends both). */
-export interface CaptureOptions {
-  /**
-   * Names this capture (1-128 printable ASCII): a retry under the same id answers the first result and
-   * counts nothing more; a capture whose id was cancelled first is refused (gate_conflict).
-   */
-  captureId?: string
-  /**
-   * `performance.now()` of this process past which the capture must not commit: it is refused with
-   * CaptureDeadlineError (503) and nothing is counted.
-   */
-  deadlineAt?: number
-}
-
-/** What cancelling a capture did. */
-export interface CaptureCancelResult {
-  captureId: string
-  /** True when a committed capture was reversed now; false when nothing was counted under the id (or it was already reversed). */
-  reversed: boolean
-}
+// declared in ports.ts (the capture port names them too), kept importable from here
+export type { CaptureCancelResult, CaptureOptions } from './ports.js'
 
 export interface TrustBudgetStore {
   readonly isEphemeral: boolean

@@ -5,6 +5,9 @@ import { LISTENER_TIMEOUT_DEFAULTS } from './listener-timeouts.js'
 import { readServiceConfig, SERVICE_DEFAULTS } from './service-config.js'
 import { OBSERVABILITY_DEFAULTS } from './observability-flags.js'
 
+// an Ed25519 public key in its wire form (64 lowercase hex)
+const ISSUER = 'ab'.repeat(32)
+
 t.test('flags left out get their defaults once, in the resolved config', async t => {
   const config = readServiceConfig({ 'allow-ephemeral-receipts': true }, {})
   t.same(config, {
@@ -33,12 +36,12 @@ t.test('given flags win, under the names the service and kernel take', async t =
       'approval-ttl-secs': '90',
       'nonce-ttl-secs': '2',
       'strict-nonces': true,
-      'trusted-issuer': ['ed25519:aa'],
+      'trusted-issuer': [ISSUER],
       'case-sensitive-routes': true,
     },
     {},
   )
-  t.match(config, { receiptStore: 'r.db', listen: 'unix:/tmp/gate.sock', approvalTtlSeconds: 90, nonceTtlSeconds: 2, strictNonces: true, trustedIssuers: ['ed25519:aa'], caseSensitiveRoutes: true })
+  t.match(config, { receiptStore: 'r.db', listen: 'unix:/tmp/gate.sock', approvalTtlSeconds: 90, nonceTtlSeconds: 2, strictNonces: true, trustedIssuers: [ISSUER], caseSensitiveRoutes: true })
   t.equal(readServiceConfig({ 'receipt-db': 'other.db' }, {}).receiptStore, 'other.db', '--receipt-db when --receipt-store is absent')
   const observed = readServiceConfig({ 'receipt-store': 'r.db', 'no-metrics': true, 'log-level': 'warn', 'decision-log-level': 'info' }, { GATE_METRICS_TOKEN: 'scrape-token-0123456789' })
   t.same(observed.observability, { metrics: false, logLevel: 'warn', decisionLevel: 'info', scrapeToken: 'scrape-token-0123456789' })

@@ -85,6 +85,6 @@ t.test('current() hands out a copy of the seed', async t => {
 t.test('a seed that is not 32 bytes, or a missing derivePublicKey, is refused', async t => {
   const store = await openAuthorityStore(':memory:', { driver, derivePublicKey })
   t.teardown(() => store.close())
-  await t.rejects(store.rotate(new Uint8Array(31)), { code: 'gate_bad_request', message: /seed must be 32 bytes, got 31 bytes/ })
+  await t.rejects(store.rotate(new Uint8Array(31)), { code: 'gate_bad_request', message: /seed must be a signing key \(a 32-byte Ed25519 seed, or a key file line of another algorithm\), got 31 bytes/ })
   await t.rejects(openAuthorityStore(':memory:', { driver } as never), { code: 'gate_invalid_config', message: /derivePublicKey must be a function/ })
 })
