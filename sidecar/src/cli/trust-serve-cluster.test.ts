@@ -68,6 +68,8 @@ t.before(async () => {
   nodes.push(...(await Promise.all(ports.map(port => startNode(port, ports.filter(p => p !== port))))))
   stores = await openPgStores({ url, derivePublicKey: s => createSigner({ secret: s }).publicKey })
   t.teardown(() => stores.close())
+  // a write needs a quorum: the first node has one once it has judged a peer's heartbeat fresh
+  await until(() => health(nodes[0]!), r => clusterOf(r)?.hasQuorum === true)
   const enrolled = await call(`${nodes[0]!.url}/v1/keys/enroll`, { body: { publicKey: sidecarSigner.publicKey, label: 'sidecar-1' }, headers: auth })
   if (enrolled.status !== 200) throw new Error(`enrol failed: ${enrolled.text}`)
 })
