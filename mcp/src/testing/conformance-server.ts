@@ -59,6 +59,9 @@ const TOOLS: Tool[] = [
   },
 ]
 
+/** What a request handler gets beside the request: `sendRequest` relates what it sends to the call. */
+type ToolExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1]
+
 const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] })
 
 function createConformanceServer(): Server {
@@ -103,14 +106,14 @@ function createConformanceServer(): Server {
         return { ...text('This tool intentionally returns an error for testing'), isError: true }
       case 'test_sampling':
         try {
-          const sampled = await server.request({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: args.prompt ?? '' } }], maxTokens: 100 } }, CreateMessageResultSchema)
+          const sampled = await extra.sendRequest({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: args.prompt ?? '' } }], maxTokens: 100 } }, CreateMessageResultSchema)
           return text(`LLM response: ${(sampled.content as { text?: string }).text ?? 'No response'}`)
         } catch (err) {
           return text(`Sampling not supported or error: ${(err as Error).message}`)
         }
       case 'test_elicitation':
         try {
-          const answer = await server.request(
+          const answer = await extra.sendRequest(
             { method: 'elicitation/create', params: { mode: 'form', message: args.message ?? '', requestedSchema: { type: 'object', properties: { response: { type: 'string', description: "User's response" } }, required: ['response'] } } },
             ElicitResultSchema,
           )
@@ -119,7 +122,7 @@ function createConformanceServer(): Server {
           return text(`Elicitation not supported or error: ${(err as Error).message}`)
         }
       case 'test_elicitation_sep1034_defaults':
-        return elicit(server, 'Test client default value handling - please accept with defaults', {
+        return elicit(extra, 'Test client default value handling - please accept with defaults', {
           name: { type: 'string', description: 'User name', default: 'John Doe' },
           age: { type: 'integer', description: 'User age', default: 30 },
           score: { type: 'number', description: 'User score', default: 95.5 },
@@ -127,7 +130,7 @@ function createConformanceServer(): Server {
           verified: { type: 'boolean', description: 'Verification status', default: true },
         })
       case 'test_elicitation_sep1330_enums':
-        return elicit(server, 'Choose options', {
+        return elicit(extra, 'Choose options', {
           untitledSingle: { type: 'string', enum: ['option1', 'option2', 'option3'] },
           titledSingle: { type: 'string', oneOf: [{ const: 'value1', title: 'First Option' }, { const: 'value2', title: 'Second Option' }, { const: 'value3', title: 'Third Option' }] },
           legacyEnum: { type: 'string', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
@@ -199,10 +202,13 @@ function createConformanceServer(): Server {
   return server
 }
 
-// SEP-1034 and SEP-1330: a form elicitation with the given properties, answered with what the user sent
-async function elicit(server: Server, message: string, properties: Record<string, unknown>): Promise<CallToolResult> {
+// SEP-1034 and SEP-1330: a form elicitation with the given properties, answered with what the user sent.
+// Requests go through the call's `extra` so they ride the call's own response stream: sent unrelated,
+// they would go to the session's GET stream, which the client may not have opened yet (then the SDK
+// drops them and the call waits out its timeout).
+async function elicit(extra: ToolExtra, message: string, properties: Record<string, unknown>): Promise<CallToolResult> {
   try {
-    const answer = await server.request({ method: 'elicitation/create', params: { mode: 'form', message, requestedSchema: { type: 'object', properties, required: [] } } }, ElicitResultSchema)
+    const answer = await extra.sendRequest({ method: 'elicitation/create', params: { mode: 'form', message, requestedSchema: { type: 'object', properties, required: [] } } }, ElicitResultSchema)
     return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`)
   } catch (err) {
     return text(`Elicitation error: ${(err as Error).message}`)
