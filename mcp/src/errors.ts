@@ -109,7 +109,7 @@ export class InsufficientScopeError extends HostedEdgeError {
   }
 }
 
-/** A foreign Host or Origin (DNS rebinding, rebinding-guard.ts): 403. */
+/** A foreign Host or Origin (DNS rebinding, @gate/sdk/server rebinding-guard.ts): 403. */
 export class HostedForbiddenError extends HostedEdgeError {
   constructor(refusal: string) {
     super('gate_forbidden', `Forbidden: ${refusal}`)

@@ -42,7 +42,7 @@ import {
   sendJsonRpcError,
   sendUnauthorized,
 } from './hosted-http.js'
-import type { RebindingGuard } from './rebinding-guard.js'
+import type { RebindingGuard } from '@gate/sdk/server'
 import { EventWriter } from './event-writer.js'
 import { SessionEvents } from './session-events.js'
 import { dispatchByShape } from './shape-dispatch.js'

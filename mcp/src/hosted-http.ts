@@ -1,7 +1,7 @@
 // The HTTP pieces of the hosted edge that come before the SDK transport: the answers it gives itself
 // (gate.hosted.error.v1 bodies with the spec's statuses; JSON-RPC errors for an accepted message), the
 // request checks (Accept, Content-Type) and a body read with a byte limit. Host and Origin are checked
-// before routing (rebinding-guard.ts).
+// before routing (@gate/sdk/server rebinding-guard.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { HostedBadRequestError, HostedPayloadTooLargeError, HostedUnauthorizedError, InsufficientScopeError, type HostedEdgeError } from './errors.js'
 

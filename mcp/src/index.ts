@@ -16,7 +16,7 @@ export type { RelayedRequestRecord, ToolCallDecider, ToolCallRequest, ToolCallVe
 export { HostedEdge, type HostedEdgeOptions, type HostedLimits, type HostedSessionView } from './hosted-edge.js'
 export { createAdmission, type Admission, type AdmissionOptions, type AdmissionResult, type JwtAdmission } from './hosted-admission.js'
 export { HOSTED_PROTOCOL_VERSION } from './hosted-http.js'
-export { createRebindingGuard, isLoopbackHost, readAllowedHost, type RebindingGuard, type RebindingGuardOptions } from './rebinding-guard.js'
+export { createRebindingGuard, isLoopbackHost, readAllowedHost, type RebindingGuard, type RebindingGuardOptions } from '@gate/sdk/server'
 export { SessionEvents, type ReplayRefusal } from './session-events.js'
 export { ENDED_STATES, MemoryEdgeSessionStore, type EdgeEvent, type EdgeSessionRecord, type EdgeSessionStore, type HostedSessionState } from './edge-session-store.js'
 export { scopedSignalFetch } from './client-fetch.js'

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto'
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTVerifyGetKey } from 'jose'
 import { McpConfigError } from './errors.js'
-import { isLoopbackHost } from './rebinding-guard.js'
+import { isLoopbackHost } from '@gate/sdk/server'
 
 export interface OAuthResourceOptions {
   /** The authorization server's issuer identifier (`--oauth-issuer`). */

@@ -30,6 +30,16 @@ export class ConfigError extends GateError {
 export const DURABLE_RECEIPTS_MESSAGE =
   'refusing to start without durable receipts: pass --receipt-store PATH (or --receipt-db PATH), or --allow-ephemeral-receipts for local development (receipts are then lost on restart)'
 
+// ---- listeners (http/) ----
+
+/** A request to Gate's own routes with a Host or Origin this listener does not serve (DNS rebinding): 403. */
+export class ForeignHostError extends GateError {
+  constructor(message: string) {
+    super('gate_forbidden', message)
+    this.name = 'ForeignHostError'
+  }
+}
+
 // ---- stores ----
 // The store errors both backends raise (SQLite here, PostgreSQL in @gate/trust) are part of the store
 // contract, declared beside the store ports in @gate/trust; re-exported for the sidecar's own stores.

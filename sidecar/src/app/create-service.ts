@@ -15,6 +15,7 @@ import { createGetApprovalRoute, createListApprovalsRoute, createRespondRoute } 
 import type { RouteContext } from '../routes/context.js'
 import { formatBaseUrl, parseServiceListenAddress } from '../config/listen-address.js'
 import { listenFailure } from '../config/listen-check.js'
+import { listenerHostGuard } from '../http/listener-host-guard.js'
 import { removeStaleSocket } from '../http/unix-socket.js'
 import { ConfigError } from '../errors.js'
 import type { Authority } from '../config/authority-seed.js'
@@ -40,6 +41,8 @@ import type { FleetLink } from '../fleet/fleet-link.js'
 export interface ServiceOptions {
   listen: string
   timeouts: ListenerTimeouts
+  /** Host names Gate's routes answer besides the loopback ones (--allowed-host; DNS rebinding). */
+  allowedHosts: readonly string[]
   policy: LoadedPolicy
   authority: Authority
   stores: ServiceStores
@@ -190,9 +193,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     if (options.fallback === undefined) router.add('GET', '/metrics', route)
   }
   const fallback = options.fallback?.(kernel, options.tracer)
+  const hostGuard = listenerHostGuard(listen, options.allowedHosts)
   const server = createGateServer({
     router,
     timeouts: options.timeouts,
+    routeGuard: hostGuard === undefined ? undefined : req => hostGuard.refusal(req),
     fallback: fallback === undefined || metrics === undefined ? fallback : observeProxy(metrics, fallback),
     onError: err => options.logger.error({ event: 'request_failed', ...errorFields(err) }, 'request failed'),
     onRouteDone: metrics === undefined ? undefined : createRouteObserver(metrics),
@@ -210,6 +215,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       bound = { url: `${UNIX_PREFIX}${listen.path}`, host: '', port: 0, socketPath: listen.path }
     } else {
       const address = await server.listen(listen.host, listen.port)
+      hostGuard?.bindPort(address.port)
       bound = { url: formatBaseUrl(address.address, address.port), host: address.address, port: address.port, socketPath: null }
     }
   } catch (err) {

@@ -5,6 +5,7 @@ import { GLOBAL_FLAG_OPTIONS, GLOBAL_FLAGS_HELP } from '../config/global-flags.j
 import { parseServiceListenAddress } from '../config/listen-address.js'
 import { checkCanListen } from '../config/listen-check.js'
 import { LISTENER_TIMEOUT_FLAG_OPTIONS, LISTENER_TIMEOUT_FLAGS_HELP } from '../config/listener-timeouts.js'
+import { LISTENER_HOST_FLAG_OPTIONS, LISTENER_HOST_FLAGS_HELP } from '../config/listener-hosts.js'
 import { loadAuthority } from '../config/authority-seed.js'
 import { provideServiceControlToken } from '../config/control-token.js'
 import { readServiceConfig, SERVICE_DEFAULTS } from '../config/service-config.js'
@@ -33,7 +34,8 @@ export const SERVICE_STORE_FLAGS_HELP = `  --listen ADDR               listen ad
   --receipt-store PATH        SQLite receipt store; revocations, approvals, budgets, nonces and issued
                               capabilities live in sibling files (PATH.revocations.db, ...)
   --allow-ephemeral-receipts  keep receipts in memory only (lost on restart); local development only
-${LISTENER_TIMEOUT_FLAGS_HELP}`
+${LISTENER_TIMEOUT_FLAGS_HELP}
+${LISTENER_HOST_FLAGS_HELP}`
 
 // The HTTP route flags of `gate sidecar` and `gate api protect` (the tool-call commands match tools,
 // never paths).
@@ -88,6 +90,7 @@ export const SERVICE_FLAG_OPTIONS = {
   ...TRANSPARENCY_FLAG_OPTIONS,
   ...OBSERVABILITY_FLAG_OPTIONS,
   ...LISTENER_TIMEOUT_FLAG_OPTIONS,
+  ...LISTENER_HOST_FLAG_OPTIONS,
   ...FLEET_FLAG_OPTIONS,
   ...GLOBAL_FLAG_OPTIONS,
 } as const
@@ -164,6 +167,7 @@ export async function startFromFlags(
     tracer: tracing?.tracer,
     listen: config.listen,
     timeouts: config.timeouts,
+    allowedHosts: config.allowedHosts,
     policy,
     authority,
     stores,

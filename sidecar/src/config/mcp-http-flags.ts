@@ -5,7 +5,8 @@
 // with GATE_ADMIN_TOKEN preferred).
 import { readFile } from 'node:fs/promises'
 import { checkControlToken } from '@gate/sdk/server'
-import { readAllowedHost, readOAuthUrl, type AdmissionOptions, type HostedLimits } from '@gate/mcp'
+import { readOAuthUrl, type AdmissionOptions, type HostedLimits } from '@gate/mcp'
+import { readAllowedHosts } from './listener-hosts.js'
 import { ConfigError, UsageError } from '../errors.js'
 
 export const MCP_HTTP_FLAG_OPTIONS = {
@@ -99,15 +100,6 @@ function readCount(value: unknown, flag: string, fallback: number, max: number):
     throw new UsageError(`${flag} must be a whole number from 1 to ${max}, got "${String(value)}"`)
   }
   return n
-}
-
-function readAllowedHosts(value: unknown): string[] {
-  const names = (value as string[] | undefined) ?? []
-  try {
-    return names.map(readAllowedHost)
-  } catch (err) {
-    throw new UsageError((err as Error).message)
-  }
 }
 
 async function readText(path: string, flag: string): Promise<string> {

@@ -6,6 +6,7 @@ import { isInMemoryPath } from '../stores/store-paths.js'
 import { readGlobalFlags, type GlobalFlags } from './global-flags.js'
 import { DEFAULT_LISTEN, parseServiceListenAddress } from './listen-address.js'
 import { readListenerTimeouts, type ListenerTimeouts } from './listener-timeouts.js'
+import { readAllowedHosts } from './listener-hosts.js'
 import { readTransparencyFlags, type TransparencySettings } from './transparency-flags.js'
 import { readObservabilityFlags, type ObservabilitySettings } from './observability-flags.js'
 import { readFleetFlags, type FleetSettings } from './fleet-flags.js'
@@ -30,6 +31,8 @@ export interface ServiceConfig {
   /** --listen, default SERVICE_DEFAULTS.listen. */
   listen: string
   timeouts: ListenerTimeouts
+  /** --allowed-host: Host names Gate's routes answer besides the loopback ones (listener-hosts.ts). */
+  allowedHosts: readonly string[]
   transparency: TransparencySettings
   /** --no-metrics, --log-level, --decision-log-level, GATE_METRICS_TOKEN (observability-flags.ts). */
   observability: ObservabilitySettings
@@ -70,6 +73,7 @@ export function readServiceConfig(values: Record<string, unknown>, env: NodeJS.P
     receiptStore,
     listen,
     timeouts,
+    allowedHosts: readAllowedHosts(values['allowed-host']),
     transparency: readTransparencyFlags(values),
     observability: readObservabilityFlags(values, env),
     caseSensitiveRoutes: values['case-sensitive-routes'] === true,

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { MethodNotAllowedError, NotFoundError, TargetNotOriginFormError } from '@gate/sdk'
 import { chargeBodyTo, createBodyBudget, sendError, type BodyBudget, type BodyBudgetOptions } from '@gate/sdk/server'
 import { LISTENER_TIMEOUT_DEFAULTS, type ListenerTimeouts } from '../config/listener-timeouts.js'
+import { ForeignHostError } from '../errors.js'
 import { answerClientError } from './client-error.js'
 import type { Router } from './router.js'
 import { listenOnSocket } from './unix-socket.js'
@@ -22,6 +23,12 @@ export interface GateServerOptions {
   onError?: (err: unknown) => void
   /** Runs first for every request; returns true when it has answered (the hosted edge's Host check). */
   screen?: (req: IncomingMessage, res: ServerResponse) => boolean
+  /**
+   * Why a request to Gate's own routes is refused (403), or undefined: the Host and Origin check of a
+   * loopback listener (DNS rebinding, rebinding-guard.ts). Requests the fallback proxies are the
+   * upstream's, with its own Host names, and are not checked here.
+   */
+  routeGuard?: (req: IncomingMessage) => string | undefined
   /**
    * Called once a routed request's answer is done (or its connection closed), with its route template
    * (never the raw path) and the seconds since it was routed: the HTTP metrics.
@@ -99,6 +106,10 @@ export function createGateServer(options: GateServerOptions): GateServer {
     const pathname = end === -1 ? target : target.slice(0, end)
     const url = new URL(`http://gate.local${target}`)
     const found = options.router.lookup(req.method ?? 'GET', pathname)
+    if (options.routeGuard !== undefined && (found.kind === 'found' || options.fallback === undefined)) {
+      const refusal = options.routeGuard(req)
+      if (refusal !== undefined) return sendError(res, new ForeignHostError(refusal))
+    }
     if (found.kind === 'found') {
       if (onRouteDone !== undefined) {
         ;(res as RoutedResponse)[ROUTE] = found.pattern

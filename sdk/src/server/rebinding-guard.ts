@@ -1,13 +1,14 @@
-// DNS rebinding (docs/mcp.md, "Transport safety and limits"): a browser page whose name the attacker
-// re-points at the edge's address reaches it as same-origin, sending the attacker's name as Host and
-// Origin. The edge answers only Host names it knows it serves: on a loopback listener the loopback
+// DNS rebinding (docs/security.md, docs/mcp.md "Transport safety and limits"): a browser page whose name
+// the attacker re-points at a listener's address reaches it as same-origin, sending the attacker's name
+// as Host and Origin. A guarded listener (the hosted MCP edge; the routes of `gate sidecar` and `gate api
+// protect`) answers only Host names it knows it serves: on a loopback listener the loopback
 // names (localhost, 127.0.0.1, [::1], and the listener's own address), with no port or the listener's;
 // on any listener the --allowed-host names, with any port. A present Origin must be an allowed one
 // (--allow-origin), or on a loopback listener a loopback origin. Checked before routing, for every
-// route of the listener (/mcp, /admin/*, unknown paths): a route that forgot it would answer.
+// route the listener guards: a route that forgot it would answer.
 import type { IncomingMessage } from 'node:http'
 import { isIP } from 'node:net'
-import { McpConfigError } from './errors.js'
+import { InvalidConfigError } from '../errors.js'
 
 export interface RebindingGuardOptions {
   /** The listener is on a loopback address. */
@@ -43,7 +44,7 @@ export function isLoopbackHost(host: string): boolean {
 export function readAllowedHost(value: string): string {
   const name = value.trim().toLowerCase()
   if (!NAME.test(name) || (name.startsWith('[') && isIP(name.slice(1, -1)) !== 6)) {
-    throw new McpConfigError(`--allowed-host takes a host name or IP address without a port or scheme (an IPv6 address in brackets), got "${value}"`)
+    throw new InvalidConfigError('--allowed-host', 'a host name or IP address without a port or scheme (an IPv6 address in brackets)', value)
   }
   return name
 }
