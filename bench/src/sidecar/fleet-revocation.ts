@@ -118,27 +118,29 @@ export async function runRevocationLatency(log: (line: string) => void): Promise
     }
     log(`trust-control on PostgreSQL and ${SIDECARS} sidecars up; ${REVOCATIONS} revocations`)
     const latencies: number[] = []
+    // as sidecar-fleet.test.ts prints it: from the revoke call's start until the last sidecar denies
+    const untilAll: number[] = []
     for (let round = 0; round < REVOCATIONS; round++) {
       const capability = await issue(control.url)
       for (const url of sidecars) {
         const v = await evaluate(url, capability.header)
         if (v.verdict !== 'allow') throw new Error(`round ${round}: ${url} answered ${v.verdict} (${v.reasonCode}) before the revocation`)
       }
+      const started = performance.now()
       await revoke(control.url, capability.id)
       const answered = performance.now()
-      latencies.push(...(await Promise.all(sidecars.map(url => timeUntilDenied(url, capability.header, answered)))))
+      const round3 = await Promise.all(sidecars.map(url => timeUntilDenied(url, capability.header, answered)))
+      latencies.push(...round3)
+      untilAll.push(answered - started + Math.max(...round3))
     }
-    latencies.sort((a, b) => a - b)
-    const p99 = percentile(latencies, 99)
-    printTable(`fleet: revocation until a sidecar denies, ${REVOCATIONS} revocations x ${SIDECARS} sidecars, trust-control on PostgreSQL (issue #41)`, [
-      {
-        pairs: latencies.length,
-        'p50 ms': percentile(latencies, 50),
-        'p90 ms': percentile(latencies, 90),
-        'p99 ms': p99,
-        'max ms': latencies[latencies.length - 1]!,
-        'poll every ms': POLL_MS,
-      },
+    const row = (what: string, values: number[]) => {
+      const sorted = [...values].sort((a, b) => a - b)
+      return { measured: what, n: sorted.length, 'p50 ms': percentile(sorted, 50), 'p90 ms': percentile(sorted, 90), 'p99 ms': percentile(sorted, 99), 'max ms': sorted[sorted.length - 1]! }
+    }
+    const p99 = percentile([...latencies].sort((a, b) => a - b), 99)
+    printTable(`fleet: revocation until denied, ${REVOCATIONS} revocations x ${SIDECARS} sidecars, trust-control on PostgreSQL, evaluate polled every ${POLL_MS} ms (issue #41)`, [
+      row('each sidecar, from the revoke answer', latencies),
+      row(`all ${SIDECARS}, from the revoke call`, untilAll),
     ])
     const ok = p99 <= GOAL_P99_MS
     process.stdout.write(`revocation p99 <= ${GOAL_P99_MS} ms (${p99.toFixed(1)} ms): ${ok ? 'MET' : 'MISSED'}\n`)
