@@ -7,6 +7,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   sidecar: () => import('./sidecar/evaluate.js'),
   'sidecar-steps': () => import('./sidecar/cpu-budget.js'),
   fleet: () => import('./sidecar/fleet.js'),
+  'fleet-revocation': () => import('./sidecar/fleet-revocation.js'),
   proxy: () => import('./proxy/protect.js'),
   'proxy-steps': () => import('./proxy/cpu-budget.js'),
   openapi: () => import('./openapi/convert-github.js'),

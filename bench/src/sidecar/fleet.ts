@@ -10,6 +10,7 @@
 // from /proc for the sidecar and for trust-control, up to the moment the joined sidecar's outbox is
 // empty again, so the shipping of each round's receipts is charged to it (trust-control runs on the
 // same cores here: its ingest, which verifies every signature, takes CPU the sidecar would otherwise have).
+// Then the revocation latency of issue #41 (fleet-revocation.ts).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,6 +23,7 @@ import { runLoad, type LoadResult } from '../load.js'
 import { median, printTable } from '../measure.js'
 import { cpuMicros } from '../proc-stats.js'
 import { evaluateBody, startProcess } from './evaluate.js'
+import { runRevocationLatency } from './fleet-revocation.js'
 
 const GATE_MAIN = fileURLToPath(new URL('../../../sidecar/dist/cli/main.js', import.meta.url))
 const TOKEN = 'bench-fleet-service-token-0123456789'
@@ -56,8 +58,15 @@ interface Measured {
   controlCpu: number | undefined
 }
 
+const log = (line: string) => process.stdout.write(`bench fleet: ${line}\n`)
+
 export async function run(): Promise<{ ok: boolean }> {
-  const log = (line: string) => process.stdout.write(`bench fleet: ${line}\n`)
+  const throughput = await runThroughput()
+  const revocation = await runRevocationLatency(log)
+  return { ok: throughput.ok && revocation.ok }
+}
+
+async function runThroughput(): Promise<{ ok: boolean }> {
   const dir = mkdtempSync(join(tmpdir(), 'gate-bench-fleet-'))
   const children: ChildProcess[] = []
   const relays: { close(): Promise<void> }[] = []

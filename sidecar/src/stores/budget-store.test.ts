@@ -123,3 +123,23 @@ t.test('two stores on one file capture together without overspending', async t =
   t.equal(results.filter(r => r.allowed).length, 25)
   t.same((await a.usage('cap-3')).grants.map(g => g.used), [25], 'the grant counted only the captures that happened')
 })
+
+t.test('a capture whose deadline passes before its batch commits is rolled back; the rest of the batch commits', async t => {
+  // the injected clock is ahead of the deadline when the capture is applied, and past it just before COMMIT
+  // (a long batch, a slow disk): nothing may commit after its sender stopped waiting (issue 41, fault 1)
+  const readings = [1000]
+  const store = await openBudgetStore(join(t.testdir(), 'budgets.db'), { driver, clock: () => readings.shift() ?? 2000 })
+  t.teardown(() => store.close())
+  const late = { owner: 'cap-late', key: 'g', max: 5, fixedMax: false, kind: 'grant' as const }
+  const other = { owner: 'cap-other', key: 'g', max: 5, fixedMax: false, kind: 'grant' as const }
+  // enqueued in one turn: one batch, one transaction
+  const [lateResult, otherResult] = await Promise.allSettled([
+    store.capture({ invocations: [late], costs: [] }, { captureId: 'req-late', deadlineAt: 1500 }),
+    store.capture({ invocations: [other], costs: [] }, { captureId: 'req-other' }),
+  ])
+  t.match(lateResult, { status: 'rejected', reason: { code: 'gate_store_unavailable', message: /deadline/ } }, 'the late capture answers 503')
+  t.match(otherResult, { status: 'fulfilled', value: { allowed: true, used: [1] } }, 'its batch-mate commits')
+  t.same((await store.usage('cap-late')).grants, [], 'the late capture counted nothing')
+  t.same((await store.usage('cap-other')).grants.map(g => g.used), [1])
+  t.match(await store.capture({ invocations: [late], costs: [] }, { captureId: 'req-late', deadlineAt: 10_000 }), { allowed: true, used: [1] }, 'its id was not used up')
+})

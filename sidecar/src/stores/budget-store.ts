@@ -10,8 +10,10 @@
 // Captures by id (gate trust serve on SQLite, for a fleet's sidecars: store-ports.ts CaptureOptions) are
 // recorded in `budget_captures`, created on first use and not part of revision 10 (like the receipt
 // file's listed_receipts): the record commits with the counters, a retry answers it, a cancel reverses
-// the capture or, arriving first, refuses it. A capture whose deadline passed while it waited in the
-// queue is refused without a write.
+// the capture or, arriving first, refuses it. A capture with a deadline (its sender stops waiting then)
+// never commits past it: refused without a write when it is past as the capture is applied (after the
+// write lock was taken), and looked at again just before COMMIT, where a capture that ran out meanwhile
+// is rolled back (a savepoint) and the rest of its batch applied again without it.
 import { CaptureCancelledError, CaptureDeadlineError } from '@gate/trust'
 import { StoreInputError } from '../errors.js'
 import { openStoreDatabase, type StoreSchema } from './revision-stamp.js'
@@ -37,6 +39,8 @@ export interface BudgetStoreOptions extends DatabaseOptions {
   now?: () => number
   /** Largest group-commit batch, default 512. */
   maxBatchSize?: number
+  /** Monotonic milliseconds compared with a capture's `deadlineAt`, default `performance.now`; injectable for tests. */
+  clock?: () => number
 }
 
 /** What `tryConsume` decided: `used` counts allowed invocations, including this one when allowed. */
@@ -115,18 +119,19 @@ const CURRENCY = /^[A-Z]{3}$/
 
 /** Opens (creating or migrating) the budget store. */
 export async function openBudgetStore(path: string, options: BudgetStoreOptions = {}): Promise<BudgetStore> {
-  const { own, database } = pickOptions('budget store options', options, ['now', 'maxBatchSize'])
+  const { own, database } = pickOptions('budget store options', options, ['now', 'maxBatchSize', 'clock'])
   checkFunctionOption('budget store options.now', own.now)
+  checkFunctionOption('budget store options.clock', own.clock)
   const db = await openStoreDatabase(BUDGET_SCHEMA, path, resolveDatabaseOptions(database))
-  return new BudgetStore(db, own.now ?? unixNow, own.maxBatchSize)
+  return new BudgetStore(db, own.now ?? unixNow, own.maxBatchSize, own.clock)
 }
 
 /** Durable invocation and cost accounting for capability grants. */
 export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> implements TrustBudgetStore {
   readonly #now: () => number
 
-  constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number) {
-    super(db, 'budgets', 'budget update', commitWrites, maxBatchSize)
+  constructor(db: SqliteDatabase, now: () => number, maxBatchSize?: number, clock: () => number = () => performance.now()) {
+    super(db, 'budgets', 'budget update', (tx, writes) => commitWrites(tx, writes, clock), maxBatchSize)
     this.#now = now
   }
 
@@ -205,7 +210,31 @@ export class BudgetStore extends TransactionalStore<BudgetWrite, BudgetResult> i
   }
 }
 
-async function commitWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[]): Promise<BudgetResult[]> {
+// Nothing commits past its deadline: its sender has stopped waiting, or is about to (issue 41, fault 1).
+// A batch holding a capture with a deadline is applied inside a savepoint; when one such capture ran out
+// while the batch was applied, the savepoint is rolled back and the batch applied again with that capture
+// refused. The window left is the COMMIT statement itself, as on PostgreSQL.
+async function commitWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[], clock: () => number): Promise<BudgetResult[]> {
+  const bounded = writes.some(w => w.type === 'capture' && w.deadlineAt !== undefined)
+  if (!bounded) return applyWrites(tx, writes, clock, new Set())
+  const expired = new Set<number>()
+  for (;;) {
+    await tx.exec('SAVEPOINT budget_batch')
+    const results = await applyWrites(tx, writes, clock, expired)
+    const now = clock()
+    const late = writes.flatMap((w, i) => (w.type === 'capture' && w.deadlineAt !== undefined && !(results[i] instanceof Error) && now > w.deadlineAt ? [i] : []))
+    if (late.length === 0) {
+      await tx.exec('RELEASE budget_batch')
+      return results
+    }
+    await tx.exec('ROLLBACK TO budget_batch')
+    await tx.exec('RELEASE budget_batch')
+    for (const i of late) expired.add(i)
+  }
+}
+
+// Applies the batch's writes in order; a capture listed in `expired` ran out before COMMIT once already.
+async function applyWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[], clock: () => number, expired: ReadonlySet<number>): Promise<BudgetResult[]> {
   const results: BudgetResult[] = []
   let tableReady = false
   const capturesTable = async () => {
@@ -214,11 +243,15 @@ async function commitWrites(tx: SqliteExecutor, writes: readonly BudgetWrite[]):
     await tx.exec('CREATE INDEX IF NOT EXISTS budget_captures_by_time ON budget_captures (created_at)')
     tableReady = true
   }
-  for (const write of writes) {
+  for (const [index, write] of writes.entries()) {
     if (write.type === 'capture') {
-      // its sender stops waiting at the deadline: a capture dequeued after it is not made
-      if (write.deadlineAt !== undefined && performance.now() > write.deadlineAt) {
-        results.push(new CaptureDeadlineError('it waited in the budget store queue'))
+      if (expired.has(index)) {
+        results.push(new CaptureDeadlineError('before COMMIT'))
+        continue
+      }
+      // its sender stops waiting at the deadline: a capture that reaches the write lock after it is not made
+      if (write.deadlineAt !== undefined && clock() > write.deadlineAt) {
+        results.push(new CaptureDeadlineError('it waited for the budget store'))
         continue
       }
       if (write.captureId === undefined) {

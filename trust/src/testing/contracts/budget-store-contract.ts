@@ -4,7 +4,8 @@
 // handles, and are reported by usage and the grant list. Plans come from @gate/sdk's planCaptures over
 // real tokens: the siblings of issue 37, children a delegatee signed under one link, each with an id of
 // its own. Captures by id (a fleet's sidecar names each one): a retry counts once, a cancel gives a
-// capture back or, arriving first, refuses it, and a capture past its deadline counts nothing.
+// capture back or, arriving first, refuses it, and a capture past its deadline counts nothing, alone or
+// among many.
 import type { Test } from 'tap'
 import { authorizeCall, delegationLinkId, planCaptures, type CapabilityToken, type CapturePlan, type MonetaryAmount, type ToolCall, type ToolGrant } from '@gate/sdk'
 import { exampleSigner, siblingChildren } from '@gate/sdk/testing'
@@ -130,6 +131,18 @@ export function testBudgetStoreContract(t: Test, open: OpenStore<[TrustBudgetSto
     await t.rejects(a.capture({ invocations: [counter], costs: [] }, { captureId: 'req-7', deadlineAt: performance.now() - 1 }), { code: 'gate_store_unavailable', message: /deadline/ })
     t.same(await a.usage('cap-id-4'), { capabilityId: 'cap-id-4', grants: [], costs: [] })
     t.match(await a.capture({ invocations: [counter], costs: [] }, { captureId: 'req-7', deadlineAt: performance.now() + 60_000 }), { allowed: true, used: [1] }, 'the id was not used up')
+  })
+
+  t.test('captures with deadlines, 40 at once through both handles, spend the maximum exactly; one already late counts nothing', async t => {
+    const [a, b] = await open(t)
+    const counter = { owner: 'cap-id-5', key: '0:POST /pets', max: 20, fixedMax: false, kind: 'grant' as const }
+    // sent together, they share transactions (SQLite's group commit) or queue on the row (PostgreSQL)
+    const settled = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? a : b).capture({ invocations: [counter], costs: [] }, { captureId: `req-8-${i}`, deadlineAt: performance.now() + (i === 7 ? -1 : 60_000) })),
+    )
+    t.match(settled[7], { status: 'rejected', reason: { code: 'gate_store_unavailable' } }, 'the late one answers 503')
+    t.equal(settled.filter(r => r.status === 'fulfilled' && r.value.allowed).length, 20, 'the others spend max_invocations, no more')
+    t.match(await a.usage('cap-id-5'), { grants: [{ used: 20 }] })
   })
 
   t.test('a counter refuses the call past its maximum, or a fixed maximum presented otherwise; usage reports both kinds', async t => {
