@@ -3,8 +3,9 @@
 // receipt. A real trust-control agrees on hybrid signatures with a sidecar signing with a hybrid key,
 // which enrols and ships. A peer advertising no hybrid signatures, an envelope of another schema id or
 // none at all refuses the start with gate_incompatible_peer, and nothing is sent to the peer after
-// its /health. Real `gate` processes; the incompatible peers are a small HTTP server, since a real
-// trust-control cannot serve such envelopes.
+// its /health. A peer that could not be read at start and turns out incompatible later gets no
+// enrolment and no receipt either. Real `gate` processes; the incompatible peers are a small HTTP
+// server, since a real trust-control cannot serve such envelopes.
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { createServer, type Server } from 'node:http'
@@ -12,13 +13,13 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { ANONYMOUS_CALLER, uuidv7 } from '@gate/sdk'
 import { call } from '../testing/http-client.js'
-import { runGate } from '../testing/spawn-gate.js'
+import { runGate, spawnGate, waitForOutput } from '../testing/spawn-gate.js'
 import { FLEET_TOKEN, fleetHealth, startFleetSidecar, startFleetWithUpstream, waitUntil } from '../testing/fleet.js'
 
 const FEATURES = { accepts_anchor_batch_v1: false, accepts_hybrid_signatures: true, delegation_chain_binding: true }
 
-/** A peer answering GET /health with `health` (and 404 to anything else), recording every request. */
-async function fakePeer(t: Test, health: unknown): Promise<{ url: string; requests: string[] }> {
+/** A peer answering GET /health with `health` (and 404 to anything else), recording every request; on `port` when given. */
+async function fakePeer(t: Test, health: unknown, port = 0): Promise<{ url: string; requests: string[] }> {
   const requests: string[] = []
   const server: Server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`)
@@ -26,7 +27,7 @@ async function fakePeer(t: Test, health: unknown): Promise<{ url: string; reques
     res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' })
     res.end(JSON.stringify(found ? health : { error: 'gate_not_found' }))
   })
-  server.listen(0, '127.0.0.1')
+  server.listen(port, '127.0.0.1')
   await once(server, 'listening')
   t.teardown(() => new Promise<void>(resolve => server.close(() => resolve())))
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests }
@@ -97,3 +98,29 @@ for (const [i, refusal] of REFUSALS.entries()) {
     t.same(peer.requests, ['GET /health'], 'nothing but the envelope was read: no enrolment, no receipt')
   })
 }
+
+t.test('a peer unreachable at start and incompatible once it answers: no enrolment, no receipt shipped', async t => {
+  const { dir, spec } = await startFleetWithUpstream(t)
+  // a port nothing listens on yet
+  const probe = createServer().listen(0, '127.0.0.1')
+  await once(probe, 'listening')
+  const port = (probe.address() as AddressInfo).port
+  await new Promise<void>(resolve => probe.close(() => resolve()))
+  const key = await keyFile(dir, 'hybrid')
+  const sidecar = await spawnGate(
+    ['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', join(dir, 'late.db'), '--control-url', `http://127.0.0.1:${port}`, '--authority-seed-file', key, '--no-transparency-log'],
+    { env: { GATE_CONTROL_TOKEN: FLEET_TOKEN } },
+  )
+  t.teardown(() => sidecar.stop('SIGKILL'))
+  t.match(sidecar.output(), /capabilities cannot be read yet/, 'the start goes on without the envelope')
+  const evaluated = await call(`${sidecar.url}/gate/evaluate`, {
+    body: { request_id: uuidv7(), method: 'GET', path: '/pets', route_pattern: '/pets', caller: ANONYMOUS_CALLER, timestamp: Math.floor(Date.now() / 1000) },
+  })
+  t.equal(evaluated.status, 200, 'decisions are made meanwhile')
+  const peer = await fakePeer(t, { status: 'healthy', capabilities: { schema: 'gate.capabilities.v1', features: { ...FEATURES, accepts_hybrid_signatures: false } } }, port)
+  await waitForOutput(sidecar, /gate_incompatible_peer: trust-control .* does not advertise accepts_hybrid_signatures.*; the signing key is not enrolled and no receipt is shipped/)
+  const fleet = await fleetHealth(sidecar.url)
+  t.equal(fleet.key_enrolled, false)
+  t.equal(fleet.outbox.lag, 1, 'the receipt waits in the outbox')
+  t.same(peer.requests.filter(r => r.startsWith('POST')), [], 'no enrolment and no ingest reached the peer')
+})
