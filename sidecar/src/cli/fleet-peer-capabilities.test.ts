@@ -19,12 +19,12 @@ import { FLEET_TOKEN, fleetHealth, startFleetSidecar, startFleetWithUpstream, wa
 const FEATURES = { accepts_anchor_batch_v1: false, accepts_hybrid_signatures: true, delegation_chain_binding: true }
 
 /** A peer answering GET /health with `health` (and 404 to anything else), recording every request; on `port` when given. */
-async function fakePeer(t: Test, health: unknown, port = 0): Promise<{ url: string; requests: string[] }> {
+async function fakePeer(t: Test, health: unknown, port = 0, healthStatus = 200): Promise<{ url: string; requests: string[] }> {
   const requests: string[] = []
   const server: Server = createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`)
     const found = req.method === 'GET' && req.url === '/health'
-    res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' })
+    res.writeHead(found ? healthStatus : 404, { 'content-type': 'application/json' })
     res.end(JSON.stringify(found ? health : { error: 'gate_not_found' }))
   })
   server.listen(port, '127.0.0.1')
@@ -123,4 +123,16 @@ t.test('a peer unreachable at start and incompatible once it answers: no enrolme
   t.equal(fleet.key_enrolled, false)
   t.equal(fleet.outbox.lag, 1, 'the receipt waits in the outbox')
   t.same(peer.requests.filter(r => r.startsWith('POST')), [], 'no enrolment and no ingest reached the peer')
+})
+
+t.test('a trust-control still starting (503, no health yet) is not refused: the start goes on', async t => {
+  const { dir, spec } = await startFleetWithUpstream(t)
+  const peer = await fakePeer(t, { error: 'gate_service_starting', message: 'starting' }, 0, 503)
+  const sidecar = await spawnGate(
+    ['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', join(dir, 'starting.db'), '--control-url', peer.url, '--authority-seed-file', await keyFile(dir, 'ed25519'), '--no-transparency-log'],
+    { env: { GATE_CONTROL_TOKEN: FLEET_TOKEN } },
+  )
+  t.teardown(() => sidecar.stop('SIGKILL'))
+  t.match(sidecar.output(), /capabilities cannot be read yet .*GET \/health is no health answer/)
+  t.notMatch(sidecar.output(), /gate_incompatible_peer/)
 })
