@@ -4,11 +4,13 @@
 // holds no key to make its core form, as checkHttpReceipt): the authority semantics, then the id is the
 // SHA-256 of the canonical receipt without id and signature, and the signature covers the canonical
 // receipt without signature. Keys and signatures in spec 02's forms: Ed25519, P-256 and P-384 (ECDSA, DER
-// signatures, SHA-256 / SHA-384) are checked with WebCrypto; of a hybrid (spec 03) the classical half is
-// checked, and since WebCrypto has no ML-DSA-65 such a receipt is at best unchecked, never verified (a
-// failing classical half is not verified). Where WebCrypto is missing (no secure context, no Ed25519) the
-// receipt is reported unchecked, never verified. A receipt trust-control itself found not to verify
-// (its response's `unverifiedReceipts`) is not verified whatever this page could check.
+// signatures, SHA-256 / SHA-384) are checked with WebCrypto; a hybrid (spec 03) verifies only when both
+// halves do: the classical one with WebCrypto, the ML-DSA-65 one with the installed @noble/post-quantum,
+// which trust-control serves beside this module (trust/src/routes/ui-vendor.ts). Where WebCrypto is
+// missing (no secure context, no Ed25519) the receipt is reported unchecked, never verified. A receipt
+// trust-control itself found not to verify (its response's `unverifiedReceipts`) is not verified whatever
+// this page could check.
+import { ml_dsa65 } from './noble-post-quantum-ml-dsa.js'
 
 /** RFC 8785 canonical JSON of a value parsed from JSON (keys in UTF-16 code unit order). */
 export function canonicalJson(value) {
@@ -67,11 +69,12 @@ export async function verifyReceipt(receipt, trustedKeys) {
     return { state: 'unchecked', detail: `this browser cannot check ${form.name} signatures (${err.message})` }
   }
   if (!valid) return { state: 'not_verified', detail: `the ${form.hybrid ? `classical (${form.name}) half of the hybrid ` : ''}signature does not verify against kernel_key` }
-  if (!trustedKeys.includes(body.kernel_key)) return { state: 'not_verified', detail: 'signature valid, but kernel_key is not a trusted authority key' }
-  if (form.hybrid) {
-    return { state: 'unchecked', detail: `id and the ${form.name} half check, by a trusted authority key; the ML-DSA-65 half cannot be checked in a browser (gate receipt verify checks both)` }
+  if (form.hybrid && !verifyMlDsa(form.mldsa, utf8(canonicalJson(signed)))) {
+    return { state: 'not_verified', detail: 'the ML-DSA-65 half of the hybrid signature does not verify against kernel_key' }
   }
-  return { state: 'verified', detail: `id and ${form.name} signature check; signed by a trusted authority key` }
+  if (!trustedKeys.includes(body.kernel_key)) return { state: 'not_verified', detail: 'signature valid, but kernel_key is not a trusted authority key' }
+  const what = form.hybrid ? `${form.name} + ML-DSA-65 hybrid signature (both halves)` : `${form.name} signature`
+  return { state: 'verified', detail: `id and ${what} check; signed by a trusted authority key` }
 }
 
 const CURVES = {
@@ -90,7 +93,7 @@ function signatureForm(kernelKey, signature) {
     const classical = { 'ed25519+mldsa65': 'ed25519', 'p256+mldsa65': 'p256', 'p384+mldsa65': 'p384' }[key[3]]
     if (classical === undefined || !HEX.test(key[2]) || !HEX.test(sig[2])) return undefined
     const form = classicalForm(classical, key[1], sig[1])
-    return form === undefined ? undefined : { ...form, hybrid: true }
+    return form === undefined ? undefined : { ...form, hybrid: true, mldsa: { key: hexToBytes(key[2]), sig: hexToBytes(sig[2]) } }
   }
   const [algorithm, keyHex, sigHex] = kernelKey.startsWith('p256:') || kernelKey.startsWith('p384:') ? [kernelKey.slice(0, 4), kernelKey.slice(5), signature.slice(5)] : ['ed25519', kernelKey, signature]
   if (algorithm !== 'ed25519' && !signature.startsWith(`${algorithm}:`)) return undefined
@@ -113,6 +116,16 @@ function verifyClassical(subtle, form, message) {
   return subtle
     .importKey('raw', form.key, { name: 'ECDSA', namedCurve: form.curve.name }, false, ['verify'])
     .then(key => subtle.verify({ name: 'ECDSA', hash: form.curve.hash }, key, form.sig, message))
+}
+
+// ML-DSA-65 (FIPS 204, empty context) as the SDK verifies it; a key or signature of the wrong length is
+// no valid signature, never an exception
+function verifyMlDsa(mldsa, message) {
+  try {
+    return ml_dsa65.verify(mldsa.sig, message, mldsa.key)
+  } catch {
+    return false
+  }
 }
 
 // A DER ECDSA signature (SEQUENCE of two INTEGERs, as Gate signs) as the r||s WebCrypto verifies; undefined

@@ -8,6 +8,7 @@ import { createControlAuth } from '../http/control-auth.js'
 import { Router } from '../http/router.js'
 import { createGateServer, type FallbackHandler, type GateServer } from '../http/server.js'
 import { Kernel } from '../kernel/kernel.js'
+import type { SessionLimits } from '../kernel/guards/session-limit.js'
 import { createEvaluateRoute } from '../routes/evaluate.js'
 import { createVerifyRoute } from '../routes/verify.js'
 import { createHealthRoute, createLiveRoute } from '../routes/health.js'
@@ -50,6 +51,8 @@ export interface ServiceOptions {
   controlToken: string
   trustedIssuers: readonly string[]
   strictNonces: boolean
+  /** Limits on agent sessions (gate mcp serve, serve-http, wire serve, run); default none. */
+  sessionLimits?: SessionLimits
   approvalTtlSeconds: number
   nonceTtlSeconds: number
   /** `tracer`: set when tracing is on, for the fallback's own spans. */
@@ -113,6 +116,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     followedIssuers: options.fleet === undefined ? undefined : () => options.fleet!.trustedIssuers(),
     previousKeys: () => stores.previousKeys(),
     strictNonces: options.strictNonces,
+    sessionLimits: options.sessionLimits,
     approvalTtlSeconds: options.approvalTtlSeconds,
     nonceTtlSeconds: options.nonceTtlSeconds,
   })

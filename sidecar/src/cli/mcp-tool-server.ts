@@ -19,6 +19,7 @@ import { tracedDecider } from '../observability/traced-evaluator.js'
 import type { Tracer } from '@opentelemetry/api'
 import type { ToolCallDecider } from '@gate/mcp'
 import { SERVICE_FLAG_OPTIONS, startFromFlags } from './sidecar.js'
+import { readSessionLimits, SESSION_LIMIT_FLAG_OPTIONS, SESSION_LIMIT_FLAGS_HELP } from '../config/session-limit-flags.js'
 import { readSecondsFlag } from './parse-flags.js'
 import { lineLogger, type Logger } from '../observability/logger.js'
 
@@ -32,7 +33,8 @@ export const MCP_TOOL_SERVER_FLAGS_HELP = `  --server-id ID              the ser
                               tool of a wrapped server needs a grant)
   --approval-tool NAME        a tool whose every call waits for an approver (repeatable)
   --tool-timeout-secs N       ceiling of one tool call (default 60); a wrapped server gets at least
-                              60 s to start`
+                              60 s to start
+${SESSION_LIMIT_FLAGS_HELP}`
 
 export const MCP_TOOL_SERVER_FLAG_OPTIONS = {
   ...SERVICE_FLAG_OPTIONS,
@@ -42,6 +44,7 @@ export const MCP_TOOL_SERVER_FLAG_OPTIONS = {
   'allow-tool': { type: 'string', multiple: true },
   'approval-tool': { type: 'string', multiple: true },
   'tool-timeout-secs': { type: 'string' },
+  ...SESSION_LIMIT_FLAG_OPTIONS,
 } as const
 
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024
@@ -91,6 +94,7 @@ export async function startMcpToolService(values: Record<string, unknown>, posit
   let conversion: ReturnType<typeof convertSpec> | undefined
   const service = await startFromFlags({ ...values, listen: controlListen }, name, {
     logToStderr: true,
+    sessionLimits: readSessionLimits(values),
     policyLoader: async (routeOptions): Promise<LoadedPolicy> => {
       if (mode.kind === 'openapi') {
         const bytes = await readSpec(mode.spec)

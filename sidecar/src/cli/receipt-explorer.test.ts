@@ -1,14 +1,17 @@
 // Browser test of the receipt explorer (/ui): a real headless Chromium (puppeteer-core) against the
 // real `gate trust serve` over a receipt store a real `gate sidecar` filled with known decisions. It
 // filters, pages, opens a receipt and sees its signature verified in the browser, then sees a receipt
-// tampered in the store marked not verified. The screenshot is kept in test-artifacts/.
+// tampered in the store marked not verified; receipts signed with a hybrid key are verified in the browser
+// too (both halves: the ML-DSA-65 one with the modules trust-control serves). The screenshot is kept in
+// test-artifacts/.
 import t from 'tap'
 import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ANONYMOUS_CALLER, uuidv7 } from '@gate/sdk'
 import type { Page } from 'puppeteer-core'
 import { gateFiles } from '../testing/gate-files.js'
-import { spawnGate } from '../testing/spawn-gate.js'
+import { runGate, spawnGate } from '../testing/spawn-gate.js'
 import { call } from '../testing/http-client.js'
 import { findChromium, launchChromium } from '../testing/chromium.js'
 
@@ -157,6 +160,42 @@ t.test('the explorer lists, filters, pages and verifies receipts in the browser'
   t.same(pageErrors, [], 'no script error on the page')
 })
 
+t.test('receipts signed with a hybrid key are verified in the browser, both halves', { skip: chromium === undefined ? 'no Chromium installed' : false }, async t => {
+  const { dir, spec, db } = await gateFiles(t)
+  const keyFile = join(dir, 'hybrid.key')
+  t.equal((await runGate(['keygen', '--algorithm', 'p256+mldsa65', keyFile])).code, 0, 'gate keygen')
+  const sidecar = await spawnGate(['sidecar', '--listen', '127.0.0.1:0', '--spec', spec, '--receipt-store', db, '--authority-seed-file', keyFile], { env: { GATE_CONTROL_TOKEN: TOKEN } })
+  t.equal((await call(`${sidecar.url}/gate/evaluate`, { body: request('GET', '/pets/1') })).status, 200)
+  t.equal((await call(`${sidecar.url}/gate/evaluate`, { body: request('POST', '/pets') })).status, 200)
+  t.equal(await sidecar.stop(), 0)
+
+  const serve = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--receipt-db', db, '--authority-seed-file', keyFile], { env: { GATE_CONTROL_TOKEN: TOKEN } })
+  t.teardown(() => serve.stop('SIGKILL'))
+  const browser = await launchChromium(chromium!)
+  t.teardown(() => browser.close())
+  const page = await browser.newPage()
+  const pageErrors: string[] = []
+  page.on('pageerror', err => pageErrors.push(String(err)))
+  const offOrigin: string[] = []
+  page.on('request', r => {
+    // data: URLs are the browser's own (a date input's icon), never a fetch
+    if (!r.url().startsWith(serve.url) && !r.url().startsWith('data:')) offOrigin.push(r.url())
+  })
+  await page.goto(`${serve.url}/ui`)
+  await settled(page)
+  await page.type('#token', TOKEN)
+  await page.click('#token-form button')
+  await page.waitForFunction("document.querySelectorAll('#receipts tbody tr').length === 2")
+  await settled(page)
+  const all = await rows(page)
+  t.same(all.map(r => r.verification), ['verified', 'verified'], 'both hybrid receipts verified in the browser')
+  await page.click(`#receipts tbody tr[data-id="${all[0]!.id}"]`)
+  t.equal(await page.$eval('#detail-verification', el => (el as unknown as DomElement).dataset.state), 'verified')
+  t.match(await page.$eval('#detail-verification', el => el.textContent), /P-256 \+ ML-DSA-65 hybrid signature \(both halves\) check/)
+  t.same(offOrigin, [], 'nothing loaded from another origin')
+  t.same(pageErrors, [], 'no script error on the page')
+})
+
 t.test('the explorer page and scripts are served with a same-origin-only CSP', async t => {
   const { seed, db } = await gateFiles(t)
   const serve = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--receipt-db', db, '--authority-seed-file', seed], { env: { GATE_CONTROL_TOKEN: TOKEN } })
@@ -169,6 +208,11 @@ t.test('the explorer page and scripts are served with a same-origin-only CSP', a
   const script = await call(`${serve.url}/ui/receipt-verify.js`)
   t.equal(script.status, 200)
   t.match(script.headers['content-type'], /^text\/javascript/)
+  const verifier = await call(`${serve.url}/ui/noble-post-quantum-ml-dsa.js`)
+  t.equal(verifier.status, 200, 'the ML-DSA-65 verifier is served beside the page')
+  t.match(verifier.headers['content-security-policy'], /default-src 'none'/)
+  t.notMatch(verifier.text, /^import[^;]*from ['"]@noble/m, 'its imports name the served modules, not packages')
+  t.equal((await call(`${serve.url}/ui/noble-hashes-sha2.js`)).status, 404, 'only the verifier\'s modules are served')
   t.equal((await call(`${serve.url}/ui/..%2fpackage.json`)).status, 404, 'only the named assets are served')
   t.equal((await call(`${serve.url}/ui/nothing.js`)).status, 404)
   t.equal((await call(`${serve.url}/ui`, { method: 'POST', body: {} })).status, 405)

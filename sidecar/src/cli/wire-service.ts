@@ -14,6 +14,7 @@ import { wireRevocationEvents } from '../app/wire-revocations.js'
 import { ToolCallKernel } from '../kernel/tool-call-kernel.js'
 import { lineLogger, type Logger } from '../observability/logger.js'
 import { SERVICE_FLAG_OPTIONS, startFromFlags } from './sidecar.js'
+import { readSessionLimits, SESSION_LIMIT_FLAG_OPTIONS, SESSION_LIMIT_FLAGS_HELP } from '../config/session-limit-flags.js'
 import { readSecondsFlag } from './parse-flags.js'
 import { readSpec } from './mcp-tool-server.js'
 
@@ -26,7 +27,8 @@ export const WIRE_TOOL_FLAGS_HELP = `  --tool-server ID=COMMAND    a stdio MCP s
   --tool-timeout-secs N       ceiling of one tool call (default 60); a wrapped server gets at least 60 s
                               to start
   --control-listen ADDR       where the control routes (approvals, /v1 issuing and revocation) listen
-                              (default 127.0.0.1:0, a free port, logged at start)`
+                              (default 127.0.0.1:0, a free port, logged at start)
+${SESSION_LIMIT_FLAGS_HELP}`
 
 export const WIRE_SERVICE_FLAG_OPTIONS = {
   ...SERVICE_FLAG_OPTIONS,
@@ -35,6 +37,7 @@ export const WIRE_SERVICE_FLAG_OPTIONS = {
   'server-id': { type: 'string' },
   'tool-timeout-secs': { type: 'string' },
   'control-listen': { type: 'string' },
+  ...SESSION_LIMIT_FLAG_OPTIONS,
 } as const
 
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024
@@ -63,6 +66,7 @@ export async function startWireService(values: Record<string, unknown>, name: st
   for (const spec of specs) if (spec.kind === 'openapi') documents.set(spec.serverId, await readSpec(spec.spec))
   const service = await startFromFlags({ ...values, spec: undefined, listen: (values['control-listen'] as string | undefined) ?? '127.0.0.1:0' }, name, {
     logToStderr: true,
+    sessionLimits: readSessionLimits(values),
     // the operator's tool-server configuration is the policy receipts name
     policyLoader: async () => ({ routeTable: null, policyHash: sha256Hex(canonicalJson(policyConfig(specs, documents))), routeCount: 0, source: 'tool servers (--tool-server, --spec)' }),
   })

@@ -1,6 +1,6 @@
 // A service's link to trust-control (--control-url, docs/fleet.md), wired once from the resolved config:
-// the authority it follows, the revocation mirror, the key enrolment, the receipt outbox and the
-// central budgets. It replaces the service's revocation and budget ports and reports on /gate/health.
+// the capability negotiation (peer-capabilities.ts), the authority it follows, the revocation mirror,
+// the key enrolment, the receipt outbox and the central budgets. It replaces the service's revocation and budget ports and reports on /gate/health.
 import { hostname } from 'node:os'
 import type { Signer } from '@gate/sdk'
 import type { FleetSettings } from '../config/fleet-flags.js'
@@ -9,6 +9,7 @@ import type { RevocationPort } from '../kernel/ports.js'
 import { AuthorityFollower } from './authority-follower.js'
 import { ControlConnection, ControlRefusedError } from './control-connection.js'
 import { KeyEnrolment } from './key-enrolment.js'
+import { negotiateWithControl, requiredFeatures } from './peer-capabilities.js'
 import { openOutboxCursor, ReceiptOutbox, type OutboxStatus } from './receipt-outbox.js'
 import { RevocationMirror, type RevocationMirrorStatus } from './revocation-mirror.js'
 import { createRemoteBudgets } from './remote-budgets.js'
@@ -51,6 +52,20 @@ export async function startFleetLink(options: FleetLinkOptions): Promise<{ link:
   const connection = new ControlConnection({ url: settings.controlUrl, token: options.token, ca: settings.ca })
   const origin = settings.controlUrl.href.replace(/\/+$/, '')
   const authority = new AuthorityFollower(connection, log)
+  // spec 03 negotiation first: a peer that would refuse this service's receipts refuses the start
+  let agreedAtStart = false
+  try {
+    const agreed = await negotiateWithControl(connection, requiredFeatures(options.signer.publicKey))
+    agreedAtStart = true
+    log(`fleet: trust-control ${origin} capabilities agreed: ${[...agreed].sort().join(', ') || 'none'}`)
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'gate_incompatible_peer') {
+      connection.close()
+      log(`fleet: gate_incompatible_peer: ${(err as Error).message}; refusing to start`)
+      throw err
+    }
+    log(`fleet: trust-control ${origin} capabilities cannot be read yet (${(err as Error).message}); the signing key is not enrolled and no receipt is shipped until they agree`)
+  }
   const mirror = new RevocationMirror(connection, {
     maxStalenessMs: settings.maxRevocationStalenessMs,
     log,
@@ -67,7 +82,8 @@ export async function startFleetLink(options: FleetLinkOptions): Promise<{ link:
   }
   const synced = await mirror.start(FIRST_SYNC_WAIT_MS)
   if (!synced) log(`fleet: revocations not received from ${origin} within ${FIRST_SYNC_WAIT_MS} ms; requests presenting a capability are denied until they are`)
-  const enrolment = new KeyEnrolment(connection, { publicKey: options.signer.publicKey, label: enrolmentLabel(options.label), log })
+  const negotiate = agreedAtStart ? undefined : () => negotiateWithControl(connection, requiredFeatures(options.signer.publicKey))
+  const enrolment = new KeyEnrolment(connection, { publicKey: options.signer.publicKey, label: enrolmentLabel(options.label), log, negotiate })
   const outbox = new ReceiptOutbox(connection, {
     receipts: stores.raw.receipts.query,
     writer: stores.ports.receipts,

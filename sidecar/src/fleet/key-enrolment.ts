@@ -1,7 +1,9 @@
 // Enrols this process's signing key at trust-control (POST /v1/keys/enroll), so its shipped receipts
 // are accepted at ingest (a receipt signed by a key never enrolled is refused there). Tried at start;
 // when trust-control cannot be reached then, retried in the background until it answers. The receipt
-// outbox waits for it: it never ships receipts an ingest would refuse for want of an enrolment.
+// outbox waits for it: it never ships receipts an ingest would refuse for want of an enrolment. When
+// the capability negotiation with trust-control (peer-capabilities.ts) had not succeeded at start, it
+// runs first; a peer found incompatible (gate_incompatible_peer) ends the attempts for good.
 import type { EnrollRequest } from '@gate/trust'
 import { ControlRefusedError, type ControlConnection } from './control-connection.js'
 
@@ -13,6 +15,8 @@ export interface KeyEnrolmentOptions {
   /** Who the key belongs to (1-128 printable ASCII), shown by GET /v1/keys. */
   label: string
   log: (line: string) => void
+  /** The negotiation to pass before enrolling (rejects with gate_incompatible_peer), or undefined when agreed at start. */
+  negotiate?: () => Promise<unknown>
 }
 
 export class KeyEnrolment {
@@ -22,6 +26,11 @@ export class KeyEnrolment {
   #enrolled = false
   #stopped = false
   #lastError: string | null = null
+  #endRefusal: () => void = () => {}
+  // an incompatible peer: the wait for the enrolment lasts until stop()
+  readonly #refused = new Promise<void>(resolve => {
+    this.#endRefusal = resolve
+  })
 
   constructor(connection: ControlConnection, options: KeyEnrolmentOptions) {
     this.#connection = connection
@@ -44,14 +53,20 @@ export class KeyEnrolment {
 
   stop(): void {
     this.#stopped = true
+    this.#endRefusal()
   }
 
   async #run(): Promise<void> {
     let backoffMs = 250
     const request: EnrollRequest = { publicKey: this.#options.publicKey, label: this.#options.label }
     const body = JSON.stringify(request)
+    let negotiate = this.#options.negotiate
     while (!this.#stopped) {
       try {
+        if (negotiate !== undefined) {
+          await negotiate()
+          negotiate = undefined
+        }
         const answer = await this.#connection.expectMessage('gate.fleet.enrolled_key.v1', this.#connection.post('/v1/keys/enroll', body, TIMEOUT_MS))
         this.#enrolled = true
         this.#lastError = null
@@ -59,6 +74,11 @@ export class KeyEnrolment {
         return
       } catch (err) {
         const message = (err as Error).message
+        if ((err as { code?: unknown }).code === 'gate_incompatible_peer') {
+          this.#lastError = `gate_incompatible_peer: ${message}`
+          this.#options.log(`fleet: ${this.#lastError}; the signing key is not enrolled and no receipt is shipped`)
+          return this.#refused
+        }
         if (message !== this.#lastError) this.#options.log(`fleet: key enrolment: ${message}${err instanceof ControlRefusedError ? '' : '; retrying'}`)
         this.#lastError = message
         await new Promise(resolve => setTimeout(resolve, backoffMs).unref())

@@ -67,7 +67,7 @@ export interface ReceiptOutboxOptions {
   /** The cursor's key: the trust-control URL. */
   target: string
   /** Shipping waits for the signing key's enrolment (ingest refuses receipts of keys never enrolled). */
-  enrolment: Pick<KeyEnrolment, 'whenEnrolled'>
+  enrolment: Pick<KeyEnrolment, 'whenEnrolled' | 'enrolled'>
   log: (line: string) => void
   batchSize?: number
 }
@@ -140,8 +140,9 @@ export class ReceiptOutbox {
   }
 
   async #run(): Promise<void> {
-    // a stop before the enrolment ends the wait (nothing could be shipped)
+    // a stop before the enrolment ends the wait: nothing is shipped unenrolled (ingest would refuse it)
     await Promise.race([this.#options.enrolment.whenEnrolled(), this.#drain])
+    if (!this.#options.enrolment.enrolled) return
     let backoffMs = 200
     while (!this.#stopped) {
       let shippedAny: boolean

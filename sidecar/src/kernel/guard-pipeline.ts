@@ -4,6 +4,7 @@
 //   2. DefaultPolicyGuard      SessionAllow: allow, then only a restricted route's approval and the budget guard
 //      CapabilityGuard         DenyByDefault: token valid and verified, id matches, the call is within it
 //   3. ToolInputGuard          tool calls: an unknown tool, arguments the input_schema rejects
+//      SessionLimitGuard       agent sessions, when a limit is set: calls per session, delegation depth
 //   4. ApprovalGuard           when the route or tool requires approval
 //   5. NonceGuard              DenyByDefault HTTP requests, when strict nonces are on
 //   6. BudgetGuard             last, so a call denied above never spends an invocation or a cost
@@ -17,6 +18,7 @@ import { DefaultPolicyGuard } from './guards/default-policy.js'
 import type { GuardContext, GuardOutcome } from './guards/guard.js'
 import { NonceGuard } from './guards/nonce.js'
 import { RevocationGuard } from './guards/revocation.js'
+import { SessionLimitGuard, type SessionLimits } from './guards/session-limit.js'
 import { ToolInputGuard } from './guards/tool-input.js'
 import type { KernelPorts } from './ports.js'
 
@@ -29,6 +31,8 @@ export interface GuardPipelineOptions {
   /** This authority's own keys (execution nonces are signed with them). */
   ownKeys: () => Iterable<string>
   strictNonces: boolean
+  /** --max-session-calls, --max-delegation-depth; default none. */
+  sessionLimits?: SessionLimits
 }
 
 export class GuardPipeline {
@@ -37,6 +41,7 @@ export class GuardPipeline {
   readonly #defaultPolicy = new DefaultPolicyGuard()
   readonly #capability: CapabilityGuard
   readonly #toolInput = new ToolInputGuard()
+  readonly #sessionLimit: SessionLimitGuard
   readonly #approval: ApprovalGuard
   readonly #nonce: NonceGuard
   readonly #budget: BudgetGuard
@@ -49,6 +54,7 @@ export class GuardPipeline {
     this.#nonce = new NonceGuard(ports.nonces, options.ownKeys)
     this.#budget = new BudgetGuard(ports.budgets)
     this.#strictNonces = options.strictNonces
+    this.#sessionLimit = new SessionLimitGuard(options.sessionLimits ?? { maxCalls: undefined, maxDelegationDepth: undefined })
   }
 
   /** Runs the guards in order, appending their evidence; the first that fails decides (undefined: allow). */
@@ -75,6 +81,10 @@ export class GuardPipeline {
     }
     const input = await run(this.#toolInput.check(ctx))
     if (input !== undefined) return input
+    if (this.#sessionLimit.enabled) {
+      const limited = await run(this.#sessionLimit.check(ctx))
+      if (limited !== undefined) return limited
+    }
     if (subject.approvalRequired) {
       const approval = await run(this.#approval.check(ctx))
       if (approval !== undefined) return approval

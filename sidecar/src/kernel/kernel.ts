@@ -24,6 +24,7 @@ import { CapabilityRecorder, readPresentedCapability, type PresentedCapability }
 import { httpSubject } from './grants.js'
 import { GuardPipeline } from './guard-pipeline.js'
 import type { GuardContext } from './guards/guard.js'
+import type { SessionLimits } from './guards/session-limit.js'
 import type { KernelPorts } from './ports.js'
 import type { ReceiptWriteContext, WrittenReceipt } from '../stores/receipt-writer.js'
 
@@ -42,6 +43,8 @@ export interface KernelOptions {
   /** Issuer keys followed at run time (trust-control's authority, fleet/authority-follower.ts). */
   followedIssuers?: () => readonly string[]
   strictNonces: boolean
+  /** Limits on agent sessions (SessionLimitGuard); default none. */
+  sessionLimits?: SessionLimits
   nonceTtlSeconds: number
   approvalTtlSeconds: number
   /** Unix seconds; injectable for tests. */
@@ -126,7 +129,7 @@ export class Kernel {
     this.policyHash = options.policyHash
     this.#ports = options.ports
     this.#clock = options.clock ?? (() => Math.floor(Date.now() / 1000))
-    this.guards = new GuardPipeline(options.ports, { trustedIssuers: () => this.trustedIssuers(), ownKeys: () => this.ownKeys(), strictNonces: options.strictNonces })
+    this.guards = new GuardPipeline(options.ports, { trustedIssuers: () => this.trustedIssuers(), ownKeys: () => this.ownKeys(), strictNonces: options.strictNonces, sessionLimits: options.sessionLimits })
     this.capabilityRecorder = new CapabilityRecorder(() => this.trustedIssuers())
   }
 

@@ -62,7 +62,7 @@ t.test(`listed receipts (${driver})`, async t => testListedReceiptStoreContract(
 t.test(`revocations (${driver})`, async t => testRevocationStoreContract(t, fresh('revocations.db', path => openRevocationStore(path, { driver }))))
 t.test(`budgets, two connections (${driver})`, async t => testBudgetStoreContract(t, twoOnOneFile('budgets.db', path => openBudgetStore(path, { driver }))))
 t.test(`capabilities (${driver})`, async t => testCapabilityStoreContract(t, fresh('capabilities.db', path => openCapabilityStore(path, { driver }))))
-t.test(`enrolled keys (${driver})`, async t => testEnrolledKeyStoreContract(t, fresh('capabilities.db', path => openEnrolledKeyStore(path, { driver, now: () => 1_700_000_000 }))))
+t.test(`enrolled keys (${driver})`, async t => testEnrolledKeyStoreContract(t, fresh('capabilities.db', path => openEnrolledKeyStore(path, { driver, now: () => 1_700_000_000 })), { hybridKeys: true }))
 t.test(`authority, two connections (${driver})`, async t =>
   testAuthorityStoreContract(t, twoOnOneFile('authority.db', path => openAuthorityStore(path, { driver, derivePublicKey })), derivePublicKey),
 )

@@ -1,8 +1,10 @@
 // GET /health (spec 03): per-node health without authentication. A node over a shared database is
 // clustered and carries the cluster block (cluster.ts); a single SQLite node is not, and has none.
-// `federation` says federation is off. No build identifier is published
+// `federation` says federation is off; `capabilities` is this node's spec 03 negotiation envelope
+// (gate.capabilities.v1), which a joining service or peer reads before it ships anything. No build identifier is published
 // (spec 03, clustered upgrade procedure) and no store paths either (the route is unauthenticated).
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { localCapabilities } from '@gate/sdk'
 import { sendJson } from '@gate/sdk/server'
 import type { AuthorityMessage } from '../fleet/fleet-messages.js'
 import type { AuthorityPort, ClusterPort, HealthPort } from '../ports.js'
@@ -22,6 +24,7 @@ export function createTrustHealthRoute(deps: { authority: AuthorityPort; health:
         unhealthy: Object.entries(stores).filter(([, store]) => !store.healthy).map(([name]) => name),
       },
       federation: { enabled: false, providerCount: 0 },
+      capabilities: localCapabilities(),
     })
   }
 }

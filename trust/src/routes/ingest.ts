@@ -2,17 +2,20 @@
 // and the core-only receipts of tool calls), each validated against its schema, verified (id, signature)
 // and signed by an enrolled key (or the authority's own) before anything is stored; one bad receipt
 // refuses the whole batch with 400 and stores nothing. Idempotent by receipt id: a receipt stored before
-// answers `stored: false` with its seq, so a sidecar retries safely.
+// answers `stored: false` with its seq, so a sidecar retries safely. A receipt carrying lineage (spec 03
+// "Receipt DAG") must also keep the DAG's rules against its parents, found in the store or in the same
+// batch; a parent found in neither does not refuse it (docs/receipts.md, "Receipt lineage").
 // POST /v1/keys/enroll enrols a sidecar's signing key; GET /v1/keys lists them. All need the service token.
 // Request and response shapes: the gate.fleet.* schemas (fleet/fleet-messages.ts), checked on receipt.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { canonicalJson, checkHttpReceiptOffThread, verifyCoreReceipt } from '@gate/sdk'
+import { canonicalJson, checkHttpReceiptOffThread, type LineageNode, verifyCoreReceipt } from '@gate/sdk'
 import { sendJson, sendTrustError } from '@gate/sdk/server'
 import { requireAdmin } from '../authorize.js'
 import { TrustRequestError } from '../errors.js'
 import type { FleetMessages, IngestRequestItem, IngestResponse, KeyListResponse } from '../fleet/fleet-messages.js'
 import type { IngestItem, ReceiptIngestPort, TrustAuthenticator } from '../ports.js'
 import { readQueryParameters } from '../query-params.js'
+import { checkIncomingLineage, type LineageSources, nodeOf } from '../receipt-lineage.js'
 import { signedCoreColumns, signedHttpColumns } from '../stores/receipt-columns.js'
 import { readFleetRequest } from './json-body.js'
 
@@ -27,7 +30,12 @@ interface IngestDeps {
   ingest: ReceiptIngestPort
 }
 
-export function createIngestRoute(deps: IngestDeps) {
+interface IngestRouteDeps extends IngestDeps {
+  /** Where a shipped receipt's lineage parents are looked up. */
+  lineage: LineageSources
+}
+
+export function createIngestRoute(deps: IngestRouteDeps) {
   return async (req: IncomingMessage, res: ServerResponse, _params: Record<string, string>, url: URL): Promise<void> => {
     try {
       requireAdmin(deps.auth, req, 'receipt ingest')
@@ -42,6 +50,7 @@ export function createIngestRoute(deps: IngestDeps) {
         const detail = check.failedStep === 'signer' ? `its signer ${items[i]!.receipt.kernel_key} is not an enrolled key (POST /v1/keys/enroll)` : `${check.failedStep}: ${check.detail}`
         throw new TrustRequestError(`receipts[${i}] rejected: ${detail}; nothing was stored`)
       })
+      await checkBatchLineage(deps.lineage, items)
       const results = await deps.ingest.ingest(items)
       const stored = results.filter(r => r.stored).length
       const answer: IngestResponse = {
@@ -81,6 +90,24 @@ export function createListKeysRoute(deps: IngestDeps) {
     } catch (err) {
       sendTrustError(res, err)
     }
+  }
+}
+
+// spec 03 Receipt DAG over a verified batch: each receipt carrying lineage has a matching parent set,
+// parents on its chain and an ordinal above theirs, its parents read from the batch (any position:
+// the outbox ships in commit order, but the order sent proves nothing) or else the store. A parent in
+// neither is allowed: sidecars do not ship child receipts, so a call following a sampling request names
+// a parent trust-control never holds; GET /v1/receipts/chain shows that chain unverified
+// (unknown_parent) while the parent is missing.
+async function checkBatchLineage(sources: LineageSources, items: readonly IngestItem[]): Promise<void> {
+  const batch = new Map<string, LineageNode>()
+  for (const item of items) {
+    const node = nodeOf(item.receipt.id as string, item.receipt as unknown as Record<string, unknown>)
+    if (node !== undefined) batch.set(node.id, node)
+  }
+  for (const [i, item] of items.entries()) {
+    const problem = await checkIncomingLineage(sources, item.receipt as unknown as Record<string, unknown>, { allowUnknown: true, alsoKnown: batch })
+    if (problem !== undefined) throw new TrustRequestError(`receipts[${i}] (${String(item.receipt.id)}) rejected: lineage ${problem.rule}: ${problem.detail}; nothing was stored`)
   }
 }
 

@@ -74,7 +74,7 @@ export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = 
   const { ingest, budgetCapture, revocationFeed, cluster } = deps
   if (ingest !== undefined) {
     routes.push(
-      { method: 'POST', path: '/v1/receipts/ingest', handler: createIngestRoute({ auth: deps.auth, ingest }) },
+      { method: 'POST', path: '/v1/receipts/ingest', handler: createIngestRoute({ auth: deps.auth, ingest, lineage: { corpus: deps.corpus, listed: deps.listed } }) },
       { method: 'POST', path: '/v1/keys/enroll', handler: createEnrollRoute({ auth: deps.auth, ingest }) },
       { method: 'GET', path: '/v1/keys', handler: createListKeysRoute({ auth: deps.auth, ingest }) },
     )

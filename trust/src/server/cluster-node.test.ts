@@ -2,7 +2,8 @@
 // ages as the database read them, and holds until the next heartbeat or the end of the lease: a request
 // between heartbeats does not re-judge peers by this node's own delay, so a late timer on a busy host no
 // longer flips the leader and raises the term. The heartbeat table is a double (the real one is in
-// trust-serve-cluster.test.ts and trust-serve-membership.test.ts); the clock is injected.
+// trust-serve-cluster.test.ts and trust-serve-membership.test.ts); the clock is injected. A peer whose
+// capability negotiation envelope (its /health, a double here) is incompatible is not counted.
 import t from 'tap'
 import type { HeartbeatResult, NodeHeartbeat } from '../postgres/pg-cluster-store.js'
 import { ClusterNode } from './cluster-node.js'
@@ -11,7 +12,9 @@ const SELF = 'http://a:9091'
 const B = 'http://b:9091'
 const C = 'http://c:9091'
 
-function node(options: { peers?: readonly string[] | undefined; answers: (() => HeartbeatResult)[] }) {
+const ENVELOPE = { schema: 'gate.capabilities.v1', features: { accepts_anchor_batch_v1: false, accepts_hybrid_signatures: true, delegation_chain_binding: true } }
+
+function node(options: { peers?: readonly string[] | undefined; answers: (() => HeartbeatResult)[]; health?: Record<string, unknown> }) {
   let now = 1_000_000
   const lines: string[] = []
   const beats: { members: readonly string[] }[] = []
@@ -37,6 +40,12 @@ function node(options: { peers?: readonly string[] | undefined; answers: (() => 
     refreshAuthority: async () => undefined,
     log: line => lines.push(line),
     now: () => now,
+    // every peer's /health: unreachable unless the test gives one
+    readHealth: async url => {
+      const body = options.health?.[url]
+      if (body === undefined) throw new Error('connect ECONNREFUSED')
+      return { status: 200, body }
+    },
   })
   return { cluster, lines, beats, advance: (ms: number) => (now += ms) }
 }
@@ -100,4 +109,20 @@ t.test('no configured peer: a cluster of one; discovery counts the nodes the tab
   t.match(discovered.cluster.block(), { peerCount: 2, quorumSize: 2 })
   await discovered.cluster.beat()
   t.match(discovered.cluster.block(), { peerCount: 0, quorumSize: 1, hasQuorum: true, leaderUrl: SELF }, 'peers gone from the table are gone from a discovered membership: the survivor leads alone')
+})
+
+t.test('a peer whose envelope is incompatible is not counted; one unreachable or compatible is', async t => {
+  const heartbeats = Array.from({ length: 3 }, () => answer(peer(B, 100), peer(C, 100)))
+  const health = { [B]: { status: 'healthy', capabilities: { schema: 'gate.capabilities.v2', features: {} } }, [C]: { status: 'healthy', capabilities: ENVELOPE } }
+  const { cluster, lines } = node({ answers: heartbeats, health })
+  await cluster.beat()
+  // the envelope reads run beside the heartbeat: one turn of the event loop ends them (the double answers at once)
+  await new Promise(resolve => setImmediate(resolve))
+  await cluster.beat()
+  t.match(cluster.block(), { healthyPeers: 1, unknownPeers: 1, hasQuorum: true, reachableNodes: 2 }, 'B is not counted')
+  t.match(lines, [/^cluster: gate_incompatible_peer: cluster peer http:\/\/b:9091: unsupported capabilities schema "gate.capabilities.v2"/])
+  const unread = node({ answers: [answer(peer(B, 100), peer(C, 100))] })
+  await unread.cluster.beat()
+  await new Promise(resolve => setImmediate(resolve))
+  t.match(unread.cluster.block(), { healthyPeers: 2 }, 'peers whose /health cannot be read count by their heartbeat')
 })

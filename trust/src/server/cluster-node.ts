@@ -13,12 +13,15 @@
 //
 // Membership (spec 03) is fixed at start: the configured peers, also the peer-auth allowlist. Only with
 // discovery asked for (`configuredPeers` undefined) are the nodes seen lately in the heartbeat table the
-// membership (docs/postgres.md says what that gives up).
+// membership (docs/postgres.md says what that gives up). A peer whose capability negotiation envelope
+// is incompatible is not counted (peer-envelopes.ts).
 import type { IncomingMessage } from 'node:http'
+import type { GateFeature } from '@gate/sdk'
 import { computeCluster, leaseOf, type Leadership, type PeerObservation, type PeerState } from '../cluster.js'
 import { createPeerAuthenticator } from '../peer-auth.js'
 import type { ClusterBlock, ClusterPort } from '../ports.js'
 import type { NodeHeartbeat, PgClusterStore } from '../postgres/pg-cluster-store.js'
+import { type HealthReader, PeerEnvelopes } from './peer-envelopes.js'
 
 /** Options of `ClusterNode`. */
 export interface ClusterNodeOptions {
@@ -36,6 +39,10 @@ export interface ClusterNodeOptions {
   log: (line: string) => void
   /** Milliseconds, default Date.now; injectable for tests. */
   now?: () => number
+  /** The features every peer must accept (its envelope is read from its /health); default none. */
+  requiredFeatures?: () => readonly GateFeature[]
+  /** How a peer's /health is read; default fetch. */
+  readHealth?: HealthReader
 }
 
 /** A node's heartbeat loop and its ClusterPort. */
@@ -49,6 +56,7 @@ export class ClusterNode implements ClusterPort {
   readonly #startedAt: number
   readonly #authenticate: (req: IncomingMessage, path: string) => void
   readonly #unlisted = new Set<string>()
+  readonly #envelopes: PeerEnvelopes
   #timer: NodeJS.Timeout | undefined
   #beating: Promise<void> | undefined
   #refreshing: Promise<void> | undefined
@@ -67,6 +75,16 @@ export class ClusterNode implements ClusterPort {
     this.#leaseMs = leaseMs
     this.#freshnessMs = freshnessMs
     this.#retentionMs = Math.max(30_000, 20 * leaseMs)
+    this.#envelopes = new PeerEnvelopes({
+      required: options.requiredFeatures ?? (() => []),
+      log: options.log,
+      now: this.#now,
+      readHealth: options.readHealth,
+      // the same heartbeat's ages, judged again with the peer counted or not
+      onChange: () => {
+        if (this.#view !== undefined && this.databaseReachable) this.#view = this.#compute(true)
+      },
+    })
     this.#authenticate = createPeerAuthenticator({
       serviceToken: options.serviceToken,
       selfUrl: options.selfUrl,
@@ -110,6 +128,8 @@ export class ClusterNode implements ClusterPort {
       this.#lastError = null
       if (wasDown) this.#options.log('cluster: the database is reachable again')
       this.#warnUnlisted(result.peers)
+      // not awaited: a peer slow to answer must not hold the heartbeat
+      void this.#envelopes.visit(result.peers.filter(p => p.ageMs <= this.#freshnessMs && this.#isMember(p.nodeId)).map(p => p.nodeId))
       this.#view = this.#compute(true)
       // not awaited: a reload waits for a rotation's lock, and heartbeats must go on meanwhile (a node
       // whose heartbeat stalls past the lease loses quorum)
@@ -135,6 +155,10 @@ export class ClusterNode implements ClusterPort {
         `warning: cluster: node ${peer.nodeId} writes heartbeats to this database but is not a --cluster-peer of this node: it is not counted in the quorum and its peer requests are refused`,
       )
     }
+  }
+
+  #isMember(nodeId: string): boolean {
+    return this.#options.configuredPeers === undefined || this.#options.configuredPeers.includes(nodeId)
   }
 
   #refreshAuthority(): void {
@@ -196,7 +220,8 @@ export class ClusterNode implements ClusterPort {
   // Peers are judged by their age as the last heartbeat read it (the database's clock), never by the
   // time since: that is this node's own delay, not theirs.
   #compute(reachable: boolean): { block: ClusterBlock; peers: PeerState[] } {
-    const observed: PeerObservation[] = this.#observed.map(n => ({ url: n.nodeId, ageMs: n.ageMs, term: n.term }))
+    // an incompatible peer is not observed: never a candidate
+    const observed: PeerObservation[] = this.#observed.filter(n => !this.#envelopes.refused(n.nodeId)).map(n => ({ url: n.nodeId, ageMs: n.ageMs, term: n.term }))
     const result = computeCluster(
       { selfUrl: this.#options.selfUrl, configuredPeers: this.#options.configuredPeers, observed, selfReachable: reachable, freshnessMs: this.#freshnessMs, errorCount: this.#errorCount },
       this.#leadership,

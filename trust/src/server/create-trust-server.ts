@@ -106,6 +106,8 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
         serviceToken: config.serviceToken,
         authorityGeneration: () => pg.authority.current()?.generation ?? 0,
         refreshAuthority: () => pg.authority.refresh(),
+        // peers sign with the shared authority key: a hybrid one needs peers that accept hybrids
+        requiredFeatures: () => ((pg.authority.current()?.publicKey ?? '').startsWith('hybrid:') ? ['accepts_hybrid_signatures'] : []),
         log,
       })
       await clusterNode.start()

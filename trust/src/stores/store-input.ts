@@ -1,6 +1,6 @@
 // The checks every backend of a store applies before it writes, so the SQLite stores (@gate/sidecar) and
 // the PostgreSQL ones (postgres/) refuse the same values with the same errors.
-import { signingKeyFromBytes, type CapturePlan } from '@gate/sdk'
+import { parsePublicKey, signingKeyFromBytes, type CapturePlan } from '@gate/sdk'
 import { StoreInputError } from '../errors.js'
 import type { ListedReceiptInput } from '../ports.js'
 
@@ -71,13 +71,11 @@ function checkKey(field: string, value: unknown): void {
   if (typeof value !== 'string' || value === '') throw new StoreInputError(field, 'a non-empty string', value)
 }
 
-/** Public keys as receipts write `kernel_key`: 64 hex (Ed25519) or the P-256/P-384 wire forms. */
-export const ENROLLED_KEY = /^(?:[0-9a-f]{64}|p256:04[0-9a-f]{128}|p384:04[0-9a-f]{192})$/
 const LABEL = /^[\x21-\x7e][\x20-\x7e]{0,127}$/
 
-/** Refuses a key or label the table would not hold. */
+/** Refuses a key or label the table would not hold: keys as receipts write `kernel_key`, of any algorithm (spec 02/03 wire forms). */
 export function checkEnrolment(publicKey: unknown, label: unknown): void {
-  if (typeof publicKey !== 'string' || !ENROLLED_KEY.test(publicKey)) throw new StoreInputError('publicKey', 'a hex Ed25519 public key (64 lowercase hex characters)', publicKey)
+  if ('error' in parsePublicKey(publicKey)) throw new StoreInputError('publicKey', 'a public key in a wire form (Ed25519 hex, p256:, p384: or hybrid:)', publicKey)
   if (typeof label !== 'string' || !LABEL.test(label)) throw new StoreInputError('label', '1-128 printable ASCII characters', label)
 }
 
