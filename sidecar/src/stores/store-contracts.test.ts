@@ -4,7 +4,7 @@
 // (postgres/pg-store-contracts.test.ts). Stores shared between handles are two connections to one file.
 import t, { type Test } from 'tap'
 import { join } from 'node:path'
-import { createSigner } from '@gate/sdk'
+import { publicKeyOfKeyBytes } from '@gate/sdk'
 import { testEdgeSessionStoreContract } from '@gate/mcp/testing'
 import {
   testApprovalStoreContract,
@@ -29,7 +29,7 @@ import { openReceiptStore } from './receipt-store.js'
 import { openRevocationStore } from './revocation-store.js'
 import { openTransparencyLogStore } from './transparency-log-store.js'
 
-const derivePublicKey = (seed: Uint8Array) => createSigner({ secret: seed }).publicKey
+const derivePublicKey = publicKeyOfKeyBytes
 
 /** Opens `open(path)` on a fresh file in the test's directory, closed when the test ends. */
 function fresh<S extends { close(): Promise<void> }>(name: string, open: (path: string) => Promise<S>) {
@@ -62,7 +62,7 @@ t.test(`listed receipts (${driver})`, async t => testListedReceiptStoreContract(
 t.test(`revocations (${driver})`, async t => testRevocationStoreContract(t, fresh('revocations.db', path => openRevocationStore(path, { driver }))))
 t.test(`budgets, two connections (${driver})`, async t => testBudgetStoreContract(t, twoOnOneFile('budgets.db', path => openBudgetStore(path, { driver }))))
 t.test(`capabilities (${driver})`, async t => testCapabilityStoreContract(t, fresh('capabilities.db', path => openCapabilityStore(path, { driver }))))
-t.test(`enrolled keys (${driver})`, async t => testEnrolledKeyStoreContract(t, fresh('capabilities.db', path => openEnrolledKeyStore(path, { driver, now: () => 1_700_000_000 })), { hybridKeys: true }))
+t.test(`enrolled keys (${driver})`, async t => testEnrolledKeyStoreContract(t, fresh('capabilities.db', path => openEnrolledKeyStore(path, { driver, now: () => 1_700_000_000 }))))
 t.test(`authority, two connections (${driver})`, async t =>
   testAuthorityStoreContract(t, twoOnOneFile('authority.db', path => openAuthorityStore(path, { driver, derivePublicKey })), derivePublicKey),
 )

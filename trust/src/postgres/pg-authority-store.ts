@@ -7,7 +7,7 @@
 //
 // The seed is stored in the database: whoever can read the `authority_keys` table can sign as the
 // authority. docs/postgres.md says how to restrict it.
-import { InvalidConfigError } from '@gate/sdk'
+import { InvalidConfigError, sha256Hex } from '@gate/sdk'
 import { StoreFailedError, StoreInputError } from '../errors.js'
 import type { AuthorityState, TrustAuthorityStore } from '../store-ports.js'
 import { checkAuthorityKey, isAuthorityKey } from '../stores/store-input.js'
@@ -79,7 +79,8 @@ export class PgAuthorityStore implements TrustAuthorityStore {
       if (last?.public_key === publicKey || (firstOnly && last !== undefined)) return
       if (rows.some(r => r.public_key === publicKey)) throw new StoreInputError('seed', 'a key not used by an earlier generation', publicKey)
       await tx.run('UPDATE authority_keys SET seed = NULL, retired_at = $1 WHERE retired_at IS NULL', [rotatedAt])
-      await tx.run('INSERT INTO authority_keys (generation, public_key, seed, created_at) VALUES ($1, $2, $3, $4)', [(last?.generation ?? 0) + 1, publicKey, Buffer.from(seed), rotatedAt])
+      // key_hash keeps keys unique (migration 5: a hybrid key is too wide for a unique index of its own)
+      await tx.run('INSERT INTO authority_keys (generation, public_key, key_hash, seed, created_at) VALUES ($1, $2, $3, $4, $5)', [(last?.generation ?? 0) + 1, publicKey, sha256Hex(publicKey), Buffer.from(seed), rotatedAt])
     })
     await this.reload()
     if (firstOnly && this.#current !== undefined) return this.current()!

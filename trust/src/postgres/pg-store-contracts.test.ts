@@ -2,7 +2,7 @@
 // test on a database of its own; the SQLite stores run the same suites in @gate/sidecar (both drivers).
 // Stores shared between handles are two nodes (two pools) on one database.
 import t, { type Test } from 'tap'
-import { createSigner } from '@gate/sdk'
+import { publicKeyOfKeyBytes } from '@gate/sdk'
 import {
   postgresSkipReason,
   startPostgres,
@@ -22,7 +22,7 @@ import { openPgStores, PgTransparencyLogStore, type PgStores } from './index.js'
 
 const skip = postgresSkipReason()
 let server!: PostgresServer
-const derivePublicKey = (seed: Uint8Array) => createSigner({ secret: seed }).publicKey
+const derivePublicKey = publicKeyOfKeyBytes
 
 t.before(async () => {
   if (skip !== undefined) return

@@ -3,6 +3,7 @@
 // nodes on one database): the first key is created once, a rotation keeps every earlier key trusted and
 // is seen by the other handle after a reload, and a retired key never becomes current again.
 import type { Test } from 'tap'
+import { generateSigningKey, signingKeyBytes } from '@gate/sdk'
 import type { TrustAuthorityStore } from '../../store-ports.js'
 import type { OpenStore } from './store-factory.js'
 
@@ -25,6 +26,22 @@ export function testAuthorityStoreContract(t: Test, open: OpenStore<[TrustAuthor
     await a.reload()
     t.match(a.current(), { generation: 2, publicKey: second.publicKey }, 'a reload sees the rotation')
     t.same(a.trustedPublicKeys(), b.trustedPublicKeys())
+  })
+
+  // a hybrid key is ~4,000 characters: PostgreSQL keeps keys unique by their hash (migration 5)
+  t.test('authority store: a rotation to a hybrid key, and back to Ed25519', async t => {
+    const [a, b] = await open(t)
+    await a.ensureKey(() => seed(1))
+    const hybrid = signingKeyBytes(generateSigningKey('ed25519+mldsa65'))
+    const second = await a.rotate(hybrid)
+    t.match(second, { publicKey: derivePublicKey(hybrid), generation: 2 })
+    t.match(second.publicKey, /^hybrid:/)
+    await b.reload()
+    t.same(b.current()?.seed, hybrid, 'the other handle reads the hybrid key whole')
+    await b.rotate(seed(3))
+    await a.reload()
+    t.same(a.trustedPublicKeys(), [derivePublicKey(seed(1)), second.publicKey, derivePublicKey(seed(3))])
+    await t.rejects(a.rotate(hybrid), { code: 'gate_bad_request' }, 'the retired hybrid key')
   })
 
   t.test('authority store: a retired key or a malformed seed is refused', async t => {
