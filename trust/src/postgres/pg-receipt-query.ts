@@ -10,7 +10,7 @@ import { chainMemberText, isChainMember } from '../stores/chain-members.js'
 import type { CorePendingRow, TrustReceiptReader } from '../store-ports.js'
 import type { PgDatabase, PgValue } from './pg-database.js'
 import { corpusWhere, isEmptyWindow, scanAggregate, scanCount, type PgCorpusFilter } from './pg-corpus-sql.js'
-import { rollupAggregate, rollupCount, rollupCountColumn, rollupCovers, seqBounds } from './pg-receipt-rollup.js'
+import { rollupAggregate, rollupCount, rollupCountPlan, rollupCovers, seqBounds } from './pg-receipt-rollup.js'
 
 export { corpusWhere, SqlWhere } from './pg-corpus-sql.js'
 
@@ -98,8 +98,9 @@ export class PgReceiptQuery implements TrustReceiptReader {
 
   async countMatching(filter: CorpusFilter): Promise<number> {
     if (isEmptyWindow(filter)) return 0
-    const column = rollupCountColumn(filter)
-    if (column !== undefined && (filter.since !== undefined || filter.until !== undefined || column !== 'total' || filter.throughSeq !== undefined)) return rollupCount(this.#db, filter, column)
+    const plan = rollupCountPlan(filter)
+    // with neither a window, a snapshot nor a flag it is a plain count of one index
+    if (plan !== undefined && (filter.since !== undefined || filter.until !== undefined || plan.column !== 'total' || filter.throughSeq !== undefined)) return rollupCount(this.#db, filter, plan)
     const counts = await Promise.all(splitSubject(filter).map(f => scanCount(this.#db, f)))
     return counts.reduce((a, b) => a + b, 0)
   }

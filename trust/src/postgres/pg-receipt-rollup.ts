@@ -3,10 +3,11 @@
 // tables, the partial hours at either end from the receipts (the time index, under an hour of rows
 // each), and receipts committed after the request's snapshot bound (`throughSeq`) are subtracted again,
 // all read in one REPEATABLE READ snapshot, in which the rollups hold exactly the receipts up to the
-// highest seq it sees. Filters on a capability, agent, tool, outcome, tenant or cost are not rolled up:
-// they select few receipts and their indexes serve them (the caller scans).
+// highest seq it sees. Filters on a capability, tool, outcome, tenant or cost are not rolled up: they
+// select few receipts and their indexes serve them (the caller scans). The agent filter's count is (the
+// agent route's totalCount), from the agent rollup.
 import type { CorpusAggregateRow, CorpusFilter, CorpusGrouping } from '../ports.js'
-import type { PgDatabase, PgExecutor } from './pg-database.js'
+import type { PgDatabase, PgExecutor, PgValue } from './pg-database.js'
 import { isEmptyWindow, scanAggregate, scanCount } from './pg-corpus-sql.js'
 
 const HOUR = 3600
@@ -27,12 +28,20 @@ export function rollupCovers(filter: CorpusFilter, grouping: CorpusGrouping, buc
   return Object.entries(filter).every(([key, value]) => value === undefined || WINDOW_KEYS.has(key))
 }
 
-/** The count column of `countMatching(filter)` in the time rollup, or undefined when it is not rolled up. */
-export function rollupCountColumn(filter: CorpusFilter): string | undefined {
-  const { withCapability, withCost, ...rest } = filter
+/** Where `countMatching(filter)` reads its whole hours: a rollup table and column. */
+export interface RollupCountPlan {
+  table: 'receipt_rollup_time' | 'receipt_rollup_subject'
+  column: 'total' | 'with_capability' | 'with_cost'
+}
+
+/** The rollup `countMatching(filter)` can read, or undefined when it is not rolled up. */
+export function rollupCountPlan(filter: CorpusFilter): RollupCountPlan | undefined {
+  const { withCapability, withCost, subject, ...rest } = filter
   if (withCapability === true && withCost === true) return undefined
   if (!Object.entries(rest).every(([key, value]) => value === undefined || WINDOW_KEYS.has(key))) return undefined
-  return withCapability === true ? 'with_capability' : withCost === true ? 'with_cost' : 'total'
+  // the agent route's count: the agent rollup holds exactly the agent filter's two halves
+  if (subject !== undefined) return withCapability === true || withCost === true ? undefined : { table: 'receipt_rollup_subject', column: 'total' }
+  return { table: 'receipt_rollup_time', column: withCapability === true ? 'with_capability' : withCost === true ? 'with_cost' : 'total' }
 }
 
 /** `aggregate` of a filter `rollupCovers` accepted. */
@@ -59,15 +68,21 @@ export async function rollupAggregate(db: PgDatabase, filter: CorpusFilter, grou
   return [...merged.values()].filter(r => r.total > 0)
 }
 
-/** `countMatching` of a filter `rollupCountColumn` accepted. */
-export async function rollupCount(db: PgDatabase, filter: CorpusFilter, column: string): Promise<number> {
+/** `countMatching` of a filter `rollupCountPlan` accepted. */
+export async function rollupCount(db: PgDatabase, filter: CorpusFilter, plan: RollupCountPlan): Promise<number> {
   if (isEmptyWindow(filter)) return 0
   let count = 0
   await db.transaction(
     tx =>
       combine(tx, filter, {
         rolled: async (from, to) => {
-          count += (await tx.get<{ n: number | null }>(`SELECT sum(${column})::bigint AS n FROM receipt_rollup_time WHERE hour >= $1 AND hour < $2`, [from, to]))?.n ?? 0
+          const params: PgValue[] = [from, to]
+          let agent = ''
+          if (filter.subject !== undefined) {
+            params.push(filter.subject.subjectKey, [...filter.subject.capabilityIds])
+            agent = 'AND (subject_key = $3 OR (subject_key IS NULL AND capability_id = ANY($4::text[])))'
+          }
+          count += (await tx.get<{ n: number | null }>(`SELECT sum(${plan.column})::bigint AS n FROM ${plan.table} WHERE hour >= $1 AND hour < $2 ${agent}`, params))?.n ?? 0
         },
         scanned: async (f, sign) => {
           count += sign * (await scanCount(tx, f))
@@ -97,8 +112,9 @@ async function combine(
   parts: { rolled: (from: number, to: number) => Promise<void>; scanned: (f: CorpusFilter, sign: 1 | -1) => Promise<void> },
 ): Promise<void> {
   const end = (await tx.get<{ end: number }>('SELECT coalesce(max(seq), 0)::bigint AS end FROM receipt_ids'))?.end ?? 0
-  const { withCapability, withCost } = filter
+  const { withCapability, withCost, subject } = filter
   const extra: CorpusFilter = {}
+  if (subject !== undefined) extra.subject = subject
   if (withCapability !== undefined) extra.withCapability = withCapability
   if (withCost !== undefined) extra.withCost = withCost
   const lo = filter.since ?? 0

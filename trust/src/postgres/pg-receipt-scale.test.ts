@@ -132,7 +132,8 @@ t.test('rollups answer exactly what a scan of the same receipts answers', { skip
     for (const [grouping, bucket] of groupings) {
       t.same(sorted(await query.aggregate(window, grouping, bucket)), sorted(await scanAggregate(db, window, grouping, bucket)), `${grouping} ${bucket} over ${JSON.stringify(window)}`)
     }
-    for (const extra of [{}, { withCapability: true }, { withCost: true }]) {
+    const agent = { subject: { subjectKey: `${'a'.repeat(63)}2`, capabilityIds: ['cap-1', 'cap-4'] } }
+    for (const extra of [{}, { withCapability: true }, { withCost: true }, agent, { ...agent, throughSeq: latest - 77 }]) {
       const filter = { ...window, ...extra }
       t.equal(await query.countMatching(filter), await scanCount(db, filter), `count of ${JSON.stringify(filter)}`)
     }

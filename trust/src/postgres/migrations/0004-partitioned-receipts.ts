@@ -133,6 +133,9 @@ export const MIGRATION_0004: PgMigration = {
         UNIQUE NULLS NOT DISTINCT (${r.keys.join(', ')}))`,
       rollupUpsert(r, 'receipts'),
     ]),
+    // the agent route's count reads an agent's hours: by subject key, and by capability for rows without one
+    'CREATE INDEX receipt_rollup_subject_by_agent ON receipt_rollup_subject (subject_key, hour) WHERE subject_key IS NOT NULL',
+    'CREATE INDEX receipt_rollup_subject_by_lineage ON receipt_rollup_subject (capability_id, hour) WHERE subject_key IS NULL',
     'ANALYZE receipts',
   ],
 }
