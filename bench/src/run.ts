@@ -16,6 +16,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   'sdk-steps': () => import('./sdk/cpu-budget.js'),
   'receipt-ingest': () => import('./stores/receipt-ingest.js'),
   'trust-query': () => import('./trust/query.js'),
+  trust: () => import('./trust/trust.js'),
   'core-form': () => import('./trust/core-form.js'),
   transparency: () => import('./transparency/log.js'),
   mcp: () => import('./mcp/tool-calls.js'),

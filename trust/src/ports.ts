@@ -115,6 +115,8 @@ export interface CorpusAggregateRow {
 
 /** The receipt store as trust-control reads it. */
 export interface ReceiptCorpusPort {
+  /** True when `aggregate` reads rollups the store keeps at ingest: analytics needs no in-memory rollup. */
+  readonly keepsRollups?: boolean
   /** The highest committed seq (0 when empty). */
   latestSeq(): Promise<number>
   /** Up to `limit` matching receipts by seq: the oldest first (`asc`, default) or the newest first (`desc`). */

@@ -35,6 +35,8 @@ export interface CorePendingRow {
 
 /** Reads of committed receipts: point loads, cursor pages and the corpus queries of spec 03. */
 export interface TrustReceiptReader {
+  /** True when `aggregate` and window counts read rollups kept at ingest (no in-memory rollup needed). */
+  readonly keepsRollups?: boolean
   /** The highest committed seq (0 when empty). */
   latestSeq(): Promise<number>
   count(): Promise<number>

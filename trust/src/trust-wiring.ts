@@ -42,6 +42,7 @@ export interface RouteSink {
 export function createCorpusPort(receipts: Pick<TrustReceiptStore, 'log' | 'query'>): ReceiptCorpusPort {
   const { log, query } = receipts
   return {
+    keepsRollups: query.keepsRollups === true,
     latestSeq: () => query.latestSeq(),
     queryPage: (filter, limit, order) => query.queryPage(filter, limit, order),
     countMatching: filter => query.countMatching(filter),
@@ -187,9 +188,14 @@ export function createTrustDeps(options: TrustDepsOptions): TrustDeps {
 }
 
 /** Mounts every trust-control route into `router`; returns the query engine and analytics rollup the routes share. */
-export function mountTrustRoutes(router: RouteSink, deps: TrustDeps, options: TrustRouteOptions = {}): { engine: ReceiptQueryEngine; rollup: AnalyticsRollup } {
+export function mountTrustRoutes(router: RouteSink, deps: TrustDeps, options: TrustRouteOptions = {}): { engine: ReceiptQueryEngine; rollup: AnalyticsRollup | undefined } {
   const engine = options.engine ?? createQueryEngine(deps)
-  const rollup = options.rollup ?? new AnalyticsRollup(deps.corpus, { log: deps.log })
+  const rollup = options.rollup ?? inMemoryRollup(deps)
   for (const route of createTrustRoutes(deps, { ...options, engine, rollup })) router.add(route.method, route.path, route.handler)
   return { engine, rollup }
+}
+
+/** The in-memory analytics rollup, unless the store keeps rollups itself (PostgreSQL). */
+export function inMemoryRollup(deps: Pick<TrustDeps, 'corpus' | 'log'>): AnalyticsRollup | undefined {
+  return deps.corpus.keepsRollups === true ? undefined : new AnalyticsRollup(deps.corpus, { log: deps.log })
 }

@@ -6,14 +6,16 @@ import type { GateProcess } from '../../../sidecar/dist/testing/spawn-gate.js'
 import { quantile } from '../measure.js'
 import { agentKey, AGENTS, CAPABILITIES, DAY, DAYS, SERVICE_TOKEN, T0, TENANT_TOKEN } from './corpus.js'
 
-/** The query targets of the issue: selective p99 and analytics. */
+/** The query targets of the issue: selective and agent-route p99, analytics and the operator report. */
 export const TARGET_SELECTIVE_P99_MS = 20
 export const TARGET_ANALYTICS_MS = 1000
 
-/** Every query measurement's row, and the three the targets are about. */
+/** Every query measurement's row, and the five the targets are about. */
 export interface QueryLatencies {
   results: Record<string, string | number>[]
   selective: Latency
+  agent: Latency
+  report: Latency
   analyticsDay: Latency
   analyticsAll: Latency
 }
@@ -46,12 +48,18 @@ export async function measureQueryLatency(client: Client, rows: number): Promise
   results.push(row(`analytics: all ${rows.toLocaleString('en-US')} receipts, day buckets`, analyticsAll))
   const report = await measure(5, i => client.get(`/v1/reports/operator?since=${T0 + (i % DAYS) * DAY}&until=${T0 + (i % DAYS) * DAY + DAY - 1}`))
   results.push(row('operator report: one day', report))
-  return { results, selective, analyticsDay, analyticsAll }
+  return { results, selective, agent: selectiveAgent, report, analyticsDay, analyticsAll }
 }
 
-/** True when the three measurements meet the targets. */
+/** True when the five measurements meet the targets. */
 export function metQueryTargets(l: QueryLatencies): boolean {
-  return l.selective.p99 <= TARGET_SELECTIVE_P99_MS && l.analyticsDay.p99 <= TARGET_ANALYTICS_MS && l.analyticsAll.p99 <= TARGET_ANALYTICS_MS
+  return (
+    l.selective.p99 <= TARGET_SELECTIVE_P99_MS &&
+    l.agent.p99 <= TARGET_SELECTIVE_P99_MS &&
+    l.analyticsDay.p99 <= TARGET_ANALYTICS_MS &&
+    l.analyticsAll.p99 <= TARGET_ANALYTICS_MS &&
+    l.report.p99 <= TARGET_ANALYTICS_MS
+  )
 }
 
 /** One line on the query targets. */
@@ -59,6 +67,8 @@ export function describeQueryTargets(l: QueryLatencies): string {
   const analytics = l.analyticsDay.p99 <= TARGET_ANALYTICS_MS && l.analyticsAll.p99 <= TARGET_ANALYTICS_MS
   return (
     `selective p99 <= ${TARGET_SELECTIVE_P99_MS} ms (${l.selective.p99.toFixed(1)} ms): ${l.selective.p99 <= TARGET_SELECTIVE_P99_MS ? 'met' : 'MISSED'}; ` +
+    `agent route p99 <= ${TARGET_SELECTIVE_P99_MS} ms (${l.agent.p99.toFixed(1)} ms): ${l.agent.p99 <= TARGET_SELECTIVE_P99_MS ? 'met' : 'MISSED'}; ` +
+    `operator report p99 <= ${TARGET_ANALYTICS_MS} ms (${Math.round(l.report.p99)} ms): ${l.report.p99 <= TARGET_ANALYTICS_MS ? 'met' : 'MISSED'}; ` +
     `analytics <= ${TARGET_ANALYTICS_MS} ms (day p99 ${Math.round(l.analyticsDay.p99)} ms, all p99 ${Math.round(l.analyticsAll.p99)} ms): ${analytics ? 'met' : 'MISSED'}`
   )
 }

@@ -71,7 +71,7 @@ export class PgClusterStore {
     const row = await this.#db.get<ReplicationHeads>(
       `SELECT (SELECT value FROM gate_meta WHERE key = 'revocation_stream_id') AS "revocationStreamId",
         (SELECT coalesce(max(seq), 0) FROM revocations) AS revocations,
-        (SELECT coalesce(max(seq), 0) FROM receipts) AS receipts,
+        (SELECT coalesce(max(seq), 0) FROM receipt_ids) AS receipts,
         (SELECT count(*) FROM listed_receipts WHERE kind = 'tool') AS "toolReceipts",
         (SELECT count(*) FROM listed_receipts WHERE kind = 'child') AS "childReceipts",
         (SELECT count(*) FROM capabilities) AS capabilities,

@@ -39,7 +39,7 @@ export interface PgExecutor {
 
 export interface PgTransactionOptions {
   /** `serializable` for read-check-write sequences PostgreSQL must order; default `read committed`. */
-  isolation?: 'read committed' | 'serializable'
+  isolation?: 'read committed' | 'repeatable read' | 'serializable'
   /** Attempts when PostgreSQL reports a serialization failure or a deadlock (both safe to retry), default 5. */
   attempts?: number
   /**
@@ -176,7 +176,7 @@ export class PgDatabase implements PgExecutor {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.withClient(async client => {
-          await client.query(options.isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN')
+          await client.query(options.isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : options.isolation === 'repeatable read' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ' : 'BEGIN')
           try {
             if (deadlineAt !== undefined) {
               const ms = remaining()

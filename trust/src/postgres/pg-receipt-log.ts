@@ -9,12 +9,20 @@
 // holder's commit), and numbers its rows from there; the lock is released only once it has committed.
 // Appends of every node are thereby serial, one batch per transaction. A receipt id already stored is
 // not stored again (ingest is idempotent): its append answers the stored seq with `stored: false`.
+//
+// Since migration 4 `receipts` is partitioned by week: the receipt id and the seq are kept unique by
+// `receipt_ids`, and the per-hour rollups analytics reads are brought up to date, all in the one
+// statement that inserts the batch (a writable CTE over the batch's arrays). That statement was kept
+// rather than COPY: COPY cannot feed the id table and the rollups in the same round trip, and the
+// batch's 19 arrays already arrive as one parameter each (docs/postgres.md, "Receipts at scale").
 import { ReceiptPersistenceError, StoreInputError } from '../errors.js'
 import { GroupCommit, type GroupCommitStats } from '../stores/group-commit.js'
 import type { TrustReceiptLog } from '../store-ports.js'
 import { rowValues, type CommittedReceipts, type ReceiptRow } from '../stores/receipt-row.js'
 import { isUnavailable, pgErrorText, toStoreError, type PgDatabase, type PgExecutor, type PgValue } from './pg-database.js'
 import { RECEIPT_APPEND_LOCK } from './pg-locks.js'
+import { ReceiptPartitions } from './pg-receipt-partitions.js'
+import { ROLLUPS, rollupUpsert } from './migrations/0004-partitioned-receipts.js'
 
 /** Options of `PgReceiptLog`. */
 export interface PgReceiptLogOptions {
@@ -22,6 +30,8 @@ export interface PgReceiptLogOptions {
   maxBatchSize?: number
   onError?: (err: Error) => void
   onRecover?: () => void
+  /** Where partition maintenance reports what it could not do. */
+  log?: (line: string) => void
 }
 
 /** An append's result: the row's seq, and false when the receipt id was already stored (that row's seq). */
@@ -56,18 +66,25 @@ const COLUMNS: readonly [string, string][] = [
   ['http_json', 'text'],
   ['core_json', 'text'],
 ]
-const INSERT_SQL = `INSERT INTO receipts (seq, ${COLUMNS.map(([c]) => c).join(', ')})
-  SELECT * FROM unnest($1::bigint[], ${COLUMNS.map(([, type], i) => `$${i + 2}::${type}[]`).join(', ')})`
-const CORE_SQL = 'UPDATE receipts SET core_json = u.core FROM unnest($1::bigint[], $2::text[]) AS u(seq, core) WHERE receipts.seq = u.seq RETURNING receipts.seq'
+const BATCH = `SELECT * FROM unnest($1::bigint[], ${COLUMNS.map(([, type], i) => `$${i + 2}::${type}[]`).join(', ')}) AS b(seq, ${COLUMNS.map(([c]) => c).join(', ')})`
+const INSERT_SQL = `WITH batch AS MATERIALIZED (${BATCH}),
+  ids AS (INSERT INTO receipt_ids (receipt_id, seq, timestamp) SELECT receipt_id, seq, timestamp FROM batch),
+  ${ROLLUPS.map((r, i) => `r${i} AS (${rollupUpsert(r, 'batch')})`).join(',\n  ')}
+  INSERT INTO receipts (seq, ${COLUMNS.map(([c]) => c).join(', ')}) SELECT * FROM batch`
+// the timestamp names the partition; the seq finds the row in it
+const CORE_SQL = `UPDATE receipts SET core_json = u.core FROM (SELECT u.seq, u.core, i.timestamp FROM unnest($1::bigint[], $2::text[]) AS u(seq, core) JOIN receipt_ids i ON i.seq = u.seq) AS u
+  WHERE receipts.seq = u.seq AND receipts.timestamp = u.timestamp RETURNING receipts.seq`
 
 /** Group-committed appends and core-form updates of the `receipts` table. */
 export class PgReceiptLog implements TrustReceiptLog {
   readonly #db: PgDatabase
   readonly #queue: GroupCommit<LogWrite, LogResult>
   readonly #followers = new Set<(batch: CommittedReceipts) => void>()
+  readonly #partitions: ReceiptPartitions
 
   constructor(db: PgDatabase, options: PgReceiptLogOptions = {}) {
     this.#db = db
+    this.#partitions = new ReceiptPartitions(db, { log: options.log })
     this.#queue = new GroupCommit<LogWrite, LogResult>({
       store: 'receipts',
       maxBatchSize: options.maxBatchSize,
@@ -142,6 +159,8 @@ export class PgReceiptLog implements TrustReceiptLog {
     const appends = writes.flatMap((w, i) => (w.type === 'append' ? [{ w, i }] : []))
     const cores = writes.flatMap((w, i) => (w.type === 'core' ? [{ w, i }] : []))
     let committed: CommittedReceipts | undefined
+    // values[2] is the timestamp (rowValues order)
+    if (appends.length > 0) await this.#partitions.ensure(appends.map(a => (a.w as Extract<LogWrite, { type: 'append' }>).values[2] as number))
     await this.#db.transaction(async tx => {
       if (appends.length > 0) committed = await appendBatch(tx, appends.map(a => a.w as Extract<LogWrite, { type: 'append' }>), (k, r) => (results[appends[k]!.i] = r))
       if (cores.length > 0) {
@@ -174,8 +193,8 @@ async function appendBatch(
   await tx.get('SELECT pg_advisory_xact_lock($1)', [RECEIPT_APPEND_LOCK.toString()])
   const ids = writes.map(w => w.receiptId)
   const state = await tx.get<{ end: number; existing: [string, number][] | null }>(
-    `SELECT (SELECT coalesce(max(seq), 0) FROM receipts) AS end,
-      (SELECT json_agg(json_build_array(receipt_id, seq)) FROM receipts WHERE receipt_id = ANY($1::text[])) AS existing`,
+    `SELECT (SELECT coalesce(max(seq), 0) FROM receipt_ids) AS end,
+      (SELECT json_agg(json_build_array(receipt_id, seq)) FROM receipt_ids WHERE receipt_id = ANY($1::text[])) AS existing`,
     [ids],
   )
   const known = new Map<string, number>(state?.existing ?? [])

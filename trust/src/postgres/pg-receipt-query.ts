@@ -1,13 +1,18 @@
 // Reads of the receipts table on PostgreSQL: point loads, cursor pages and trust-control's corpus queries
 // (spec 03 receipt query, analytics, operator report). The SQLite reader names its access paths because
-// SQLite without statistics guesses poorly; PostgreSQL's planner has statistics and the plain indexes of
-// migration 1, so each query is the filter as written. Every value is a numbered parameter.
+// SQLite without statistics guesses poorly; PostgreSQL's planner has statistics and an index per filter
+// ending in seq (migration 4), so a page is the filter as written plus a keyset bound (`seq > cursor`,
+// never OFFSET). Windows and whole-corpus counts come from the per-hour rollups (pg-receipt-rollup.ts).
 import type { CorpusAggregateRow, CorpusFilter, CorpusGrouping, CorpusRow } from '../ports.js'
 import { StoreInputError } from '../errors.js'
 import type { StoredReceipt } from '../stores/receipt-row.js'
 import { chainMemberText, isChainMember } from '../stores/chain-members.js'
 import type { CorePendingRow, TrustReceiptReader } from '../store-ports.js'
 import type { PgDatabase, PgValue } from './pg-database.js'
+import { corpusWhere, isEmptyWindow, scanAggregate, scanCount, type PgCorpusFilter } from './pg-corpus-sql.js'
+import { rollupAggregate, rollupCount, rollupCountPlan, rollupCovers, seqBounds } from './pg-receipt-rollup.js'
+
+export { corpusWhere, SqlWhere } from './pg-corpus-sql.js'
 
 const RECEIPT_HEX = /^[0-9a-f]{64}$/
 
@@ -20,58 +25,10 @@ const SELECT_COLUMNS = `seq, receipt_id AS "receiptId", timestamp, request_id AS
   cost_units AS "costUnits", cost_currency AS "costCurrency", attempted_cost_units AS "attemptedCostUnits", kind,
   decision_receipt_id AS "decisionReceiptId", http_json AS "httpJson", core_json AS "coreJson"`
 
-const METRICS = `count(*) AS total, count(*) FILTER (WHERE outcome = 'allow') AS allow, count(*) FILTER (WHERE outcome = 'deny') AS deny,
-  count(*) FILTER (WHERE outcome = 'cancelled') AS cancelled, count(*) FILTER (WHERE outcome = 'incomplete') AS incomplete,
-  coalesce(sum(cost_units), 0) AS charged, coalesce(sum(attempted_cost_units), 0) AS attempted`
-
-/** A WHERE clause and its parameters; `param` numbers further values after the filter's. */
-export class SqlWhere {
-  readonly terms: string[] = []
-  readonly params: PgValue[] = []
-
-  /** The placeholder of a new parameter holding `value`. */
-  param(value: PgValue): string {
-    this.params.push(value)
-    return `$${this.params.length}`
-  }
-
-  add(term: string): void {
-    this.terms.push(term)
-  }
-
-  get sql(): string {
-    return this.terms.length === 0 ? '' : `WHERE ${this.terms.join(' AND ')}`
-  }
-}
-
-/** The WHERE clause of a corpus filter (spec 03 semantics: AND, inclusive bounds). */
-export function corpusWhere(f: CorpusFilter): SqlWhere {
-  const w = new SqlWhere()
-  if (f.capabilityId !== undefined) w.add(`capability_id = ${w.param(f.capabilityId)}`)
-  if (f.toolServer !== undefined) w.add(`tool_server = ${w.param(f.toolServer)}`)
-  if (f.toolName !== undefined) w.add(`tool_name = ${w.param(f.toolName)}`)
-  if (f.outcome !== undefined) w.add(`outcome = ${w.param(f.outcome)}`)
-  if (f.tenant !== undefined) w.add(`tenant = ${w.param(f.tenant)}`)
-  if (f.since !== undefined) w.add(`timestamp >= ${w.param(f.since)}`)
-  if (f.until !== undefined) w.add(`timestamp <= ${w.param(f.until)}`)
-  if (f.costCurrency !== undefined) w.add(`cost_currency = ${w.param(f.costCurrency)} AND cost_units IS NOT NULL`)
-  if (f.minCost !== undefined) w.add(`cost_units >= ${w.param(f.minCost)}`)
-  if (f.maxCost !== undefined) w.add(`cost_units <= ${w.param(f.maxCost)}`)
-  if (f.withCost === true) w.add('cost_units IS NOT NULL')
-  if (f.withCapability === true) w.add('capability_id IS NOT NULL')
-  if (f.subject !== undefined) {
-    const key = w.param(f.subject.subjectKey)
-    const ids = f.subject.capabilityIds
-    w.add(ids.length === 0 ? `subject_key = ${key}` : `(subject_key = ${key} OR (subject_key IS NULL AND capability_id = ANY(${w.param(ids)}::text[])))`)
-  }
-  if (f.afterSeq !== undefined) w.add(`seq > ${w.param(f.afterSeq)}`)
-  if (f.throughSeq !== undefined) w.add(`seq <= ${w.param(f.throughSeq)}`)
-  return w
-}
-
 /** Committed receipts, read (any node's). */
 export class PgReceiptQuery implements TrustReceiptReader {
   readonly #db: PgDatabase
+  readonly keepsRollups = true
 
   constructor(db: PgDatabase) {
     this.#db = db
@@ -79,27 +36,28 @@ export class PgReceiptQuery implements TrustReceiptReader {
 
   async getById(receiptId: string): Promise<StoredReceipt | undefined> {
     if (typeof receiptId !== 'string' || !RECEIPT_HEX.test(receiptId)) return undefined
-    return this.#db.get<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE receipt_id = $1`, [receiptId])
+    // the id table names the row's seq and timestamp: the timestamp prunes to its partition
+    return this.#db.get<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE (seq, timestamp) = (SELECT seq, timestamp FROM receipt_ids WHERE receipt_id = $1)`, [receiptId])
   }
 
   async getBySeq(seq: number): Promise<StoredReceipt | undefined> {
-    return this.#db.get<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE seq = $1`, [seq])
+    return this.#db.get<StoredReceipt>(`SELECT ${SELECT_COLUMNS} FROM receipts WHERE (seq, timestamp) = (SELECT seq, timestamp FROM receipt_ids WHERE seq = $1)`, [seq])
   }
 
   /** Of `receiptIds`, those stored, with their seq (receipt ids are unique here). */
   async findStored(receiptIds: readonly string[]): Promise<Map<string, number>> {
     const ids = [...new Set(receiptIds)].filter(id => RECEIPT_HEX.test(id))
     if (ids.length === 0) return new Map()
-    const rows = await this.#db.all<{ receiptId: string; seq: number }>('SELECT receipt_id AS "receiptId", seq FROM receipts WHERE receipt_id = ANY($1::text[])', [ids])
+    const rows = await this.#db.all<{ receiptId: string; seq: number }>('SELECT receipt_id AS "receiptId", seq FROM receipt_ids WHERE receipt_id = ANY($1::text[])', [ids])
     return new Map(rows.map(r => [r.receiptId, Number(r.seq)]))
   }
 
   async count(): Promise<number> {
-    return (await this.#db.get<{ n: number }>('SELECT count(*) AS n FROM receipts'))?.n ?? 0
+    return (await this.#db.get<{ n: number }>('SELECT count(*) AS n FROM receipt_ids'))?.n ?? 0
   }
 
   async latestSeq(): Promise<number> {
-    return (await this.#db.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM receipts'))?.seq ?? 0
+    return (await this.#db.get<{ seq: number }>('SELECT coalesce(max(seq), 0) AS seq FROM receipt_ids'))?.seq ?? 0
   }
 
   async listAfter(cursorSeq: number, limit: number): Promise<StoredReceipt[]> {
@@ -122,50 +80,48 @@ export class PgReceiptQuery implements TrustReceiptReader {
     checkLimit(limit)
     if (order !== 'asc' && order !== 'desc') throw new StoreInputError('order', 'asc or desc', order)
     if (isEmptyWindow(filter)) return []
-    const w = corpusWhere(filter)
-    return this.#db.all<CorpusRow>(`SELECT ${PAGE_COLUMNS} FROM receipts ${w.sql} ORDER BY seq ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ${w.param(limit)}`, w.params)
+    const bounded = await this.#boundBySeq(filter)
+    if (bounded === undefined) return []
+    // the agent: its rows with the subject key, and those without one found by its capabilities, are
+    // two keyset scans (each on its own index, in seq order) merged here, never one scan sorted
+    const parts = splitSubject(bounded)
+    const pages = await Promise.all(
+      parts.map(f => {
+        const w = corpusWhere(f)
+        return this.#db.all<CorpusRow>(`SELECT ${PAGE_COLUMNS} FROM receipts ${w.sql} ORDER BY seq ${order === 'asc' ? 'ASC' : 'DESC'} LIMIT ${w.param(limit)}`, w.params)
+      }),
+    )
+    if (pages.length === 1) return pages[0]!
+    const merged = pages.flat().sort((a, b) => (order === 'asc' ? a.seq - b.seq : b.seq - a.seq))
+    return merged.slice(0, limit)
   }
 
   async countMatching(filter: CorpusFilter): Promise<number> {
     if (isEmptyWindow(filter)) return 0
-    const w = corpusWhere(filter)
-    return (await this.#db.get<{ n: number }>(`SELECT count(*) AS n FROM receipts ${w.sql}`, w.params))?.n ?? 0
+    const plan = rollupCountPlan(filter)
+    // with neither a window, a snapshot nor a flag it is a plain count of one index
+    if (plan !== undefined && (filter.since !== undefined || filter.until !== undefined || plan.column !== 'total' || filter.throughSeq !== undefined)) return rollupCount(this.#db, filter, plan)
+    const counts = await Promise.all(splitSubject(filter).map(f => scanCount(this.#db, f)))
+    return counts.reduce((a, b) => a + b, 0)
   }
 
-  /** Counts and cost sums of the receipts matching `filter`, grouped as the SQLite reader groups them. */
-  async aggregate(filter: CorpusFilter, grouping: CorpusGrouping, bucketSeconds = 86400, perBucket = false): Promise<CorpusAggregateRow[]> {
-    if (!Number.isSafeInteger(bucketSeconds) || bucketSeconds < 1) throw new StoreInputError('bucketSeconds', 'a positive integer', bucketSeconds)
-    if (isEmptyWindow(filter)) return []
-    const w = corpusWhere(filter)
-    const split = perBucket && grouping !== 'none' && grouping !== 'time'
-    const bucketExpr = () => `timestamp - timestamp % ${w.param(bucketSeconds)}`
-    const bucket = split ? `${bucketExpr()} AS "bucketStart", ` : ''
-    const keys = (n: number) => Array.from({ length: n + (split ? 1 : 0) }, (_, i) => i + 1).join(', ')
-    let sql: string
-    switch (grouping) {
-      case 'none':
-        sql = `SELECT ${METRICS} FROM receipts ${w.sql}`
-        break
-      case 'time':
-        sql = `SELECT ${bucketExpr()} AS "bucketStart", ${METRICS} FROM receipts ${w.sql} GROUP BY 1`
-        break
-      case 'tool':
-        sql = `SELECT ${bucket}tool_server AS "toolServer", tool_name AS "toolName", ${METRICS} FROM receipts ${w.sql} GROUP BY ${keys(2)}`
-        break
-      case 'subject':
-        sql = `SELECT ${bucket}subject_key AS "subjectKey", CASE WHEN subject_key IS NULL THEN capability_id END AS "capabilityId", ${METRICS}
-          FROM receipts ${w.sql} GROUP BY ${keys(2)}`
-        break
-      case 'cost':
-        w.add('(cost_units IS NOT NULL OR attempted_cost_units IS NOT NULL)')
-        sql = `SELECT ${bucket}capability_id AS "capabilityId", subject_key AS "subjectKey", cost_currency AS "costCurrency", ${METRICS}
-          FROM receipts ${w.sql} GROUP BY ${keys(3)}`
-        break
-      default:
-        throw new StoreInputError('grouping', 'none, time, tool, subject or cost', grouping)
+  // A time window narrowed to the seqs its hours hold (the time rollup's bounds), so a page by seq reads
+  // only that range; undefined when no receipt lies in the window.
+  async #boundBySeq(filter: CorpusFilter): Promise<CorpusFilter | undefined> {
+    if (filter.since === undefined && filter.until === undefined) return filter
+    const bounds = await seqBounds(this.#db, filter.since, filter.until)
+    if (bounds === null) return undefined
+    return {
+      ...filter,
+      afterSeq: Math.max(filter.afterSeq ?? 0, bounds.min - 1),
+      throughSeq: Math.min(filter.throughSeq ?? Number.MAX_SAFE_INTEGER, bounds.max),
     }
-    const rows = await this.#db.all<CorpusAggregateRow>(sql, w.params)
-    return rows.filter(r => r.total > 0)
+  }
+
+  /** Counts and cost sums of the receipts matching `filter`, grouped as the SQLite reader groups them (from the rollups when they cover the filter). */
+  async aggregate(filter: CorpusFilter, grouping: CorpusGrouping, bucketSeconds = 86400, perBucket = false): Promise<CorpusAggregateRow[]> {
+    if (rollupCovers(filter, grouping, bucketSeconds, perBucket)) return rollupAggregate(this.#db, filter, grouping, bucketSeconds)
+    return scanAggregate(this.#db, filter, grouping, bucketSeconds, perBucket)
   }
 
   /** Rows after `afterSeq` without a stored core form, ascending; with `kernelKey`, only rows naming that signer. */
@@ -198,10 +154,17 @@ export class PgReceiptQuery implements TrustReceiptReader {
   async close(): Promise<void> {}
 }
 
+// The agent filter as two disjoint filters (rows with the subject key; rows without one, by capability).
+function splitSubject(filter: CorpusFilter): PgCorpusFilter[] {
+  const subject = filter.subject
+  if (subject === undefined || subject.capabilityIds.length === 0) return [filter]
+  return [
+    { ...filter, subject: { subjectKey: subject.subjectKey, capabilityIds: [] } },
+    { ...filter, subject: undefined, lineageOf: subject.capabilityIds },
+  ]
+}
+
 function checkLimit(limit: number): void {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10000) throw new StoreInputError('limit', 'an integer from 1 to 10000', limit)
 }
 
-function isEmptyWindow(f: CorpusFilter): boolean {
-  return f.since !== undefined && f.until !== undefined && f.since > f.until
-}

@@ -30,7 +30,7 @@ export class PgTransparencyLogStore implements TransparencyLogBackend {
   }
 
   latestReceipt(): Promise<{ seq: number; timestamp: number } | undefined> {
-    return this.#db.get<{ seq: number; timestamp: number }>('SELECT seq, timestamp FROM receipts ORDER BY seq DESC LIMIT 1')
+    return this.#db.get<{ seq: number; timestamp: number }>('SELECT seq, timestamp FROM receipt_ids ORDER BY seq DESC LIMIT 1')
   }
 
   receiptsAfter(afterSeq: number, limit: number): Promise<LogReceipt[]> {

@@ -51,7 +51,7 @@ export function createQueryEngine(deps: TrustDeps): ReceiptQueryEngine {
 /** The trust-control route table over `deps`. */
 export function createTrustRoutes(deps: TrustDeps, options: TrustRouteOptions = {}): TrustRoute[] {
   const engine = options.engine ?? createQueryEngine(deps)
-  const rollup = options.rollup ?? new AnalyticsRollup(deps.corpus, { log: deps.log })
+  const rollup = options.rollup ?? (deps.corpus.keepsRollups === true ? undefined : new AnalyticsRollup(deps.corpus, { log: deps.log }))
   const read = { auth: deps.auth, engine, corpus: deps.corpus }
   const listed = { auth: deps.auth, listed: deps.listed, authority: deps.authority, corpus: deps.corpus }
   const routes: TrustRoute[] = [

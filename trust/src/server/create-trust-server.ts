@@ -140,7 +140,12 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
     // Analytics over the whole corpus reads an in-memory rollup; fold the stored receipts in now, in the
     // background (requests meanwhile wait for it, or aggregate in SQL when they filter receipts).
     const warmStarted = Date.now()
-    rollup.warm().then(
+    if (rollup === undefined) {
+      deps.corpus.latestSeq().then(
+        seq => log(`analytics rollup ready through seq ${seq} (0 ms): per-hour rollups kept at ingest by the store`),
+        err => log(`analytics rollup failed: ${(err as Error).message}`),
+      )
+    } else rollup.warm().then(
       () => log(`analytics rollup ready through seq ${rollup.through} (${Date.now() - warmStarted} ms)`),
       err => log(`analytics rollup failed: ${(err as Error).message}`),
     )

@@ -4,6 +4,7 @@ import type { PgMigration } from './migration.js'
 import { MIGRATION_0001 } from './0001-trust-stores.js'
 import { MIGRATION_0002 } from './0002-transparency-log.js'
 import { MIGRATION_0003 } from './0003-budget-captures.js'
+import { MIGRATION_0004 } from './0004-partitioned-receipts.js'
 import { MIGRATION_0005 } from './0005-key-hashes.js'
 
-export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([MIGRATION_0001, MIGRATION_0002, MIGRATION_0003, MIGRATION_0005])
+export const PG_MIGRATIONS: readonly PgMigration[] = Object.freeze([MIGRATION_0001, MIGRATION_0002, MIGRATION_0003, MIGRATION_0004, MIGRATION_0005])
