@@ -69,7 +69,7 @@ t.test('GATE_DATABASE_URL selects PostgreSQL and keeps the password off argv', {
   const url = await server.createDatabase('gate_env')
   const serve = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--service-token-file', join(dir, 'token')], { env: { ...noEnv, GATE_DATABASE_URL: url } })
   t.teardown(() => serve.stop('SIGKILL'))
-  t.match(serve.output(), /receipts: postgres postgres:\/\/gate:\*\*\*@127\.0\.0\.1:\d+\/gate_env_[0-9a-f]+ \(schema version 4, applied 1, 2, 3, 4 now\)/)
+  t.match(serve.output(), /receipts: postgres postgres:\/\/gate:\*\*\*@127\.0\.0\.1:\d+\/gate_env_[0-9a-f]+ \(schema version 5, applied 1, 2, 3, 4, 5 now\)/)
   t.notMatch(serve.output(), new URL(url).password)
   const health = await call(`${serve.url}/health`)
   t.match(health.body, { clustered: true, cluster: { selfUrl: serve.url, hasQuorum: true, role: 'leader' }, stores: { healthy: true } })
