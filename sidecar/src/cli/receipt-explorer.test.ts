@@ -4,7 +4,7 @@
 // tampered in the store marked not verified; receipts signed with a hybrid key are verified in the browser
 // too (both halves: the ML-DSA-65 one with the modules trust-control serves). The screenshot is kept in
 // test-artifacts/.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -50,6 +50,16 @@ async function runSql(path: string, sql: string, params: unknown[]): Promise<num
   }
 }
 
+/** A Chromium page, closed at teardown, and the script errors it reports. */
+async function openPage(t: Test): Promise<{ page: Page; pageErrors: string[] }> {
+  const browser = await launchChromium(chromium!)
+  t.teardown(() => browser.close())
+  const page = await browser.newPage()
+  const pageErrors: string[] = []
+  page.on('pageerror', err => pageErrors.push(String(err)))
+  return { page, pageErrors }
+}
+
 async function settled(page: Page): Promise<void> {
   await page.waitForFunction("document.body.dataset.busy === 'false'")
 }
@@ -90,11 +100,7 @@ t.test('the explorer lists, filters, pages and verifies receipts in the browser'
 
   const serve = await spawnGate(serveArgs, { env: { GATE_CONTROL_TOKEN: TOKEN } })
   t.teardown(() => serve.stop('SIGKILL'))
-  const browser = await launchChromium(chromium!)
-  t.teardown(() => browser.close())
-  const page = await browser.newPage()
-  const pageErrors: string[] = []
-  page.on('pageerror', err => pageErrors.push(String(err)))
+  const { page, pageErrors } = await openPage(t)
   await page.setViewport({ width: 1280, height: 900 })
 
   await page.goto(`${serve.url}/ui`)
@@ -171,11 +177,7 @@ t.test('receipts signed with a hybrid key are verified in the browser, both halv
 
   const serve = await spawnGate(['trust', 'serve', '--listen', '127.0.0.1:0', '--receipt-db', db, '--authority-seed-file', keyFile], { env: { GATE_CONTROL_TOKEN: TOKEN } })
   t.teardown(() => serve.stop('SIGKILL'))
-  const browser = await launchChromium(chromium!)
-  t.teardown(() => browser.close())
-  const page = await browser.newPage()
-  const pageErrors: string[] = []
-  page.on('pageerror', err => pageErrors.push(String(err)))
+  const { page, pageErrors } = await openPage(t)
   const offOrigin: string[] = []
   page.on('request', r => {
     // data: URLs are the browser's own (a date input's icon), never a fetch
