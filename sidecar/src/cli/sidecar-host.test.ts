@@ -55,7 +55,6 @@ t.test('gate api protect: its own routes check Host, what it forwards keeps the 
   t.teardown(() => upstream.close())
   const gate = await spawnGate(['api', 'protect', '--upstream', upstream.url, '--spec', spec, '--receipt-store', db, '--authority-seed-file', seed, '--listen', '127.0.0.1:0'], { env: { GATE_CONTROL_TOKEN: 'host-test-control-token-0123456789' } })
   t.teardown(() => gate.stop('SIGKILL'))
-  const port = portOf(gate.url)
   const own = await send(gate.url, 'evil.example', 'GET', '/gate/health')
   t.equal(own.status, 403, 'a Gate route under a foreign Host')
   t.match(JSON.parse(own.body), { error: 'gate_forbidden' })
