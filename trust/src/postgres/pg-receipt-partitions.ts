@@ -3,7 +3,10 @@
 // the partition a week's receipts land in usually exists a week before the first of them arrives. A
 // timestamp before 2000 or more than eight weeks ahead creates nothing (such a row lands in the DEFAULT
 // partition rather than leaving a partition behind for a clock that was wrong). Creation is its own short
-// transaction, outside the append's: two nodes racing create it once (the loser sees it exists).
+// transaction, outside the append's: two nodes racing create it once (the loser sees it exists). A node
+// whose role may not create tables (docs/postgres.md: nodes may run with data privileges only) keeps
+// appending: the week's rows land in the DEFAULT partition, said once per week in the log; `gate trust
+// migrate` creates the coming weeks' partitions with the owner's role (`ensureAhead`).
 import type { PgDatabase } from './pg-database.js'
 import { RECEIPT_PARTITION_SECONDS } from './migrations/0004-partitioned-receipts.js'
 
@@ -48,15 +51,28 @@ export class ReceiptPartitions {
         const code = sqlState(err)
         // another node created it meanwhile (duplicate), or the default partition already holds rows of
         // that week (check violation): either way the rows have a home
-        if (code === '42P07' || code === '23505' || code === '23514') {
+        if (code === '42P07' || code === '23505' || code === '23514' || code === '42501') {
           this.#known.add(week)
           if (code === '23514') this.#log(`receipts partition for week ${week} not created: the default partition holds rows of that week; they stay there`)
+          if (code === '42501') {
+            this.#log(
+              `receipts partition for week ${week} not created: this role may not create tables, so that week's receipts go to the default partition; ` +
+                'give the role CREATE on the schema, or run `gate trust migrate` as the owner at least every eight weeks (it creates the coming weeks)',
+            )
+          }
           continue
         }
         throw err
       }
     }
   }
+}
+
+/** Creates the partitions of this week and the next seven (as far ahead as `ensure` ever creates). */
+export async function ensurePartitionsAhead(db: PgDatabase, now = Math.floor(Date.now() / 1000)): Promise<number> {
+  const weeks = Array.from({ length: AHEAD_WEEKS }, (_, k) => now + k * RECEIPT_PARTITION_SECONDS)
+  await new ReceiptPartitions(db, { now: () => now }).ensure(weeks)
+  return partitionStart(now) + AHEAD_WEEKS * RECEIPT_PARTITION_SECONDS
 }
 
 // The SQLSTATE of a driver error, also when wrapped in a store error (its cause).

@@ -8,7 +8,7 @@ import type { CorpusFilter, CorpusGrouping } from '../ports.js'
 import type { ReceiptRow } from '../stores/receipt-row.js'
 import { postgresSkipReason, startPostgres, type PostgresServer } from '../testing/postgres-server.js'
 import { receiptRow } from '../testing/receipt-rows.js'
-import { migrate, openPgStores, PgDatabase, PG_MIGRATIONS, type PgStores } from './index.js'
+import { ensurePartitionsAhead, migrate, openPgStores, PgDatabase, PG_MIGRATIONS, type PgStores } from './index.js'
 import { corpusWhere, scanAggregate, scanCount } from './pg-corpus-sql.js'
 
 const skip = postgresSkipReason()
@@ -180,4 +180,31 @@ t.test('keyset pages visit every match once, in seq order', { skip }, async t =>
     const newest = await query.queryPage(filter, 25, 'desc')
     t.same(newest.map(r => r.seq), expected.slice(-25).reverse().map(r => r.seq), 'newest first')
   }
+})
+
+t.test('a node whose role has data privileges only keeps appending: a new week goes to the default partition', { skip }, async t => {
+  const url = await server.createDatabase()
+  const owner = await open(t, url)
+  // roles are the server's, not the database's: a name of this test's own
+  const role = `gate_data_${url.slice(-12)}`
+  await owner.db.run(`CREATE ROLE ${role} LOGIN PASSWORD 'data-only-password'`)
+  await owner.db.run(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`)
+  await owner.db.run(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${role}`)
+  const dataUrl = new URL(url)
+  dataUrl.username = role
+  dataUrl.password = 'data-only-password'
+  const lines: string[] = []
+  const node = await openPgStores({ url: dataUrl.href, derivePublicKey, poolSize: 2, connectTimeoutMs: 60_000, log: line => lines.push(line) })
+  t.teardown(() => node.close())
+  // three weeks ahead: no partition yet (migration 4 made this week's and the next), and this role may not make one
+  const ahead = Math.floor(Date.now() / 1000) + 3 * 604_800
+  t.same(await node.receipts.log.append(receiptRow(1, { timestamp: ahead })), { seq: 1, stored: true }, 'the append commits')
+  const where = await owner.db.get<{ name: string }>("SELECT tableoid::regclass::text AS name FROM receipts WHERE seq = 1")
+  t.equal(where?.name, 'receipts_default', 'in the default partition')
+  t.match(lines.join('\n'), /partition for week \d+ not created: this role may not create tables/, 'said in the log, with what to do')
+  t.equal((await node.receipts.query.getBySeq(1))?.timestamp, ahead, 'and read back')
+  // the owner's `gate trust migrate` makes the coming weeks; the one the default partition holds rows of stays there
+  const through = await ensurePartitionsAhead(owner.db)
+  t.ok(through > ahead, 'partitions made ahead, past the stored week')
+  t.same(await node.receipts.log.append(receiptRow(2, { timestamp: ahead + 60 })), { seq: 2, stored: true })
 })

@@ -27,6 +27,8 @@ export interface PgStoresOptions extends PgDatabaseOptions {
   onReceiptError?: (err: Error) => void
   /** Unix seconds, default the system clock. */
   now?: () => number
+  /** Operator-facing lines (a receipts partition that could not be created); default none. */
+  log?: (line: string) => void
 }
 
 /** Trust-control's stores on PostgreSQL. */
@@ -49,7 +51,7 @@ export interface PgStores {
 
 /** Connects, migrates and opens every store; closes the pool again when any step fails. */
 export async function openPgStores(options: PgStoresOptions): Promise<PgStores> {
-  const { derivePublicKey, maxBatchSize, onReceiptError, now: clock, capturePoolSize, ...database } = options
+  const { derivePublicKey, maxBatchSize, onReceiptError, now: clock, capturePoolSize, log: logLine, ...database } = options
   const now = clock ?? (() => Math.floor(Date.now() / 1000))
   const name = database.applicationName ?? PG_DATABASE_DEFAULTS.applicationName
   const db = new PgDatabase(database)
@@ -71,7 +73,7 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
   try {
     const migrations = await migrate(db)
     await listener.start()
-    const log = new PgReceiptLog(db, { maxBatchSize, onError: onReceiptError })
+    const log = new PgReceiptLog(db, { maxBatchSize, onError: onReceiptError, log: logLine })
     const authority = new PgAuthorityStore(db, derivePublicKey, now)
     await authority.reload()
     return {

@@ -42,7 +42,7 @@ export async function createTrustServer(options: TrustOptions): Promise<TrustSer
   const backend: TrustBackend =
     store.kind === 'sqlite'
       ? await openSqliteBackend(host, { receiptDb: store.receiptDb, revocationDb: store.revocationDb, budgetDb: store.budgetDb, authorityDb: store.authorityDb, log })
-      : await openPostgresBackend({ url: store.url, poolSize: store.poolSize })
+      : await openPostgresBackend({ url: store.url, poolSize: store.poolSize, log })
   const { stores } = backend
   let transparency: TransparencyService | undefined
   let listener: TrustListener | undefined

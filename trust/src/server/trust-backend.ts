@@ -48,10 +48,12 @@ export async function openSqliteBackend(host: Pick<TrustServerHost, 'openSqliteS
 export interface PostgresBackendOptions {
   url: string
   poolSize?: number
+  /** Operator-facing lines of the stores (a receipts partition that could not be created). */
+  log?: (line: string) => void
 }
 
 export async function openPostgresBackend(options: PostgresBackendOptions): Promise<TrustBackend> {
-  const pg = await openPgStores({ url: options.url, poolSize: options.poolSize, derivePublicKey: publicKeyOfKeyBytes, applicationName: 'gate trust serve' })
+  const pg = await openPgStores({ url: options.url, poolSize: options.poolSize, derivePublicKey: publicKeyOfKeyBytes, applicationName: 'gate trust serve', log: options.log })
   const { migrations } = pg
   return {
     kind: 'postgres',
