@@ -23,6 +23,8 @@ export interface PgStoresOptions extends PgDatabaseOptions {
   derivePublicKey: (seed: Uint8Array) => string
   /** Largest receipt group-commit batch, default 512. */
   maxBatchSize?: number
+  /** Receipt batches of at least this many new rows are COPYed (PgReceiptLogOptions.copyFromRows). */
+  copyFromRows?: number
   /** Called once per failed receipt commit. */
   onReceiptError?: (err: Error) => void
   /** Unix seconds, default the system clock. */
@@ -49,7 +51,7 @@ export interface PgStores {
 
 /** Connects, migrates and opens every store; closes the pool again when any step fails. */
 export async function openPgStores(options: PgStoresOptions): Promise<PgStores> {
-  const { derivePublicKey, maxBatchSize, onReceiptError, now: clock, capturePoolSize, ...database } = options
+  const { derivePublicKey, maxBatchSize, copyFromRows, onReceiptError, now: clock, capturePoolSize, ...database } = options
   const now = clock ?? (() => Math.floor(Date.now() / 1000))
   const name = database.applicationName ?? PG_DATABASE_DEFAULTS.applicationName
   const db = new PgDatabase(database)
@@ -71,7 +73,7 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
   try {
     const migrations = await migrate(db)
     await listener.start()
-    const log = new PgReceiptLog(db, { maxBatchSize, onError: onReceiptError })
+    const log = new PgReceiptLog(db, { maxBatchSize, copyFromRows, onError: onReceiptError })
     const authority = new PgAuthorityStore(db, derivePublicKey, now)
     await authority.reload()
     return {
