@@ -1,6 +1,7 @@
 // Batches the receipt log COPYs (PgReceiptLogOptions.copyFromRows) store exactly what the unnest
-// statement stores: the same rows of the text COPY's format has to escape (tabs, newlines, carriage
-// returns, backslashes, `\N` and `\.` as data, quotes, non-ASCII), the same seqs, ids and rollups.
+// statement stores: rows holding what COPY's text format must escape (tabs, newlines, carriage
+// returns, backslashes, `\N` and `\.` as data, quotes, non-ASCII), the same seqs, ids and rollups; a
+// role that may not create temporary tables appends its large batches through unnest.
 import t from 'tap'
 import { createSigner } from '@gate/sdk'
 import type { ReceiptRow } from '../stores/receipt-row.js'
@@ -117,4 +118,30 @@ t.test('copyFromRows must be a positive integer or Infinity', async t => {
   t.teardown(() => db.close())
   for (const bad of [0, -1, 1.5, Number.NaN]) t.throws(() => new PgReceiptLog(db, { copyFromRows: bad }), { code: 'gate_invalid_config' })
   t.ok(new PgReceiptLog(db, { copyFromRows: Number.POSITIVE_INFINITY }))
+})
+
+t.test('a role without TEMPORARY on the database appends large batches through unnest', { skip }, async t => {
+  const url = await server.createDatabase('gate_copy_notemp')
+  const role = `gate_writer_${process.pid}`
+  const owner = await openPgStores({ url, derivePublicKey, poolSize: 2 })
+  // the owner migrates and makes the week's partition (creating one needs CREATE on the schema)
+  await owner.receipts.log.append(receiptRow(0))
+  await owner.db.run(`CREATE ROLE ${role} LOGIN PASSWORD 'writer-password-0123'`)
+  await owner.db.run(`REVOKE TEMPORARY ON DATABASE "${new URL(url).pathname.slice(1)}" FROM PUBLIC`)
+  await owner.db.run(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`)
+  await owner.db.run(`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ${role}`)
+  await owner.close()
+  const writer = new URL(url)
+  writer.username = role
+  writer.password = 'writer-password-0123'
+  const stores = await openPgStores({ url: writer.toString(), derivePublicKey, poolSize: 2, copyFromRows: 1 })
+  t.teardown(() => stores.close())
+  await t.rejects(stores.db.run('CREATE TEMPORARY TABLE probe (x int)'), /permission denied/, 'the role really may not create temporary tables')
+  const rows = Array.from({ length: 300 }, (_, i) => receiptRow(i + 1))
+  t.same(
+    (await stores.receipts.log.appendMany(rows)).map(r => r.seq),
+    rows.map((_, i) => i + 2),
+    'one batch of 300 stored, consecutive seqs after the owner’s row',
+  )
+  t.equal((await stores.db.get<{ n: number }>('SELECT count(*)::int AS n FROM receipt_rollup_time WHERE with_capability >= 0'))!.n > 0, true, 'the rollups were filled')
 })

@@ -82,9 +82,9 @@ const BATCH = `SELECT * FROM unnest($1::bigint[], ${COLUMNS.map(([, type], i) =>
 const INSERT_SQL = `WITH batch AS MATERIALIZED (${BATCH}),
   ${insertFrom('batch')}`
 // The staging table lives as long as the connection and is emptied by each COMMIT (or ROLLBACK).
-const STAGE_SQL = `CREATE TEMPORARY TABLE IF NOT EXISTS receipt_batch (seq bigint NOT NULL, ${COLUMNS.map(([c, type]) => `${c} ${type}`).join(', ')}) ON COMMIT DELETE ROWS`
-const COPY_SQL = `COPY receipt_batch (seq, ${NAMES}) FROM STDIN`
-const INSERT_STAGED_SQL = `WITH ${insertFrom('receipt_batch')}`
+const STAGE_SQL = `CREATE TEMPORARY TABLE IF NOT EXISTS pg_temp.receipt_batch (seq bigint NOT NULL, ${COLUMNS.map(([c, type]) => `${c} ${type}`).join(', ')}) ON COMMIT DELETE ROWS`
+const COPY_SQL = `COPY pg_temp.receipt_batch (seq, ${NAMES}) FROM STDIN`
+const INSERT_STAGED_SQL = `WITH ${insertFrom('pg_temp.receipt_batch')}`
 // the timestamp names the partition; the seq finds the row in it
 const CORE_SQL = `UPDATE receipts SET core_json = u.core FROM (SELECT u.seq, u.core, i.timestamp FROM unnest($1::bigint[], $2::text[]) AS u(seq, core) JOIN receipt_ids i ON i.seq = u.seq) AS u
   WHERE receipts.seq = u.seq AND receipts.timestamp = u.timestamp RETURNING receipts.seq`

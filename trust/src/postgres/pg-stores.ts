@@ -73,7 +73,10 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
   try {
     const migrations = await migrate(db)
     await listener.start()
-    const log = new PgReceiptLog(db, { maxBatchSize, copyFromRows, onError: onReceiptError })
+    // COPY stages a batch in a temporary table: a role without TEMPORARY on the database (PUBLIC has it
+    // unless revoked) appends every batch through unnest instead of failing the large ones
+    const temporary = await db.get<{ allowed: boolean }>("SELECT has_database_privilege(current_database(), 'TEMPORARY') AS allowed")
+    const log = new PgReceiptLog(db, { maxBatchSize, copyFromRows: temporary?.allowed === true ? copyFromRows : Number.POSITIVE_INFINITY, onError: onReceiptError })
     const authority = new PgAuthorityStore(db, derivePublicKey, now)
     await authority.reload()
     return {
