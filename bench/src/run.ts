@@ -17,6 +17,7 @@ const SUITES: Record<string, () => Promise<{ run(): Promise<{ ok: boolean }> }>>
   'receipt-ingest': () => import('./stores/receipt-ingest.js'),
   'trust-query': () => import('./trust/query.js'),
   trust: () => import('./trust/trust.js'),
+  'trust-copy': () => import('./trust/copy-append.js'),
   'core-form': () => import('./trust/core-form.js'),
   transparency: () => import('./transparency/log.js'),
   mcp: () => import('./mcp/tool-calls.js'),

@@ -6,6 +6,7 @@
 import pg from 'pg'
 import { InvalidConfigError } from '@gate/sdk'
 import { StoreFailedError, StoreUnavailableError } from '../errors.js'
+import { copyInto } from './pg-copy.js'
 
 /** Options of `openPgDatabase`. */
 export interface PgDatabaseOptions {
@@ -35,6 +36,8 @@ export interface PgExecutor {
   get<T>(sql: string, params?: readonly PgValue[]): Promise<T | undefined>
   /** Runs `sql`; resolves with the number of rows it changed. */
   run(sql: string, params?: readonly PgValue[]): Promise<number>
+  /** Runs a `COPY ... FROM STDIN` with `text` (COPY text format, pg-copy.ts); resolves with the rows copied. */
+  copyFrom(sql: string, text: string): Promise<number>
 }
 
 export interface PgTransactionOptions {
@@ -168,6 +171,10 @@ export class PgDatabase implements PgExecutor {
     return this.#translate(async () => (await this.pool.query(sql, params as unknown[])).rowCount ?? 0)
   }
 
+  copyFrom(sql: string, text: string): Promise<number> {
+    return this.withClient(client => copyInto(client, sql, text))
+  }
+
   /** Runs `fn` on one connection in one transaction; retries it whole on serialization failure or deadlock. */
   async transaction<R>(fn: (tx: PgExecutor) => Promise<R>, options: PgTransactionOptions = {}): Promise<R> {
     const attempts = options.attempts ?? 5
@@ -280,6 +287,7 @@ function executorOf(client: pg.PoolClient): PgExecutor {
     all: async <T>(sql: string, params: readonly PgValue[] = []) => (await client.query(sql, params as unknown[])).rows as T[],
     get: async <T>(sql: string, params: readonly PgValue[] = []) => (await client.query(sql, params as unknown[])).rows[0] as T | undefined,
     run: async (sql: string, params: readonly PgValue[] = []) => (await client.query(sql, params as unknown[])).rowCount ?? 0,
+    copyFrom: (sql: string, text: string) => copyInto(client, sql, text),
   }
 }
 

@@ -12,14 +12,17 @@
 //
 // Since migration 4 `receipts` is partitioned by week: the receipt id and the seq are kept unique by
 // `receipt_ids`, and the per-hour rollups analytics reads are brought up to date, all in the one
-// statement that inserts the batch (a writable CTE over the batch's arrays). That statement was kept
-// rather than COPY: COPY cannot feed the id table and the rollups in the same round trip, and the
-// batch's 19 arrays already arrive as one parameter each (docs/postgres.md, "Receipts at scale").
+// statement that inserts the batch (a writable CTE over the batch). A batch of `copyFromRows` new rows
+// or more is first COPYed into a temporary staging table and inserted from there; a smaller one arrives
+// as one array parameter per column (unnest), which saves the COPY's extra round trips where they cost
+// more than the parsing they save (docs/postgres.md, "Receipts at scale", has the measurements).
+import { InvalidConfigError } from '@gate/sdk'
 import { ReceiptPersistenceError, StoreInputError } from '../errors.js'
 import { GroupCommit, type GroupCommitStats } from '../stores/group-commit.js'
 import type { TrustReceiptLog } from '../store-ports.js'
 import { rowValues, type CommittedReceipts, type ReceiptRow } from '../stores/receipt-row.js'
 import { isUnavailable, pgErrorText, toStoreError, type PgDatabase, type PgExecutor, type PgValue } from './pg-database.js'
+import { copyLine } from './pg-copy.js'
 import { RECEIPT_APPEND_LOCK } from './pg-locks.js'
 import { ReceiptPartitions } from './pg-receipt-partitions.js'
 import { ROLLUPS, rollupUpsert } from './migrations/0004-partitioned-receipts.js'
@@ -28,6 +31,8 @@ import { ROLLUPS, rollupUpsert } from './migrations/0004-partitioned-receipts.js
 export interface PgReceiptLogOptions {
   /** Largest group-commit batch, default 512. */
   maxBatchSize?: number
+  /** Batches of at least this many new rows are COPYed (default COPY_FROM_ROWS); Infinity never COPYs. */
+  copyFromRows?: number
   onError?: (err: Error) => void
   onRecover?: () => void
   /** Where partition maintenance reports what it could not do. */
@@ -66,11 +71,20 @@ const COLUMNS: readonly [string, string][] = [
   ['http_json', 'text'],
   ['core_json', 'text'],
 ]
-const BATCH = `SELECT * FROM unnest($1::bigint[], ${COLUMNS.map(([, type], i) => `$${i + 2}::${type}[]`).join(', ')}) AS b(seq, ${COLUMNS.map(([c]) => c).join(', ')})`
+const NAMES = COLUMNS.map(([c]) => c).join(', ')
+/** Default of `PgReceiptLogOptions.copyFromRows`. */
+export const COPY_FROM_ROWS = 500
+// One statement fills the id table, the rollups and the receipts from `source`, a table or a CTE.
+const insertFrom = (source: string) => `ids AS (INSERT INTO receipt_ids (receipt_id, seq, timestamp) SELECT receipt_id, seq, timestamp FROM ${source}),
+  ${ROLLUPS.map((r, i) => `r${i} AS (${rollupUpsert(r, source)})`).join(',\n  ')}
+  INSERT INTO receipts (seq, ${NAMES}) SELECT seq, ${NAMES} FROM ${source}`
+const BATCH = `SELECT * FROM unnest($1::bigint[], ${COLUMNS.map(([, type], i) => `$${i + 2}::${type}[]`).join(', ')}) AS b(seq, ${NAMES})`
 const INSERT_SQL = `WITH batch AS MATERIALIZED (${BATCH}),
-  ids AS (INSERT INTO receipt_ids (receipt_id, seq, timestamp) SELECT receipt_id, seq, timestamp FROM batch),
-  ${ROLLUPS.map((r, i) => `r${i} AS (${rollupUpsert(r, 'batch')})`).join(',\n  ')}
-  INSERT INTO receipts (seq, ${COLUMNS.map(([c]) => c).join(', ')}) SELECT * FROM batch`
+  ${insertFrom('batch')}`
+// The staging table lives as long as the connection and is emptied by each COMMIT (or ROLLBACK).
+const STAGE_SQL = `CREATE TEMPORARY TABLE IF NOT EXISTS pg_temp.receipt_batch (seq bigint NOT NULL, ${COLUMNS.map(([c, type]) => `${c} ${type}`).join(', ')}) ON COMMIT DELETE ROWS`
+const COPY_SQL = `COPY pg_temp.receipt_batch (seq, ${NAMES}) FROM STDIN`
+const INSERT_STAGED_SQL = `WITH ${insertFrom('pg_temp.receipt_batch')}`
 // the timestamp names the partition; the seq finds the row in it
 const CORE_SQL = `UPDATE receipts SET core_json = u.core FROM (SELECT u.seq, u.core, i.timestamp FROM unnest($1::bigint[], $2::text[]) AS u(seq, core) JOIN receipt_ids i ON i.seq = u.seq) AS u
   WHERE receipts.seq = u.seq AND receipts.timestamp = u.timestamp RETURNING receipts.seq`
@@ -81,9 +95,13 @@ export class PgReceiptLog implements TrustReceiptLog {
   readonly #queue: GroupCommit<LogWrite, LogResult>
   readonly #followers = new Set<(batch: CommittedReceipts) => void>()
   readonly #partitions: ReceiptPartitions
+  readonly #copyFromRows: number
 
   constructor(db: PgDatabase, options: PgReceiptLogOptions = {}) {
     this.#db = db
+    const copyFromRows = options.copyFromRows ?? COPY_FROM_ROWS
+    if (!(copyFromRows === Number.POSITIVE_INFINITY || (Number.isSafeInteger(copyFromRows) && copyFromRows >= 1))) throw new InvalidConfigError('receipt log options.copyFromRows', 'a positive integer or Infinity', copyFromRows)
+    this.#copyFromRows = copyFromRows
     this.#partitions = new ReceiptPartitions(db, { log: options.log })
     this.#queue = new GroupCommit<LogWrite, LogResult>({
       store: 'receipts',
@@ -162,7 +180,7 @@ export class PgReceiptLog implements TrustReceiptLog {
     // values[2] is the timestamp (rowValues order)
     if (appends.length > 0) await this.#partitions.ensure(appends.map(a => (a.w as Extract<LogWrite, { type: 'append' }>).values[2] as number))
     await this.#db.transaction(async tx => {
-      if (appends.length > 0) committed = await appendBatch(tx, appends.map(a => a.w as Extract<LogWrite, { type: 'append' }>), (k, r) => (results[appends[k]!.i] = r))
+      if (appends.length > 0) committed = await appendBatch(tx, this.#copyFromRows, appends.map(a => a.w as Extract<LogWrite, { type: 'append' }>), (k, r) => (results[appends[k]!.i] = r))
       if (cores.length > 0) {
         const updated = await tx.all<{ seq: number }>(CORE_SQL, [cores.map(c => (c.w as Extract<LogWrite, { type: 'core' }>).seq), cores.map(c => (c.w as Extract<LogWrite, { type: 'core' }>).coreJson)])
         const hit = new Set(updated.map(r => r.seq))
@@ -187,6 +205,7 @@ export class PgReceiptLog implements TrustReceiptLog {
 // Inside the batch's transaction: lock, read the end and the ids already stored, insert the new rows.
 async function appendBatch(
   tx: PgExecutor,
+  copyFromRows: number,
   writes: readonly Extract<LogWrite, { type: 'append' }>[],
   settle: (k: number, result: PgAppendResult) => void,
 ): Promise<CommittedReceipts | undefined> {
@@ -215,8 +234,21 @@ async function appendBatch(
     settle(k, { seq, stored: true })
   })
   if (stored.length === 0) return undefined
-  await tx.run(INSERT_SQL, columns as PgValue[])
+  if (stored.length >= copyFromRows) {
+    await tx.run(STAGE_SQL)
+    await tx.copyFrom(COPY_SQL, stagedRows(columns))
+    await tx.run(INSERT_STAGED_SQL)
+  } else {
+    await tx.run(INSERT_SQL, columns as PgValue[])
+  }
   return { firstSeq, lastSeq: seq, receiptIds: stored }
+}
+
+// The batch's columns as COPY text, one line per row.
+function stagedRows(columns: readonly PgValue[][]): string {
+  const lines: string[] = []
+  for (let r = 0; r < columns[0]!.length; r++) lines.push(copyLine(columns.map(column => column[r] as string | number | null)))
+  return lines.join('')
 }
 
 // Checked before queueing: one bad row fails alone, not the batch it would have joined. A row may carry

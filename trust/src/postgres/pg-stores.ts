@@ -23,6 +23,8 @@ export interface PgStoresOptions extends PgDatabaseOptions {
   derivePublicKey: (seed: Uint8Array) => string
   /** Largest receipt group-commit batch, default 512. */
   maxBatchSize?: number
+  /** Receipt batches of at least this many new rows are COPYed (PgReceiptLogOptions.copyFromRows). */
+  copyFromRows?: number
   /** Called once per failed receipt commit. */
   onReceiptError?: (err: Error) => void
   /** Unix seconds, default the system clock. */
@@ -51,7 +53,7 @@ export interface PgStores {
 
 /** Connects, migrates and opens every store; closes the pool again when any step fails. */
 export async function openPgStores(options: PgStoresOptions): Promise<PgStores> {
-  const { derivePublicKey, maxBatchSize, onReceiptError, now: clock, capturePoolSize, log: logLine, ...database } = options
+  const { derivePublicKey, maxBatchSize, copyFromRows, onReceiptError, now: clock, capturePoolSize, log: logLine, ...database } = options
   const now = clock ?? (() => Math.floor(Date.now() / 1000))
   const name = database.applicationName ?? PG_DATABASE_DEFAULTS.applicationName
   const db = new PgDatabase(database)
@@ -73,7 +75,10 @@ export async function openPgStores(options: PgStoresOptions): Promise<PgStores> 
   try {
     const migrations = await migrate(db)
     await listener.start()
-    const log = new PgReceiptLog(db, { maxBatchSize, onError: onReceiptError, log: logLine })
+    // COPY stages a batch in a temporary table: a role without TEMPORARY on the database (PUBLIC has it
+    // unless revoked) appends every batch through unnest instead of failing the large ones
+    const temporary = await db.get<{ allowed: boolean }>("SELECT has_database_privilege(current_database(), 'TEMPORARY') AS allowed")
+    const log = new PgReceiptLog(db, { maxBatchSize, copyFromRows: temporary?.allowed === true ? copyFromRows : Number.POSITIVE_INFINITY, onError: onReceiptError, log: logLine })
     const authority = new PgAuthorityStore(db, derivePublicKey, now)
     await authority.reload()
     return {
