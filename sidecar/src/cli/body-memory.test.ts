@@ -79,7 +79,7 @@ t.test('a body that would take the bytes in flight past 128 MiB is refused with 
   for (let i = 0; i < 14; i++) {
     const socket = connect(Number(port), '127.0.0.1')
     socket.on('error', () => {})
-    socket.write(`POST /gate/evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n`)
+    socket.write(`POST /gate/evaluate HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n`)
     written.push(new Promise(resolve => socket.write(Buffer.alloc(9 * 1024 * 1024, 0x20), () => resolve())))
     held.push(socket)
   }

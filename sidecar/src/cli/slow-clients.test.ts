@@ -44,12 +44,12 @@ function trickle(socket: Socket, first: string, piece: string): () => void {
 }
 
 async function expectSlowClientsCut(t: Test, gate: GateProcess, path: string, postPath: string): Promise<void> {
-  const headers = await untilServerCloses(gate.url, s => trickle(s, `GET ${path} HTTP/1.1\r\nHost: x\r\n`, 'X-Slow: 1\r\n'))
+  const headers = await untilServerCloses(gate.url, s => trickle(s, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`, 'X-Slow: 1\r\n'))
   t.match(headers.received, /^HTTP\/1\.1 408 /, 'a trickled head: 408, then the connection is closed')
-  const body = await untilServerCloses(gate.url, s => trickle(s, `POST ${postPath} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`, ' '))
+  const body = await untilServerCloses(gate.url, s => trickle(s, `POST ${postPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`, ' '))
   t.pass(`a trickled body: the connection is closed (${body.received.split('\r\n')[0] || 'no answer'})`)
   const idle = await untilServerCloses(gate.url, s => {
-    s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`)
+    s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)
     return () => undefined
   })
   t.match(idle.received, /^HTTP\/1\.1 \d{3} /, 'an idle keep-alive connection: answered, then closed')
