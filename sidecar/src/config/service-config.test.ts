@@ -16,6 +16,7 @@ t.test('flags left out get their defaults once, in the resolved config', async t
     receiptStore: undefined,
     listen: SERVICE_DEFAULTS.listen,
     timeouts: LISTENER_TIMEOUT_DEFAULTS,
+    allowedHosts: [],
     transparency: { enabled: true, everyReceipts: CHECKPOINTER_DEFAULTS.everyReceipts, intervalMs: CHECKPOINTER_DEFAULTS.intervalMs, copyPath: undefined },
     observability: { ...OBSERVABILITY_DEFAULTS, scrapeToken: undefined },
     caseSensitiveRoutes: false,
@@ -38,10 +39,11 @@ t.test('given flags win, under the names the service and kernel take', async t =
       'strict-nonces': true,
       'trusted-issuer': [ISSUER],
       'case-sensitive-routes': true,
+      'allowed-host': ['Tunnel.Test'],
     },
     {},
   )
-  t.match(config, { receiptStore: 'r.db', listen: 'unix:/tmp/gate.sock', approvalTtlSeconds: 90, nonceTtlSeconds: 2, strictNonces: true, trustedIssuers: [ISSUER], caseSensitiveRoutes: true })
+  t.match(config, { receiptStore: 'r.db', listen: 'unix:/tmp/gate.sock', approvalTtlSeconds: 90, nonceTtlSeconds: 2, strictNonces: true, trustedIssuers: [ISSUER], caseSensitiveRoutes: true, allowedHosts: ['tunnel.test'] })
   t.equal(readServiceConfig({ 'receipt-db': 'other.db' }, {}).receiptStore, 'other.db', '--receipt-db when --receipt-store is absent')
   const observed = readServiceConfig({ 'receipt-store': 'r.db', 'no-metrics': true, 'log-level': 'warn', 'decision-log-level': 'info' }, { GATE_METRICS_TOKEN: 'scrape-token-0123456789' })
   t.same(observed.observability, { metrics: false, logLevel: 'warn', decisionLevel: 'info', scrapeToken: 'scrape-token-0123456789' })
