@@ -85,6 +85,8 @@ class RelayHandler implements Dispatcher.DispatchHandler, GuardedExchange {
   #bodyless = false
   #settled = false
   #headAccepted = false
+  /** A body byte was handed to the client response (and with it the head). */
+  #bodyWritten = false
   /** Chunks that arrived while the caller was still handling the head (pause is advisory). */
   #pending: Buffer[] | null = null
   #ended = false
@@ -144,17 +146,13 @@ class RelayHandler implements Dispatcher.DispatchHandler, GuardedExchange {
           if (this.#deferredError !== undefined) {
             // the head is decided and its receipt recorded, the body cannot follow: the head goes out
             // (the client sees the status and the receipt id), then the connection is cut
-            const error = this.#deferredError
-            this.res.flushHeaders()
-            const socket = this.res.socket
-            if (socket?.writable) socket.write('', () => this.res.destroy(error))
-            else this.res.destroy(error)
-            return this.#done({ kind: 'cut', error })
+            return this.#cutAfterHead(this.#deferredError)
           }
           this.#headAccepted = true
           const pending = this.#pending ?? []
           this.#pending = null
           for (const chunk of pending) this.res.write(chunk)
+          this.#bodyWritten = pending.length > 0
           if (this.#ended) return this.#finish()
           controller.resume()
         } catch (err) {
@@ -178,6 +176,7 @@ class RelayHandler implements Dispatcher.DispatchHandler, GuardedExchange {
       this.#pending.push(chunk)
       return
     }
+    this.#bodyWritten = true
     if (!this.res.write(chunk) && !this.#upstreamEnded) {
       controller.pause()
       this.res.once('drain', () => controller.resume())
@@ -200,12 +199,28 @@ class RelayHandler implements Dispatcher.DispatchHandler, GuardedExchange {
       return
     }
     if (this.#headAccepted) {
-      // mid-body: a silently short body would look complete, so the client connection is cut
-      this.res.destroy(reason)
-      this.#done({ kind: 'cut', error: reason })
-      return
+      // mid-body: a silently short body would look complete, so the client connection is cut (at once
+      // when body bytes went out, which carried the head; a client not reading them must not hold it open)
+      if (this.#bodyWritten) {
+        this.res.destroy(reason)
+        return this.#done({ kind: 'cut', error: reason })
+      }
+      return this.#cutAfterHead(reason)
     }
     this.fail(toUpstreamError(reason))
+  }
+
+  /**
+   * The head is decided and its receipt recorded, the body cannot follow (or not all of it): the head goes
+   * out first (the client sees the status and the receipt id, even when no body byte was written yet and
+   * node still holds the head back), then the connection is cut.
+   */
+  #cutAfterHead(error: Error): void {
+    this.res.flushHeaders()
+    const socket = this.res.socket
+    if (socket?.writable) socket.write('', () => this.res.destroy(error))
+    else this.res.destroy(error)
+    this.#done({ kind: 'cut', error })
   }
 
   fail(error: ProtectError): void {
