@@ -136,7 +136,12 @@ const fixedPeers = (others: number[]) => others.flatMap(p => ['--cluster-peer', 
 
 /** Stops the leader's process until its heartbeat row is 1.5 s old, then lets it run; the three nodes' terms before and after. */
 async function starveLeader(stores: PgStores, nodes: GateProcess[], whileStopped: (leaderUrl: string) => Promise<void> = async () => undefined) {
-  await until('all three see each other', async () => (await Promise.all(nodes.map(health))).every(c => c.healthyPeers === 2 && c.leaderUrl !== null))
+  // settled first: every node sees the other two and names the same leader at the same term (a
+  // follower may still hold the previous term for a heartbeat after an election)
+  await until('all three see each other and agree on the leader and its term', async () => {
+    const views = await Promise.all(nodes.map(health))
+    return views.every(c => c.healthyPeers === 2 && c.leaderUrl !== null && c.leaderUrl === views[0]!.leaderUrl && c.electionTerm === views[0]!.electionTerm)
+  })
   const before = await Promise.all(nodes.map(health))
   const leader = nodes.find(n => n.url === before[0]!.leaderUrl)!
   const ageMs = async () => (await stores.db.get<{ ms: number }>('SELECT floor(extract(epoch FROM clock_timestamp() - last_seen) * 1000)::int AS ms FROM cluster_nodes WHERE node_id = $1', [leader.url]))?.ms ?? 0
