@@ -10,6 +10,7 @@ import { createSigner } from '@gate/sdk'
 import { openPgStores } from '@gate/trust/postgres'
 import { postgresSkipReason, startPostgres } from '@gate/trust/testing'
 import { median, printTable } from '../measure.js'
+import { generateCorpus } from './query-postgres.js'
 import { createRow, DAY, DAYS, T0 } from './corpus.js'
 
 const MODES = { unnest: Number.POSITIVE_INFINITY, copy: 1 } as const
@@ -28,7 +29,7 @@ export async function run(): Promise<{ ok: boolean }> {
   const server = await startPostgres({ own: true })
   try {
     const url = await server.createDatabase('gate_copy_bench')
-    await fill(url, rows)
+    await generateCorpus(url, rows, derivePublicKey)
     process.stderr.write(`load average before the appends: ${loadavg().map(l => l.toFixed(2)).join(' ')}\n`)
     const rates = new Map<string, number[]>()
     let next = rows
@@ -61,21 +62,6 @@ export async function run(): Promise<{ ok: boolean }> {
     return { ok: true }
   } finally {
     await server.destroy()
-  }
-}
-
-async function fill(url: string, rows: number): Promise<void> {
-  process.stderr.write(`PostgreSQL: generating ${rows.toLocaleString('en-US')} receipts\n`)
-  const stores = await openPgStores({ url, derivePublicKey, maxBatchSize: 2048 })
-  try {
-    for (let base = 0; base < rows; base += 2048) {
-      const batch = []
-      for (let n = base; n < Math.min(rows, base + 2048); n++) batch.push(createRow(n, T0 + Math.floor((n * DAYS * DAY) / rows)))
-      await stores.receipts.log.appendMany(batch)
-    }
-    await stores.db.run('VACUUM ANALYZE')
-  } finally {
-    await stores.close()
   }
 }
 
